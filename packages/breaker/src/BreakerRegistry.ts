@@ -1,0 +1,172 @@
+/**
+ * Breakers by name: one per dependency, host or route, made on first use with shared defaults and
+ * per-name overrides, and bounded in number.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import * as BreakerStore from "./BreakerStore.js"
+import type * as CircuitBreaker from "./CircuitBreaker.js"
+import * as internal from "./internal/circuitBreaker.js"
+import { InvalidBreakerOptions } from "./internal/errors.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface BreakerRegistry {
+  /** The breaker called `name`, made on first use: same name, same breaker. */
+  readonly get: (name: string) => Effect.Effect<CircuitBreaker.CircuitBreaker>
+  /** The names held now, least recently used first. */
+  readonly names: Effect.Effect<ReadonlyArray<string>>
+  /** The breakers held now, least recently used first. Does not count as use. */
+  readonly breakers: Effect.Effect<ReadonlyArray<CircuitBreaker.CircuitBreaker>>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export const BreakerRegistry: Context.Tag<BreakerRegistry, BreakerRegistry> = Context.GenericTag<BreakerRegistry>(
+  "@circuitry/breaker/BreakerRegistry"
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface RegistryOptions {
+  /** Options of every breaker (their `name` is ignored: each breaker takes its own). */
+  readonly defaults?: CircuitBreaker.Options | undefined
+  /** Options for particular names, over the defaults. */
+  readonly overrides?: Record<string, CircuitBreaker.Options> | undefined
+  /**
+   * The most breakers held at once. Past it, the least recently used closed breaker is dropped
+   * (an open one only when none is closed), so a breaker per host or per key cannot grow memory
+   * without bound. Default: unbounded.
+   */
+  readonly maxBreakers?: number | undefined
+}
+
+interface Entry {
+  readonly breaker: CircuitBreaker.CircuitBreaker
+  readonly machine: { readonly tag: CircuitBreaker.StateTag }
+  readonly scope: Scope.CloseableScope | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, InvalidBreakerOptions, Scope.Scope> =>
+  Effect.gen(function* () {
+    const defaults = options?.defaults ?? {}
+    const overrides = options?.overrides ?? {}
+    const maxBreakers = options?.maxBreakers ?? Infinity
+    if (maxBreakers !== Infinity && !(Number.isInteger(maxBreakers) && maxBreakers >= 1)) {
+      return yield* new InvalidBreakerOptions({
+        message: `maxBreakers must be a whole number >= 1, got ${maxBreakers}`
+      })
+    }
+    const optionsFor = (name: string): CircuitBreaker.Options => ({ ...defaults, ...overrides[name], name })
+    // Validate everything now, so that `get` cannot fail later.
+    yield* Effect.scoped(internal.make(optionsFor("defaults")))
+    for (const name of Object.keys(overrides)) yield* Effect.scoped(internal.make(optionsFor(name)))
+
+    const scope = yield* Effect.scope
+    // A breaker holds resources (fibers) only when it shares its state through a store.
+    const shared = Option.isSome(yield* Effect.serviceOption(BreakerStore.BreakerStore))
+    const context = yield* Effect.context<never>()
+    const entries = new Map<string, Entry>()
+    const lock = yield* Effect.makeSemaphore(1)
+
+    const evictOne = Effect.suspend(() => {
+      let victim: string | undefined
+      for (const [name, entry] of entries) {
+        if (entry.machine.tag === "Closed") {
+          victim = name
+          break
+        }
+      }
+      victim ??= entries.keys().next().value
+      if (victim === undefined) return Effect.void
+      const entry = entries.get(victim)!
+      entries.delete(victim)
+      return entry.scope === undefined ? Effect.void : Scope.close(entry.scope, Exit.void)
+    })
+
+    const create = (name: string) =>
+      Effect.gen(function* () {
+        const existing = entries.get(name)
+        if (existing !== undefined) return existing.breaker
+        while (entries.size >= maxBreakers) yield* evictOne
+        const own = shared ? yield* Scope.fork(scope, ExecutionStrategy.sequential) : undefined
+        const breaker = yield* internal.make(optionsFor(name)).pipe(
+          Scope.extend(own ?? scope),
+          Effect.provide(context),
+          Effect.orDie // validated above
+        )
+        entries.set(name, {
+          breaker,
+          machine: (breaker as unknown as { machine: Entry["machine"] }).machine,
+          scope: own
+        })
+        return breaker as CircuitBreaker.CircuitBreaker
+      })
+
+    return BreakerRegistry.of({
+      get: (name) =>
+        Effect.suspend(() => {
+          const entry = entries.get(name)
+          if (entry !== undefined) {
+            // Most recently used goes last.
+            entries.delete(name)
+            entries.set(name, entry)
+            return Effect.succeed(entry.breaker)
+          }
+          return lock.withPermits(1)(create(name))
+        }),
+      names: Effect.sync(() => Array.from(entries.keys())),
+      breakers: Effect.sync(() => Array.from(entries.values(), (entry) => entry.breaker))
+    })
+  })
+
+/**
+ * @since 0.1.0
+ * @category layers
+ * @example
+ * ```ts
+ * import { BreakerRegistry, Policy } from "@circuitry/breaker"
+ * import { Effect } from "effect"
+ *
+ * const RegistryLive = BreakerRegistry.layer({
+ *   defaults: { policy: Policy.consecutiveFailures(5), openFor: "30 seconds" },
+ *   overrides: { "payment-gateway": { openFor: "2 minutes" } },
+ *   maxBreakers: 10_000
+ * })
+ *
+ * const charge = Effect.succeed("ok").pipe(BreakerRegistry.withBreakerFor("payment-gateway"))
+ * const main = charge.pipe(Effect.provide(RegistryLive))
+ * ```
+ */
+export const layer = (options?: RegistryOptions): Layer.Layer<BreakerRegistry, InvalidBreakerOptions> =>
+  Layer.scoped(BreakerRegistry, make(options))
+
+/**
+ * Runs an effect through the registry's breaker called `name`.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withBreakerFor =
+  (name: string) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | CircuitBreaker.BreakerOpenError, R | BreakerRegistry> =>
+    Effect.flatMap(BreakerRegistry, (registry) =>
+      Effect.flatMap(registry.get(name), (breaker) => breaker.execute(self))
+    )

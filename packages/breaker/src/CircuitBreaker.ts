@@ -1,0 +1,242 @@
+/**
+ * A circuit breaker that is an Effect service: made with `make` or provided as a `Layer`, and
+ * piped into any effect with `withBreaker`.
+ *
+ * @since 0.1.0
+ */
+import type * as Cause from "effect/Cause"
+import type * as Context from "effect/Context"
+import type * as Data from "effect/Data"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import type * as Queue from "effect/Queue"
+import type * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import * as internal from "./internal/circuitBreaker.js"
+import * as errors from "./internal/errors.js"
+import type * as Policy from "./Policy.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type StateTag = "Closed" | "Open" | "HalfOpen" | "Isolated"
+
+/**
+ * The state of a circuit. `until` is epoch milliseconds from the Effect Clock.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type State = Data.TaggedEnum<{
+  Closed: {}
+  Open: { readonly until: number }
+  HalfOpen: {}
+  Isolated: {}
+}>
+
+/**
+ * Constructors and matchers for `State`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const State: Data.TaggedEnum.Constructor<State> = internal.State
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Transition {
+  readonly from: StateTag
+  readonly to: StateTag
+  readonly at: number
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** Shows in errors, metrics and shared stores. Default `"default"`. */
+  readonly name?: string | undefined
+  /** When a closed circuit opens. Default `Policy.consecutiveFailures(5)`. */
+  readonly policy?: Policy.Policy | undefined
+  /**
+   * How long each open episode lasts. A duration is a fixed wait (default `"30 seconds"`). A
+   * `Schedule` is stepped once per open episode and its next delay is that episode's wait; it
+   * restarts when the circuit closes. A schedule that is done keeps its last delay.
+   */
+  readonly openFor?: Duration.DurationInput | Schedule.Schedule<unknown, unknown> | undefined
+  readonly halfOpen?:
+    | {
+        /** Concurrent probes allowed. Default 1. */
+        readonly permits?: number | undefined
+        /** Successful probes needed to close. Default 1. */
+        readonly successesToClose?: number | undefined
+      }
+    | undefined
+  /**
+   * Which failures count against the circuit. Default: every failure and defect. An interruption
+   * never counts; a failure that does not count is recorded as a success (the dependency answered).
+   */
+  readonly isFailure?: ((cause: Cause.Cause<unknown>) => boolean) | undefined
+}
+
+/**
+ * What a breaker holds now: its state and the counts in its current window.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Snapshot {
+  readonly name: string
+  readonly state: State
+  /** Calls, failures and slow calls in the current window, and failures in a row. */
+  readonly counts: {
+    readonly calls: number
+    readonly failures: number
+    readonly slowCalls: number
+    readonly consecutiveFailures: number
+  }
+  /** Half-open probes in flight. */
+  readonly probes: number
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface CircuitBreaker {
+  readonly name: string
+  /** The current state; Open past its `until` reads HalfOpen. */
+  readonly state: Effect.Effect<State>
+  /** Read-only: would a call be admitted now? Takes no probe permit and records nothing. */
+  readonly isCallAllowed: Effect.Effect<boolean>
+  /** Every transition, once, in order, from the moment the stream runs. */
+  readonly changes: Stream.Stream<Transition>
+  /** A queue of every transition, subscribed when this effect returns. */
+  readonly subscribe: Effect.Effect<Queue.Dequeue<Transition>, never, Scope.Scope>
+  /** Manual: reject everything until `reset`. */
+  readonly isolate: Effect.Effect<void>
+  /** Manual: back to Closed, counts and schedule cleared. */
+  readonly reset: Effect.Effect<void>
+  /** The state and the window's counts, for health routes and dashboards. Records nothing. */
+  readonly snapshot: Effect.Effect<Snapshot>
+  /** Runs an effect through the breaker: what `withBreaker` does. */
+  readonly execute: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BreakerOpenError, R>
+}
+
+/**
+ * A call refused by the breaker. The refused effect was not run.
+ *
+ * `retryAfterMillis` is the time left in the open episode (0 when not known: HalfOpen, Isolated).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const BreakerOpenError: typeof errors.BreakerOpenError = errors.BreakerOpenError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type BreakerOpenError = errors.BreakerOpenError
+
+/**
+ * Options that break a rule; `message` names the option and the rule.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const InvalidBreakerOptions: typeof errors.InvalidBreakerOptions = errors.InvalidBreakerOptions
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type InvalidBreakerOptions = errors.InvalidBreakerOptions
+
+/**
+ * Makes a breaker. Options are validated here, once.
+ *
+ * Uses the `BreakerStore` in the context when there is one (so breakers of the same name share a
+ * verdict), and keeps its state in memory otherwise.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { CircuitBreaker, Policy } from "@circuitry/breaker"
+ * import { Effect, Schedule } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const breaker = yield* CircuitBreaker.make({
+ *     name: "payments",
+ *     policy: Policy.consecutiveFailures(3),
+ *     openFor: Schedule.exponential("1 second")
+ *   })
+ *   return yield* Effect.succeed("charged").pipe(CircuitBreaker.withBreaker(breaker))
+ * })
+ * ```
+ */
+export const make: (options?: Options) => Effect.Effect<CircuitBreaker, InvalidBreakerOptions, Scope.Scope> =
+  internal.make
+
+/**
+ * A breaker as a `Layer` for the given tag.
+ *
+ * @since 0.1.0
+ * @category layers
+ * @example
+ * ```ts
+ * import { CircuitBreaker } from "@circuitry/breaker"
+ * import { Context, Effect } from "effect"
+ *
+ * class PaymentsBreaker extends Context.Tag("PaymentsBreaker")<PaymentsBreaker, CircuitBreaker.CircuitBreaker>() {}
+ *
+ * const PaymentsBreakerLive = CircuitBreaker.layer(PaymentsBreaker, { name: "payments" })
+ *
+ * const charge = Effect.succeed("charged").pipe(CircuitBreaker.withBreaker(PaymentsBreaker))
+ * const main = charge.pipe(Effect.provide(PaymentsBreakerLive))
+ * ```
+ */
+export const layer: <I>(
+  tag: Context.Tag<I, CircuitBreaker>,
+  options?: Options
+) => Layer.Layer<I, InvalidBreakerOptions> = internal.layer
+
+/**
+ * Runs an effect through a breaker (a value or a tag). Data-first and data-last.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withBreaker: {
+  <I = never>(
+    breaker: CircuitBreaker | Context.Tag<I, CircuitBreaker>
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BreakerOpenError, R | I>
+  <A, E, R, I = never>(
+    self: Effect.Effect<A, E, R>,
+    breaker: CircuitBreaker | Context.Tag<I, CircuitBreaker>
+  ): Effect.Effect<A, E | BreakerOpenError, R | I>
+} = internal.withBreaker
+
+/**
+ * Marks an effect (its fiber, through a `FiberRef`) as repair traffic: while a circuit is Open,
+ * repair traffic still runs, unrecorded, until one repair fails in that open episode.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const repairing: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = internal.repairing
+
+/**
+ * The `FiberRef` behind `repairing`: true on repair traffic.
+ *
+ * @since 0.1.0
+ * @category fiber refs
+ */
+export const repairTraffic = internal.repairTraffic

@@ -1,0 +1,19 @@
+/**
+ * @since 0.1.0
+ */
+export * as BreakerRegistry from "./BreakerRegistry.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as BreakerStore from "./BreakerStore.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as CircuitBreaker from "./CircuitBreaker.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Policy from "./Policy.js"

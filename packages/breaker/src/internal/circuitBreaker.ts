@@ -1,0 +1,674 @@
+import * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
+import { dual } from "effect/Function"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as MetricLabel from "effect/MetricLabel"
+import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import * as Queue from "effect/Queue"
+import * as Runtime from "effect/Runtime"
+import * as Schedule from "effect/Schedule"
+import * as ScheduleDecision from "effect/ScheduleDecision"
+import * as Intervals from "effect/ScheduleIntervals"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as BreakerStore from "../BreakerStore.js"
+import * as Policy from "../Policy.js"
+import { BreakerOpenError, InvalidBreakerOptions, rejection } from "./errors.js"
+import * as Machine from "./machine.js"
+import type { Counts } from "./tracker.js"
+
+// ---------------------------------------------------------------------------------------------
+// models
+// ---------------------------------------------------------------------------------------------
+
+/** @internal */
+export type StateTag = Machine.StateTag
+
+/** @internal */
+export type State = Data.TaggedEnum<{
+  Closed: {}
+  Open: { readonly until: number }
+  HalfOpen: {}
+  Isolated: {}
+}>
+
+/** @internal */
+export const State = Data.taggedEnum<State>()
+
+/** @internal */
+export type Transition = Machine.Transition
+
+/** @internal */
+export interface Options {
+  readonly name?: string | undefined
+  readonly policy?: Policy.Policy | undefined
+  readonly openFor?: Duration.DurationInput | Schedule.Schedule<unknown, unknown> | undefined
+  readonly halfOpen?:
+    | {
+        readonly permits?: number | undefined
+        readonly successesToClose?: number | undefined
+      }
+    | undefined
+  readonly isFailure?: ((cause: Cause.Cause<unknown>) => boolean) | undefined
+}
+
+/** @internal */
+export interface Snapshot {
+  readonly name: string
+  readonly state: State
+  /** Calls, failures and slow calls in the current window, and failures in a row. */
+  readonly counts: Counts
+  /** Probes in flight. */
+  readonly probes: number
+}
+
+/** @internal */
+export interface CircuitBreaker {
+  readonly name: string
+  readonly state: Effect.Effect<State>
+  readonly isCallAllowed: Effect.Effect<boolean>
+  readonly changes: Stream.Stream<Transition>
+  readonly subscribe: Effect.Effect<Queue.Dequeue<Transition>, never, Scope.Scope>
+  readonly isolate: Effect.Effect<void>
+  readonly reset: Effect.Effect<void>
+  readonly snapshot: Effect.Effect<Snapshot>
+  readonly execute: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BreakerOpenError, R>
+}
+
+// ---------------------------------------------------------------------------------------------
+// repair traffic
+// ---------------------------------------------------------------------------------------------
+
+/** @internal */
+export const repairTraffic: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
+
+/** @internal */
+export const repairing = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(self, repairTraffic, true)
+
+// ---------------------------------------------------------------------------------------------
+// options
+// ---------------------------------------------------------------------------------------------
+
+/** @internal */
+export interface Resolved {
+  readonly name: string
+  readonly policy: Policy.Policy
+  readonly openFor:
+    | { readonly _tag: "Fixed"; readonly millis: number }
+    | { readonly _tag: "Schedule"; readonly schedule: Schedule.Schedule<unknown, unknown> }
+  readonly permits: number
+  readonly successesToClose: number
+  readonly isFailure: (cause: Cause.Cause<unknown>) => boolean
+}
+
+const defaultIsFailure = (cause: Cause.Cause<unknown>): boolean => !Cause.isInterruptedOnly(cause)
+
+const isWhole = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 1
+
+/**
+ * Validates options once, at construction, into a typed error that names the option and its rule.
+ *
+ * @internal
+ */
+export const resolve = (options: Options | undefined): Either.Either<Resolved, InvalidBreakerOptions> => {
+  const fail = (message: string) => Either.left(new InvalidBreakerOptions({ message }))
+  if (options !== undefined && (typeof options !== "object" || options === null)) {
+    return fail(`options must be an object, got ${typeof options}`)
+  }
+  const o = options ?? {}
+  const name = o.name ?? "default"
+  if (typeof name !== "string" || name.length === 0) {
+    return fail(`name must be a non-empty string, got ${JSON.stringify(name)}`)
+  }
+  const policy = o.policy ?? Policy.consecutiveFailures(5)
+  if (!Policy.isPolicy(policy)) {
+    return fail(`policy must be made by Policy.consecutiveFailures or Policy.failureRate (breaker "${name}")`)
+  }
+  if (policy.problem !== undefined) return fail(`${policy.problem} (breaker "${name}")`)
+  let openFor: Resolved["openFor"]
+  const rawOpenFor = o.openFor ?? "30 seconds"
+  if (Schedule.isSchedule(rawOpenFor)) {
+    openFor = { _tag: "Schedule", schedule: rawOpenFor as Schedule.Schedule<unknown, unknown> }
+  } else {
+    const millis = Policy.millis(rawOpenFor as Duration.DurationInput)
+    if (millis === undefined || millis < 0) {
+      return fail(
+        `openFor must be a finite duration >= 0 or a Schedule, got ${JSON.stringify(String(rawOpenFor))} (breaker "${name}")`
+      )
+    }
+    openFor = { _tag: "Fixed", millis }
+  }
+  if (o.halfOpen !== undefined && (typeof o.halfOpen !== "object" || o.halfOpen === null)) {
+    return fail(`halfOpen must be an object (breaker "${name}")`)
+  }
+  const permits = o.halfOpen?.permits ?? 1
+  if (!isWhole(permits)) {
+    return fail(`halfOpen.permits must be a whole number >= 1, got ${permits} (breaker "${name}")`)
+  }
+  const successesToClose = o.halfOpen?.successesToClose ?? 1
+  if (!isWhole(successesToClose)) {
+    return fail(`halfOpen.successesToClose must be a whole number >= 1, got ${successesToClose} (breaker "${name}")`)
+  }
+  const isFailure = o.isFailure ?? defaultIsFailure
+  if (typeof isFailure !== "function") {
+    return fail(`isFailure must be a function of a Cause, got ${typeof isFailure} (breaker "${name}")`)
+  }
+  return Either.right({ name, policy, openFor, permits, successesToClose, isFailure })
+}
+
+// ---------------------------------------------------------------------------------------------
+// open durations
+// ---------------------------------------------------------------------------------------------
+
+interface OpenDelays {
+  readonly next: (now: number) => number
+  readonly reset: () => void
+}
+
+/**
+ * Steps the `openFor` schedule once per open episode. The step runs synchronously in the runtime
+ * the breaker was made in (so `TestClock` and `TestRandom` apply); a schedule that is done keeps
+ * its last delay.
+ */
+const openDelays = (
+  openFor: Resolved["openFor"],
+  runtime: Runtime.Runtime<never>,
+  name: string
+): Either.Either<OpenDelays, InvalidBreakerOptions> => {
+  if (openFor._tag === "Fixed") {
+    const millis = openFor.millis
+    return Either.right({ next: () => millis, reset: () => {} })
+  }
+  const schedule = openFor.schedule
+  const runStep = Runtime.runSyncExit(runtime)
+  const step = (now: number, state: unknown): [unknown, number] | undefined => {
+    const exit = runStep(schedule.step(now, undefined, state))
+    if (Exit.isFailure(exit)) return undefined
+    const [next, , decision] = exit.value
+    if (ScheduleDecision.isDone(decision)) return undefined
+    return [next, Math.max(0, Intervals.start(decision.intervals) - now)]
+  }
+  const first = step(0, schedule.initial)
+  if (first === undefined) {
+    return Either.left(
+      new InvalidBreakerOptions({
+        message: `openFor schedule must give at least one delay, synchronously (breaker "${name}")`
+      })
+    )
+  }
+  let state: unknown = schedule.initial
+  let last = first[1]
+  return Either.right({
+    next: (now) => {
+      const result = step(now, state)
+      if (result !== undefined) {
+        state = result[0]
+        last = result[1]
+      }
+      return last
+    },
+    reset: () => {
+      state = schedule.initial
+    }
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// metrics
+// ---------------------------------------------------------------------------------------------
+
+/** @internal */
+export const callsTotal = Metric.counter("circuitry_breaker_calls_total", {
+  description: "Calls through a circuit breaker, by outcome: success, failure, rejected, repair"
+})
+/** @internal */
+export const transitionsTotal = Metric.counter("circuitry_breaker_transitions_total", {
+  description: "State transitions of a circuit breaker"
+})
+/** @internal */
+export const stateGauge = Metric.gauge("circuitry_breaker_state", {
+  description: "Current state of a circuit breaker: 0 closed, 1 open, 2 half-open, 3 isolated"
+})
+
+const stateNumber: Record<StateTag, number> = { Closed: 0, Open: 1, HalfOpen: 2, Isolated: 3 }
+const outcomeLabels = {
+  success: MetricLabel.make("outcome", "success"),
+  failure: MetricLabel.make("outcome", "failure"),
+  rejected: MetricLabel.make("outcome", "rejected"),
+  repair: MetricLabel.make("outcome", "repair")
+}
+type CallOutcome = keyof typeof outcomeLabels
+
+/** Metric tags are built on first use, so that an idle breaker costs no metric memory. */
+class BreakerMetrics {
+  private label: MetricLabel.MetricLabel | undefined
+  private readonly tags: Partial<Record<CallOutcome, ReadonlyArray<MetricLabel.MetricLabel>>> = {}
+  constructor(readonly name: string) {}
+  private breakerLabel(): MetricLabel.MetricLabel {
+    return (this.label ??= MetricLabel.make("breaker", this.name))
+  }
+  call(outcome: CallOutcome): void {
+    const tags = (this.tags[outcome] ??= [this.breakerLabel(), outcomeLabels[outcome]])
+    callsTotal.unsafeUpdate(1, tags)
+  }
+  transition(t: Transition): void {
+    const label = this.breakerLabel()
+    transitionsTotal.unsafeUpdate(1, [label, MetricLabel.make("from", t.from), MetricLabel.make("to", t.to)])
+    stateGauge.unsafeUpdate(stateNumber[t.to], [label])
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the breaker
+// ---------------------------------------------------------------------------------------------
+
+/** How long a call may wait on the shared store before the breaker decides alone. */
+const STORE_DEADLINE = Duration.millis(250)
+/** The longest a fleet-wide probe lease is held when its holder never releases it. */
+const PROBE_LEASE_MILLIS = 60_000
+/** How long the background writer waits before trying an unreachable store again. */
+const STORE_RETRY = Duration.seconds(1)
+
+const toState = (m: Machine.Machine): State => {
+  switch (m.tag) {
+    case "Closed":
+      return State.Closed()
+    case "Open":
+      return State.Open({ until: m.until })
+    case "HalfOpen":
+      return State.HalfOpen()
+    case "Isolated":
+      return State.Isolated()
+  }
+}
+
+/** What the background writer still owes the shared store. */
+interface Outbox {
+  verdict: BreakerStore.Verdict | undefined
+  failures: number
+  lastFailureAt: number
+  success: boolean
+  /** Failures were sent since the last success was. */
+  dirty: boolean
+  readonly signal: Queue.Queue<void>
+}
+
+class Breaker implements CircuitBreaker {
+  readonly machine: Machine.Machine
+  private hub: PubSub.PubSub<Transition> | undefined
+  private readonly metrics: BreakerMetrics
+  private readonly timed: boolean
+  private readonly isFailure: (cause: Cause.Cause<unknown>) => boolean
+  /** Set when a shared store is in the context. */
+  shared: BreakerStore.SharedCircuit | undefined
+  outbox: Outbox | undefined
+  readonly origin: string
+
+  constructor(
+    readonly name: string,
+    resolved: Resolved,
+    delays: OpenDelays
+  ) {
+    this.metrics = new BreakerMetrics(name)
+    this.timed = resolved.policy._tag !== "ConsecutiveFailures"
+    this.isFailure = resolved.isFailure
+    this.origin = `${name}#${Math.random().toString(36).slice(2, 10)}`
+    this.machine = new Machine.Machine({
+      tracker: resolved.policy.makeTracker(),
+      permits: resolved.permits,
+      successesToClose: resolved.successesToClose,
+      nextOpenDelay: delays.next,
+      resetOpenDelay: delays.reset,
+      onTransition: (t, remote) => this.onTransition(t, remote)
+    })
+  }
+
+  private onTransition(t: Transition, remote: boolean): void {
+    this.metrics.transition(t)
+    this.hub?.unsafeOffer(t)
+    const outbox = this.outbox
+    if (outbox !== undefined && !remote && t.to !== "HalfOpen") {
+      outbox.verdict = {
+        state: t.to,
+        until: t.to === "Open" ? this.machine.until : 0,
+        at: t.at,
+        origin: this.origin
+      }
+      outbox.failures = 0
+      outbox.success = false
+      outbox.signal.unsafeOffer(undefined)
+    }
+  }
+
+  private pubsub(): PubSub.PubSub<Transition> {
+    return (this.hub ??= Effect.runSync(PubSub.unbounded<Transition>()))
+  }
+
+  // -- reads ----------------------------------------------------------------------------------
+
+  get state(): Effect.Effect<State> {
+    return Effect.clockWith((clock) =>
+      Effect.sync(() => {
+        this.machine.sync(clock.unsafeCurrentTimeMillis())
+        return toState(this.machine)
+      })
+    )
+  }
+
+  get isCallAllowed(): Effect.Effect<boolean> {
+    return Effect.clockWith((clock) =>
+      Effect.withFiberRuntime<boolean>((fiber) =>
+        Effect.succeed(this.machine.wouldAdmit(clock.unsafeCurrentTimeMillis(), fiber.getFiberRef(repairTraffic)))
+      )
+    )
+  }
+
+  get snapshot(): Effect.Effect<Snapshot> {
+    return Effect.clockWith((clock) =>
+      Effect.sync(() => {
+        const now = clock.unsafeCurrentTimeMillis()
+        this.machine.sync(now)
+        return {
+          name: this.name,
+          state: toState(this.machine),
+          counts: this.machine.config.tracker.counts(now),
+          probes: this.machine.probes
+        }
+      })
+    )
+  }
+
+  get changes(): Stream.Stream<Transition> {
+    return Stream.suspend(() => Stream.fromPubSub(this.pubsub()))
+  }
+
+  get subscribe(): Effect.Effect<Queue.Dequeue<Transition>, never, Scope.Scope> {
+    return Effect.suspend(() => PubSub.subscribe(this.pubsub()))
+  }
+
+  // -- manual control --------------------------------------------------------------------------
+
+  get isolate(): Effect.Effect<void> {
+    return Effect.clockWith((clock) => Effect.sync(() => this.machine.isolate(clock.unsafeCurrentTimeMillis())))
+  }
+
+  get reset(): Effect.Effect<void> {
+    return Effect.clockWith((clock) => Effect.sync(() => this.machine.reset(clock.unsafeCurrentTimeMillis())))
+  }
+
+  // -- calls -----------------------------------------------------------------------------------
+
+  execute<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | BreakerOpenError, R> {
+    const m = this.machine
+    if (this.timed) {
+      return Effect.clockWith((clock) =>
+        m.tag === "Closed"
+          ? this.runClosed(self, m.generation, clock, clock.unsafeCurrentTimeMillis())
+          : this.admit(self)
+      )
+    }
+    // The closed path: no clock, no lock, no fiber; the machine is read and written synchronously.
+    return Effect.suspend(() =>
+      m.tag === "Closed" ? this.runClosed(self, m.generation, undefined, 0) : this.admit(self)
+    )
+  }
+
+  private runClosed<A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    generation: number,
+    clock: Clock.Clock | undefined,
+    start: number
+  ): Effect.Effect<A, E, R> {
+    return Effect.catchAllCause(
+      Effect.map(self, (a) => {
+        const now = clock === undefined ? 0 : clock.unsafeCurrentTimeMillis()
+        this.recordClosed(generation, false, now, now - start)
+        return a
+      }),
+      (cause) => {
+        if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+        const failure = this.counts(cause)
+        const record = (c: Clock.Clock) => {
+          const now = c.unsafeCurrentTimeMillis()
+          this.recordClosed(generation, failure, now, clock === undefined ? 0 : now - start)
+          return Effect.failCause(cause)
+        }
+        return clock === undefined ? Effect.clockWith(record) : record(clock)
+      }
+    )
+  }
+
+  private recordClosed(generation: number, failure: boolean, now: number, durationMillis: number): void {
+    this.machine.recordClosed(generation, failure, now, durationMillis)
+    this.metrics.call(failure ? "failure" : "success")
+    const outbox = this.outbox
+    if (outbox === undefined) return
+    if (failure) {
+      outbox.failures++
+      outbox.lastFailureAt = now
+      outbox.signal.unsafeOffer(undefined)
+    } else if (outbox.failures > 0 || outbox.dirty) {
+      // Only the first success after failures tells the store anything: the count starts again.
+      outbox.dirty = false
+      outbox.failures = 0
+      outbox.success = true
+      outbox.signal.unsafeOffer(undefined)
+    }
+  }
+
+  /** Whether a failed call counts against the circuit (a user `isFailure` that throws counts). */
+  private counts(cause: Cause.Cause<unknown>): boolean {
+    try {
+      return this.isFailure(cause)
+    } catch {
+      return true
+    }
+  }
+
+  private outcome(exit: Exit.Exit<unknown, unknown>): Machine.Outcome {
+    if (Exit.isSuccess(exit)) return Machine.SUCCESS
+    if (Cause.isInterruptedOnly(exit.cause)) return Machine.INTERRUPTED
+    return this.counts(exit.cause) ? Machine.FAILURE : Machine.SUCCESS
+  }
+
+  /** Every state but Closed: decided atomically, with the permit (if any) taken uninterruptibly. */
+  private admit<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | BreakerOpenError, R> {
+    return Effect.clockWith((clock) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.withFiberRuntime<A, E | BreakerOpenError, R>((fiber) => {
+          const m = this.machine
+          const now = clock.unsafeCurrentTimeMillis()
+          const decision = m.admit(now, fiber.getFiberRef(repairTraffic))
+          const generation = m.generation
+          switch (decision) {
+            case Machine.RUN:
+              return this.runClosed(restore(self), generation, clock, now)
+            case Machine.PROBE:
+              return this.probe(restore, self, generation, clock)
+            case Machine.REPAIR:
+              return Effect.onExit(restore(self), (exit) =>
+                Effect.sync(() => {
+                  const outcome = this.outcome(exit)
+                  if (outcome !== Machine.INTERRUPTED) this.metrics.call("repair")
+                  m.endRepair(generation, outcome)
+                })
+              )
+            case Machine.REJECT:
+              this.metrics.call("rejected")
+              return Effect.fail(rejection(this.name, m.tag as "Open" | "HalfOpen" | "Isolated", m.retryAfter(now)))
+          }
+        })
+      )
+    )
+  }
+
+  /** A half-open probe: its permit is returned however it ends, and only its own episode hears it. */
+  private probe<A, E, R>(
+    restore: <AX, EX, RX>(effect: Effect.Effect<AX, EX, RX>) => Effect.Effect<AX, EX, RX>,
+    self: Effect.Effect<A, E, R>,
+    generation: number,
+    clock: Clock.Clock
+  ): Effect.Effect<A, E | BreakerOpenError, R> {
+    const m = this.machine
+    const shared = this.shared
+    const end = (outcome: Machine.Outcome) => {
+      m.endProbe(generation, outcome, clock.unsafeCurrentTimeMillis())
+      if (outcome !== Machine.INTERRUPTED) this.metrics.call(outcome === Machine.FAILURE ? "failure" : "success")
+    }
+    const run: Effect.Effect<A, E, R> = Effect.onExit(restore(self), (exit) =>
+      Effect.sync(() => end(this.outcome(exit)))
+    )
+    if (shared === undefined) return run
+    // One probe for the whole fleet: take a lease in the shared store first. A store that does not
+    // answer in time leaves the decision to this instance alone.
+    return restore(
+      shared
+        .acquireProbe({
+          permits: m.config.permits,
+          leaseMillis: PROBE_LEASE_MILLIS,
+          now: clock.unsafeCurrentTimeMillis()
+        })
+        .pipe(Effect.timeout(STORE_DEADLINE))
+    ).pipe(
+      Effect.either,
+      Effect.onInterrupt(() => Effect.sync(() => end(Machine.INTERRUPTED))),
+      Effect.flatMap((lease): Effect.Effect<A, E | BreakerOpenError, R> => {
+        if (Either.isRight(lease) && Option.isNone(lease.right)) {
+          end(Machine.INTERRUPTED) // another member probes: give the permit back, record nothing
+          this.metrics.call("rejected")
+          return Effect.fail(rejection(this.name, "HalfOpen", 0))
+        }
+        const token = Either.isRight(lease) ? lease.right : Option.none<string>()
+        return Option.isNone(token)
+          ? run
+          : Effect.ensuring(run, Effect.forkDaemon(Effect.ignore(shared.releaseProbe(token.value))))
+      })
+    )
+  }
+
+  // -- shared store ----------------------------------------------------------------------------
+
+  /** Joins the shared circuit: adopts its verdict, follows it, and keeps it informed. */
+  connect(store: BreakerStore.BreakerStore["Type"]): Effect.Effect<void, never, Scope.Scope> {
+    return Effect.gen(this, function* () {
+      const connected = yield* Effect.either(store.connect(this.name))
+      if (Either.isLeft(connected)) {
+        yield* Effect.logWarning(
+          `circuit "${this.name}": shared store unavailable, keeping state locally`,
+          connected.left
+        )
+        return
+      }
+      const shared = connected.right
+      const adopt = (verdict: BreakerStore.Verdict) =>
+        Effect.clockWith((clock) =>
+          Effect.sync(() => {
+            if (verdict.origin !== this.origin)
+              this.machine.adopt(verdict.state, verdict.until, clock.unsafeCurrentTimeMillis())
+          })
+        )
+      const initial = yield* shared.load.pipe(Effect.timeout(STORE_DEADLINE), Effect.option)
+      if (Option.isSome(initial) && Option.isSome(initial.value)) yield* adopt(initial.value.value)
+      yield* Stream.runForEach(shared.verdicts, adopt).pipe(Effect.forkScoped)
+      const outbox: Outbox = {
+        verdict: undefined,
+        failures: 0,
+        lastFailureAt: 0,
+        success: false,
+        dirty: false,
+        signal: yield* Queue.sliding<void>(1)
+      }
+      yield* writer(shared, outbox).pipe(Effect.forkScoped)
+      this.shared = shared
+      this.outbox = outbox
+    })
+  }
+}
+
+/**
+ * Drains the outbox into the store in the background. Only the latest verdict matters, failures
+ * are sent as one sum, and what could not be sent is kept and sent again once the store is back.
+ */
+const writer = (shared: BreakerStore.SharedCircuit, outbox: Outbox): Effect.Effect<never> => {
+  const flush = Effect.suspend(() => {
+    const verdict = outbox.verdict
+    const failures = outbox.failures
+    const lastFailureAt = outbox.lastFailureAt
+    const success = outbox.success
+    outbox.verdict = undefined
+    outbox.failures = 0
+    outbox.success = false
+    const steps: Array<Effect.Effect<void, BreakerStore.BreakerStoreError>> = []
+    if (verdict !== undefined) steps.push(shared.save(verdict))
+    if (success) steps.push(shared.recordSuccess(lastFailureAt))
+    if (failures > 0) {
+      outbox.dirty = true
+      steps.push(shared.recordFailures(failures, lastFailureAt))
+    }
+    return Effect.all(steps, { discard: true }).pipe(
+      Effect.timeout(Duration.seconds(5)),
+      Effect.tapError(() =>
+        Effect.sync(() => {
+          // Keep what was not sent, unless something newer took its place meanwhile.
+          if (outbox.verdict === undefined && verdict !== undefined) outbox.verdict = verdict
+          outbox.failures += failures
+          outbox.success ||= success
+        })
+      )
+    )
+  })
+  return Queue.take(outbox.signal).pipe(
+    Effect.zipRight(flush.pipe(Effect.retry(Schedule.spaced(STORE_RETRY)), Effect.ignore)),
+    Effect.forever
+  )
+}
+
+/** @internal */
+export const make = (options?: Options): Effect.Effect<CircuitBreaker, InvalidBreakerOptions, Scope.Scope> =>
+  Effect.gen(function* () {
+    const resolved = yield* resolve(options)
+    const runtime = yield* Effect.runtime<never>()
+    const delays = yield* openDelays(resolved.openFor, runtime, resolved.name)
+    const breaker = new Breaker(resolved.name, resolved, delays)
+    const store = yield* Effect.serviceOption(BreakerStore.BreakerStore)
+    if (Option.isSome(store)) yield* breaker.connect(store.value)
+    return breaker
+  })
+
+/** @internal */
+export const layer = <I>(
+  tag: Context.Tag<I, CircuitBreaker>,
+  options?: Options
+): Layer.Layer<I, InvalidBreakerOptions> => Layer.scoped(tag, make(options))
+
+/** @internal */
+export const withBreaker: {
+  <I = never>(
+    breaker: CircuitBreaker | Context.Tag<I, CircuitBreaker>
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BreakerOpenError, R | I>
+  <A, E, R, I = never>(
+    self: Effect.Effect<A, E, R>,
+    breaker: CircuitBreaker | Context.Tag<I, CircuitBreaker>
+  ): Effect.Effect<A, E | BreakerOpenError, R | I>
+} = dual(
+  2,
+  <A, E, R, I>(
+    self: Effect.Effect<A, E, R>,
+    breaker: CircuitBreaker | Context.Tag<I, CircuitBreaker>
+  ): Effect.Effect<A, E | BreakerOpenError, R | I> =>
+    Context.isTag(breaker)
+      ? Effect.flatMap(breaker as Context.Tag<I, CircuitBreaker>, (b) => b.execute(self))
+      : (breaker as CircuitBreaker).execute(self)
+)
+
+export { BreakerOpenError, InvalidBreakerOptions }

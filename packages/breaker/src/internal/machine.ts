@@ -1,0 +1,195 @@
+/**
+ * The circuit's state machine: every decision the breaker makes, as plain synchronous code.
+ *
+ * It holds no Effect services and reads no clock: each method is given `now`, so its decisions
+ * are a function of (state, event, now) and a model test can drive it directly. JavaScript runs
+ * one fiber at a time, and each method runs to completion, so a method is atomic with respect to
+ * every other fiber: this is why the hot path needs no lock.
+ */
+import type { Tracker } from "./tracker.js"
+
+/** @internal */
+export type StateTag = "Closed" | "Open" | "HalfOpen" | "Isolated"
+
+/** @internal */
+export interface Transition {
+  readonly from: StateTag
+  readonly to: StateTag
+  readonly at: number
+}
+
+/** What `admit` decided for one call. */
+export const RUN = 0 // closed: run and record
+export const PROBE = 1 // half-open: run as a probe (a permit was taken)
+export const REPAIR = 2 // open: repair traffic runs unrecorded
+export const REJECT = 3
+/** @internal */
+export type Admission = typeof RUN | typeof PROBE | typeof REPAIR | typeof REJECT
+
+/** How a probe or a repair ended. */
+export const SUCCESS = 0
+export const FAILURE = 1
+export const INTERRUPTED = 2
+/** @internal */
+export type Outcome = typeof SUCCESS | typeof FAILURE | typeof INTERRUPTED
+
+/** @internal */
+export interface MachineConfig {
+  readonly tracker: Tracker
+  readonly permits: number
+  readonly successesToClose: number
+  /** The wait of the next open episode, in milliseconds (steps the `openFor` schedule). */
+  readonly nextOpenDelay: (now: number) => number
+  /** Restarts the `openFor` schedule (on close and on reset). */
+  readonly resetOpenDelay: () => void
+  /** Called once per transition, in order, inside the method that caused it. */
+  readonly onTransition: (transition: Transition, remote: boolean) => void
+}
+
+/** @internal */
+export class Machine {
+  tag: StateTag = "Closed"
+  /** Open only: epoch millis at which the circuit turns half-open. */
+  until = 0
+  /** Bumped on every transition: outcomes of calls admitted in an older generation are ignored. */
+  generation = 0
+  /** Probes in flight (their permits); kept across generations so the cap is never exceeded. */
+  probes = 0
+  /** Successful probes in this half-open episode. */
+  probeSuccesses = 0
+  /** Open only: a repair failed in this episode, so repair traffic is rejected until it ends. */
+  repairFailed = false
+
+  constructor(readonly config: MachineConfig) {}
+
+  /** Open past its `until` is HalfOpen: make it so (lazily, no timer). */
+  sync(now: number): void {
+    if (this.tag === "Open" && now >= this.until) {
+      this.transition("HalfOpen", this.until, false)
+    }
+  }
+
+  /** Decides whether one call may run. `repair` marks repair traffic. */
+  admit(now: number, repair: boolean): Admission {
+    this.sync(now)
+    switch (this.tag) {
+      case "Closed":
+        return RUN
+      case "HalfOpen":
+        if (this.probes < this.config.permits) {
+          this.probes++
+          return PROBE
+        }
+        return REJECT
+      case "Open":
+        return repair && !this.repairFailed ? REPAIR : REJECT
+      case "Isolated":
+        return REJECT
+    }
+  }
+
+  /** Read-only twin of `admit`: takes no permit. */
+  wouldAdmit(now: number, repair: boolean): boolean {
+    this.sync(now)
+    switch (this.tag) {
+      case "Closed":
+        return true
+      case "HalfOpen":
+        return this.probes < this.config.permits
+      case "Open":
+        return repair && !this.repairFailed
+      case "Isolated":
+        return false
+    }
+  }
+
+  /** Milliseconds left in the open episode (0 when not open). */
+  retryAfter(now: number): number {
+    return this.tag === "Open" ? Math.max(0, this.until - now) : 0
+  }
+
+  /** The outcome of a call admitted (as RUN) in `generation`. */
+  recordClosed(generation: number, failure: boolean, now: number, durationMillis: number): void {
+    if (generation !== this.generation || this.tag !== "Closed") return
+    if (this.config.tracker.record(failure, now, durationMillis)) {
+      this.open(now)
+    }
+  }
+
+  /** A probe ended. Its permit is returned whatever happened. */
+  endProbe(generation: number, outcome: Outcome, now: number): void {
+    this.probes--
+    if (generation !== this.generation || this.tag !== "HalfOpen" || outcome === INTERRUPTED) return
+    if (outcome === FAILURE) {
+      this.open(now)
+    } else if (++this.probeSuccesses >= this.config.successesToClose) {
+      this.close(now, false)
+    }
+  }
+
+  /** A repair (admitted while Open in `generation`) ended. */
+  endRepair(generation: number, outcome: Outcome): void {
+    if (outcome === FAILURE && generation === this.generation && this.tag === "Open") {
+      this.repairFailed = true
+    }
+  }
+
+  isolate(now: number): void {
+    this.sync(now)
+    if (this.tag !== "Isolated") this.transition("Isolated", now, false)
+  }
+
+  /** Back to Closed with counts and schedule cleared. */
+  reset(now: number): void {
+    this.sync(now)
+    this.close(now, false)
+  }
+
+  /** Adopts a verdict made by another member of a shared store. */
+  adopt(state: "Closed" | "Open" | "Isolated", until: number, now: number): void {
+    this.sync(now)
+    switch (state) {
+      case "Closed":
+        if (this.tag !== "Closed") this.close(now, true)
+        return
+      case "Isolated":
+        if (this.tag !== "Isolated") this.transition("Isolated", now, true)
+        return
+      case "Open":
+        if (until <= now) return // already over: nothing to adopt
+        if (this.tag === "Open") {
+          this.until = Math.max(this.until, until)
+        } else if (this.tag !== "Isolated") {
+          this.until = until
+          this.transition("Open", now, true)
+        }
+        return
+    }
+  }
+
+  private open(now: number): void {
+    this.until = now + Math.max(0, this.config.nextOpenDelay(now))
+    this.transition("Open", now, false)
+  }
+
+  private close(now: number, remote: boolean): void {
+    this.config.resetOpenDelay()
+    if (this.tag === "Closed") {
+      // Nothing to announce: a circuit that was never open does not "close".
+      this.generation++
+      this.config.tracker.reset()
+      return
+    }
+    this.transition("Closed", now, remote)
+  }
+
+  private transition(to: StateTag, at: number, remote: boolean): void {
+    const from = this.tag
+    this.tag = to
+    this.generation++
+    this.probeSuccesses = 0
+    this.repairFailed = false
+    this.config.tracker.reset()
+    this.config.onTransition({ from, to, at }, remote)
+  }
+}
