@@ -125,6 +125,11 @@ export interface CircuitBreaker {
   readonly reset: Effect.Effect<void>
   /** The state and the window's counts, for health routes and dashboards. Records nothing. */
   readonly snapshot: Effect.Effect<Snapshot>
+  /**
+   * Keeps an open circuit open at least until `untilMillis` (epoch milliseconds, Effect Clock),
+   * e.g. for an upstream's `Retry-After`. Does nothing unless the circuit is Open.
+   */
+  readonly extendOpen: (untilMillis: number) => Effect.Effect<void>
   /** Runs an effect through the breaker: what `withBreaker` does. */
   readonly execute: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BreakerOpenError, R>
 }

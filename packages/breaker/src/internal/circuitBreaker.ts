@@ -81,6 +81,7 @@ export interface CircuitBreaker {
   readonly isolate: Effect.Effect<void>
   readonly reset: Effect.Effect<void>
   readonly snapshot: Effect.Effect<Snapshot>
+  readonly extendOpen: (untilMillis: number) => Effect.Effect<void>
   readonly execute: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BreakerOpenError, R>
 }
 
@@ -336,18 +337,17 @@ class Breaker implements CircuitBreaker {
   private onTransition(t: Transition, remote: boolean): void {
     this.metrics.transition(t)
     this.hub?.unsafeOffer(t)
+    if (!remote && t.to !== "HalfOpen") this.share(t.to, t.at)
+  }
+
+  /** Queues this instance's verdict for the shared store (HalfOpen is derived, never stored). */
+  private share(state: "Closed" | "Open" | "Isolated", at: number): void {
     const outbox = this.outbox
-    if (outbox !== undefined && !remote && t.to !== "HalfOpen") {
-      outbox.verdict = {
-        state: t.to,
-        until: t.to === "Open" ? this.machine.until : 0,
-        at: t.at,
-        origin: this.origin
-      }
-      outbox.failures = 0
-      outbox.success = false
-      outbox.signal.unsafeOffer(undefined)
-    }
+    if (outbox === undefined) return
+    outbox.verdict = { state, until: state === "Open" ? this.machine.until : 0, at, origin: this.origin }
+    outbox.failures = 0
+    outbox.success = false
+    outbox.signal.unsafeOffer(undefined)
   }
 
   private pubsub(): PubSub.PubSub<Transition> {
@@ -400,6 +400,15 @@ class Breaker implements CircuitBreaker {
 
   get isolate(): Effect.Effect<void> {
     return Effect.clockWith((clock) => Effect.sync(() => this.machine.isolate(clock.unsafeCurrentTimeMillis())))
+  }
+
+  extendOpen(untilMillis: number): Effect.Effect<void> {
+    return Effect.clockWith((clock) =>
+      Effect.sync(() => {
+        const now = clock.unsafeCurrentTimeMillis()
+        if (this.machine.extendOpen(untilMillis, now)) this.share("Open", now)
+      })
+    )
   }
 
   get reset(): Effect.Effect<void> {

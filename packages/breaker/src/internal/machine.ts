@@ -134,6 +134,14 @@ export class Machine {
     }
   }
 
+  /** Keeps an open circuit open at least until `until` (an upstream's Retry-After). */
+  extendOpen(until: number, now: number): boolean {
+    this.sync(now)
+    if (this.tag !== "Open" || until <= this.until) return false
+    this.until = until
+    return true
+  }
+
   isolate(now: number): void {
     this.sync(now)
     if (this.tag !== "Isolated") this.transition("Isolated", now, false)
