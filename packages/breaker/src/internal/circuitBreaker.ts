@@ -92,9 +92,20 @@ export interface CircuitBreaker {
 /** @internal */
 export const repairTraffic: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
 
-/** @internal */
+/** Marks an effect made by `repairing`, so that a breaker given it directly sees it as repair. */
+const RepairMark: unique symbol = Symbol.for("@circuitry/breaker/repairing")
+
+/**
+ * Marks the fiber as repair traffic while `self` runs (so everything inside it is repair traffic),
+ * and marks the effect itself, so that `withBreaker(repairing(self), breaker)` sees it too.
+ *
+ * @internal
+ */
 export const repairing = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.locally(self, repairTraffic, true)
+  Object.assign(Effect.locally(self, repairTraffic, true), { [RepairMark]: true })
+
+const isRepair = (self: Effect.Effect<unknown, unknown, unknown>, fiberSays: boolean): boolean =>
+  fiberSays || (self as { readonly [RepairMark]?: boolean })[RepairMark] === true
 
 // ---------------------------------------------------------------------------------------------
 // options
@@ -497,7 +508,7 @@ class Breaker implements CircuitBreaker {
         Effect.withFiberRuntime<A, E | BreakerOpenError, R>((fiber) => {
           const m = this.machine
           const now = clock.unsafeCurrentTimeMillis()
-          const decision = m.admit(now, fiber.getFiberRef(repairTraffic))
+          const decision = m.admit(now, isRepair(self, fiber.getFiberRef(repairTraffic)))
           const generation = m.generation
           switch (decision) {
             case Machine.RUN:

@@ -1,0 +1,37 @@
+import { CircuitBreaker } from "@circuitry/breaker"
+import { Effect, Either, Queue, Ref } from "effect"
+
+/** A dependency that counts how often it is really run, and answers as told. */
+export const dependency = Effect.gen(function* () {
+  const calls = yield* Ref.make(0)
+  const mode = yield* Ref.make<"up" | "down">("up")
+  const effect = Ref.update(calls, (n) => n + 1).pipe(
+    Effect.zipRight(Ref.get(mode)),
+    Effect.flatMap((m) => (m === "up" ? Effect.succeed("ok" as const) : Effect.fail("down" as const)))
+  )
+  return {
+    calls: Ref.get(calls),
+    up: Ref.set(mode, "up"),
+    down: Ref.set(mode, "down"),
+    effect
+  }
+})
+
+export const succeed = Effect.succeed("ok" as const)
+export const fail = Effect.fail("boom" as const)
+
+export const call = <A, E, R>(breaker: CircuitBreaker.CircuitBreaker, effect: Effect.Effect<A, E, R>) =>
+  Effect.either(CircuitBreaker.withBreaker(effect, breaker))
+
+export const tagOf = (breaker: CircuitBreaker.CircuitBreaker) => Effect.map(breaker.state, (s) => s._tag)
+
+/** The error of a rejected call, or a failure of the test when it was not rejected. */
+export const rejectedWith = <A, E>(result: Either.Either<A, E>) => {
+  if (Either.isRight(result) || !(result.left instanceof CircuitBreaker.BreakerOpenError)) {
+    throw new Error(`expected a BreakerOpenError, got ${JSON.stringify(result)}`)
+  }
+  return result.left
+}
+
+/** Everything a subscription has received so far. */
+export const drain = <A>(queue: Queue.Dequeue<A>) => Effect.map(Queue.takeAll(queue), (chunk) => Array.from(chunk))
