@@ -1,0 +1,190 @@
+import { CircuitBreaker, Policy } from "@circuitry/breaker"
+import { assert, describe, it } from "@effect/vitest"
+import { Cause, Duration, Effect, Exit, Schedule, TestClock } from "effect"
+import { call, fail, succeed, tagOf } from "./utils.js"
+
+const slow = (duration: Duration.DurationInput) => Effect.sleep(duration).pipe(Effect.zipRight(succeed))
+
+/** Runs `effect` through the breaker, moving the TestClock so that sleeps inside it complete. */
+const timedCall = <A, E>(
+  breaker: CircuitBreaker.CircuitBreaker,
+  effect: Effect.Effect<A, E>,
+  duration: Duration.DurationInput
+) =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.fork(call(breaker, effect))
+    yield* TestClock.adjust(duration)
+    return yield* fiber
+  })
+
+describe("Policy.failureRate", () => {
+  it.scoped("count window: opens at the threshold once minimumCalls is reached", () =>
+    Effect.gen(function* () {
+      const breaker = yield* CircuitBreaker.make({
+        policy: Policy.failureRate({ threshold: 0.5, minimumCalls: 4, window: Policy.countWindow(10) })
+      })
+      yield* call(breaker, fail)
+      yield* call(breaker, fail)
+      yield* call(breaker, fail) // 3 of 3 fail, but below minimumCalls
+      assert.strictEqual(yield* tagOf(breaker), "Closed")
+      yield* call(breaker, succeed) // 3 of 4: a success can complete the verdict
+      assert.strictEqual(yield* tagOf(breaker), "Open")
+    })
+  )
+
+  it.scoped("a success does not wipe the window", () =>
+    Effect.gen(function* () {
+      const breaker = yield* CircuitBreaker.make({
+        policy: Policy.failureRate({ threshold: 0.5, minimumCalls: 4, window: Policy.countWindow(4) })
+      })
+      yield* call(breaker, fail)
+      yield* call(breaker, succeed)
+      yield* call(breaker, fail)
+      assert.strictEqual(yield* tagOf(breaker), "Closed")
+      yield* call(breaker, succeed) // 2 of 4
+      assert.strictEqual(yield* tagOf(breaker), "Open")
+    })
+  )
+
+  it.scoped("the count window slides: old outcomes leave it", () =>
+    Effect.gen(function* () {
+      const breaker = yield* CircuitBreaker.make({
+        policy: Policy.failureRate({ threshold: 0.75, minimumCalls: 4, window: Policy.countWindow(4) })
+      })
+      for (let i = 0; i < 4; i++) yield* call(breaker, succeed)
+      yield* call(breaker, fail)
+      yield* call(breaker, fail) // [S S F F]
+      assert.strictEqual(yield* tagOf(breaker), "Closed")
+      yield* call(breaker, fail) // [S F F F]: 3 of 4, although only 3 of all 7 calls failed
+      assert.strictEqual(yield* tagOf(breaker), "Open")
+    })
+  )
+
+  it.scoped("time window: calls older than the window do not count", () =>
+    Effect.gen(function* () {
+      const breaker = yield* CircuitBreaker.make({
+        policy: Policy.failureRate({ threshold: 0.5, minimumCalls: 3, window: Policy.timeWindow("10 seconds") })
+      })
+      yield* call(breaker, fail)
+      yield* call(breaker, fail)
+      yield* TestClock.adjust("11 seconds")
+      yield* call(breaker, fail)
+      yield* call(breaker, succeed)
+      assert.strictEqual(yield* tagOf(breaker), "Closed") // only 2 calls in the window
+      yield* call(breaker, fail)
+      assert.strictEqual(yield* tagOf(breaker), "Open") // 2 of 3
+    })
+  )
+
+  it.scoped("a window starts empty after every transition", () =>
+    Effect.gen(function* () {
+      const breaker = yield* CircuitBreaker.make({
+        policy: Policy.failureRate({ threshold: 0.5, minimumCalls: 4, window: Policy.countWindow(10) }),
+        openFor: "1 second"
+      })
+      for (let i = 0; i < 4; i++) yield* call(breaker, fail)
+      assert.strictEqual(yield* tagOf(breaker), "Open")
+      yield* TestClock.adjust("1 second")
+      yield* call(breaker, succeed) // closes
+      yield* call(breaker, fail)
+      yield* call(breaker, fail)
+      yield* call(breaker, fail)
+      assert.strictEqual(yield* tagOf(breaker), "Closed") // 3 calls: below minimumCalls again
+      const snapshot = yield* breaker.snapshot
+      assert.deepStrictEqual(snapshot.counts, { calls: 3, failures: 3, slowCalls: 0, consecutiveFailures: 3 })
+    })
+  )
+
+  it.scoped("slow calls open the circuit at their own rate", () =>
+    Effect.gen(function* () {
+      const breaker = yield* CircuitBreaker.make({
+        policy: Policy.failureRate({
+          threshold: 1,
+          minimumCalls: 4,
+          window: Policy.countWindow(4),
+          slowCall: { duration: "1 second", threshold: 0.5 }
+        })
+      })
+      yield* timedCall(breaker, slow("2 seconds"), "2 seconds")
+      yield* timedCall(breaker, slow("1 second"), "1 second") // not slower than the limit
+      yield* timedCall(breaker, slow("100 millis"), "100 millis")
+      assert.strictEqual(yield* tagOf(breaker), "Closed")
+      yield* timedCall(breaker, slow("3 seconds"), "3 seconds")
+      assert.strictEqual(yield* tagOf(breaker), "Open")
+    })
+  )
+})
+
+describe("options are validated into InvalidBreakerOptions", () => {
+  const cases: ReadonlyArray<[string, CircuitBreaker.Options, string]> = [
+    ["threshold 0", { policy: Policy.consecutiveFailures(0) }, "consecutiveFailures threshold"],
+    ["fractional threshold", { policy: Policy.consecutiveFailures(2.5) }, "whole number"],
+    [
+      "rate above 1",
+      { policy: Policy.failureRate({ threshold: 1.5, window: Policy.countWindow(10) }) },
+      "0 < threshold <= 1"
+    ],
+    [
+      "rate of 0",
+      { policy: Policy.failureRate({ threshold: 0, window: Policy.countWindow(10) }) },
+      "failureRate threshold"
+    ],
+    [
+      "empty count window",
+      { policy: Policy.failureRate({ threshold: 0.5, window: Policy.countWindow(0) }) },
+      "countWindow size"
+    ],
+    [
+      "minimumCalls above the window",
+      { policy: Policy.failureRate({ threshold: 0.5, minimumCalls: 20, window: Policy.countWindow(10) }) },
+      "minimumCalls (20) must not exceed"
+    ],
+    [
+      "minimumCalls 0",
+      { policy: Policy.failureRate({ threshold: 0.5, minimumCalls: 0, window: Policy.timeWindow("1 minute") }) },
+      "minimumCalls must be a whole number >= 1"
+    ],
+    [
+      "zero time window",
+      { policy: Policy.failureRate({ threshold: 0.5, window: Policy.timeWindow(0) }) },
+      "timeWindow duration"
+    ],
+    [
+      "slow-call threshold",
+      {
+        policy: Policy.failureRate({
+          threshold: 0.5,
+          window: Policy.countWindow(10),
+          slowCall: { duration: "1 second", threshold: 2 }
+        })
+      },
+      "slowCall.threshold"
+    ],
+    ["negative openFor", { openFor: -5 }, "openFor must be a finite duration"],
+    ["infinite openFor", { openFor: "Infinity" as never }, "openFor must be a finite duration"],
+    ["schedule with no delay", { openFor: Schedule.stop }, "openFor schedule must give at least one delay"],
+    ["permits 0", { halfOpen: { permits: 0 } }, "halfOpen.permits must be a whole number >= 1"],
+    ["successesToClose 0.5", { halfOpen: { successesToClose: 0.5 } }, "halfOpen.successesToClose"],
+    ["empty name", { name: "" }, "name must be a non-empty string"],
+    ["not a policy", { policy: { _tag: "ConsecutiveFailures" } as never }, "policy must be made by"],
+    ["isFailure not a function", { isFailure: 3 as never }, "isFailure must be a function"]
+  ]
+  for (const [title, options, expected] of cases) {
+    it.scoped(title, () =>
+      Effect.gen(function* () {
+        const exit = yield* Effect.exit(CircuitBreaker.make(options))
+        if (Exit.isSuccess(exit)) return assert.fail("expected InvalidBreakerOptions")
+        const error = Cause.failureOption(exit.cause)
+        if (error._tag === "None") return assert.fail(`expected a failure, got ${Cause.pretty(exit.cause)}`)
+        assert.strictEqual(error.value._tag, "InvalidBreakerOptions")
+        assert.include(error.value.message, expected)
+      })
+    )
+  }
+
+  it("policy constructors never throw", () => {
+    assert.doesNotThrow(() => Policy.consecutiveFailures(-1))
+    assert.doesNotThrow(() => Policy.failureRate({ threshold: 7, window: Policy.countWindow(-3) }))
+    assert.doesNotThrow(() => Policy.failureRate({ threshold: 0.5, window: undefined as never }))
+  })
+})
