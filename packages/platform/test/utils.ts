@@ -1,0 +1,40 @@
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Http from "node:http"
+
+export interface Served {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string
+  readonly port: number
+  /** The paths of every request the server received, in order. */
+  readonly received: Array<string>
+}
+
+/** A real Node HTTP server on 127.0.0.1, on a free port, for the life of the scope. */
+export const serve = <E>(app: HttpApp.Default<E, never>): Effect.Effect<Served, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const server = yield* NodeHttpServer.make(() => Http.createServer(), { port: 0, host: "127.0.0.1" }).pipe(
+      Effect.orDie
+    )
+    const received: Array<string> = []
+    const counted = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      received.push(new URL(request.url, "http://x").pathname)
+      return app
+    })
+    yield* server.serve(counted)
+    const address = server.address as HttpServer.TcpAddress
+    return { url: `http://127.0.0.1:${address.port}`, port: address.port, received }
+  })
+
+/** A port on 127.0.0.1 that nothing listens on: connections to it are refused. */
+export const closedPort: Effect.Effect<number> = Effect.async<number>((resume) => {
+  const server = Http.createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const port = (server.address() as { port: number }).port
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
