@@ -245,3 +245,30 @@ export const repairing: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect
  * @category fiber refs
  */
 export const repairTraffic = internal.repairTraffic
+
+/**
+ * Calls through a breaker by outcome, a counter tagged `breaker` and `outcome` (`success`,
+ * `failure`, `rejected`, `repair`). Inspecting a breaker (state, isCallAllowed, snapshot) records
+ * nothing.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const callsTotal = internal.callsTotal
+
+/**
+ * Transitions, a counter tagged `breaker`, `from` and `to`.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const transitionsTotal = internal.transitionsTotal
+
+/**
+ * The current state as a gauge tagged `breaker`: 0 closed, 1 open, 2 half-open, 3 isolated. It
+ * moves on transitions (so an open circuit whose time is up reads 1 until its next call).
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const stateGauge = internal.stateGauge

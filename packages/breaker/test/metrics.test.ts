@@ -1,0 +1,45 @@
+import { CircuitBreaker, Policy } from "@circuitry/breaker"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Metric, TestClock } from "effect"
+import { call, fail, succeed } from "./utils.js"
+
+const calls = (breaker: string, outcome: string) =>
+  Metric.value(
+    CircuitBreaker.callsTotal.pipe(Metric.tagged("breaker", breaker), Metric.tagged("outcome", outcome))
+  ).pipe(Effect.map((state) => state.count))
+
+describe("metrics", () => {
+  it.scoped("count calls by outcome, transitions and the current state, labelled by breaker", () =>
+    Effect.gen(function* () {
+      const name = "metrics-test"
+      const breaker = yield* CircuitBreaker.make({ name, policy: Policy.consecutiveFailures(2), openFor: "1 second" })
+      yield* call(breaker, succeed)
+      yield* call(breaker, fail)
+      yield* call(breaker, fail) // opens
+      yield* call(breaker, succeed) // rejected
+      yield* call(breaker, CircuitBreaker.repairing(succeed)) // repair while open
+      // Inspecting records nothing.
+      yield* breaker.state
+      yield* breaker.isCallAllowed
+      yield* breaker.snapshot
+      assert.strictEqual(yield* calls(name, "success"), 1)
+      assert.strictEqual(yield* calls(name, "failure"), 2)
+      assert.strictEqual(yield* calls(name, "rejected"), 1)
+      assert.strictEqual(yield* calls(name, "repair"), 1)
+      const gauge = Metric.value(CircuitBreaker.stateGauge.pipe(Metric.tagged("breaker", name)))
+      assert.strictEqual((yield* gauge).value, 1)
+      yield* TestClock.adjust("1 second")
+      yield* call(breaker, succeed) // probe closes it
+      assert.strictEqual((yield* gauge).value, 0)
+      assert.strictEqual(yield* calls(name, "success"), 2)
+      const opened = Metric.value(
+        CircuitBreaker.transitionsTotal.pipe(
+          Metric.tagged("breaker", name),
+          Metric.tagged("from", "Closed"),
+          Metric.tagged("to", "Open")
+        )
+      )
+      assert.strictEqual((yield* opened).count, 1)
+    })
+  )
+})
