@@ -1,0 +1,312 @@
+import { BreakerStore } from "@circuitry/breaker"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type { Redis } from "ioredis"
+import { DEFAULT_URL, failFastOptions, makeClient, messageOf, subscriberOptions, within } from "./client.js"
+
+type Verdict = BreakerStore.Verdict
+
+/** @internal */
+export interface Options {
+  readonly url?: string | undefined
+  readonly prefix?: string | undefined
+  readonly timeout?: Duration.DurationInput | undefined
+}
+
+const DEFAULT_PREFIX = "circuitry:breaker:"
+const STORE = "redis"
+/** How long startup waits for the server before going on without it (real time). */
+const STARTUP_WAIT_MILLIS = 1_000
+
+// -- Lua: each atomic step, with time passed in from the Effect Clock --------------------------
+
+// save: a verdict older than the stored one does not overwrite it; the stored one is published
+// again instead, so that the member that sent the stale one catches up.
+const SAVE = `
+local stored = redis.call('HMGET', KEYS[1], 'state', 'until', 'at', 'origin')
+if stored[3] and tonumber(stored[3]) > tonumber(ARGV[3]) then
+  redis.call('PUBLISH', ARGV[5], cjson.encode({ name = ARGV[6], state = stored[1],
+    ["until"] = tonumber(stored[2]), at = tonumber(stored[3]), origin = stored[4] }))
+  return 0
+end
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'until', ARGV[2], 'at', ARGV[3], 'origin', ARGV[4], 'failures', 0)
+redis.call('PUBLISH', ARGV[5], cjson.encode({ name = ARGV[6], state = ARGV[1],
+  ["until"] = tonumber(ARGV[2]), at = tonumber(ARGV[3]), origin = ARGV[4] }))
+return 1`
+
+const RECORD_FAILURES = `
+redis.call('HINCRBY', KEYS[1], 'failures', ARGV[1])
+local last = tonumber(redis.call('HGET', KEYS[1], 'lastFailureAt'))
+if not last or last < tonumber(ARGV[2]) then redis.call('HSET', KEYS[1], 'lastFailureAt', ARGV[2]) end
+return 1`
+
+// One key per permit slot, each taken with SET NX PX. A lease also carries its expiry on the
+// Effect Clock, so a lease that is over by the breakers' clock is taken over even before Redis
+// expires it (PX is the backstop for a holder that is gone).
+const ACQUIRE = `
+local now = tonumber(ARGV[2])
+local expires = now + tonumber(ARGV[3])
+local value = ARGV[1] .. '|' .. expires
+for i, key in ipairs(KEYS) do
+  if redis.call('SET', key, value, 'NX', 'PX', ARGV[3]) then return i end
+  local held = redis.call('GET', key)
+  local heldUntil = held and tonumber(string.match(held, '|(-?%d+)$'))
+  if not heldUntil or heldUntil <= now then
+    redis.call('SET', key, value, 'PX', ARGV[3])
+    return i
+  end
+end
+return 0`
+
+// Only the holder's token releases a lease (a lease taken over after expiry is not released by
+// its old holder).
+const RELEASE = `
+local held = redis.call('GET', KEYS[1])
+if held and string.sub(held, 1, string.len(ARGV[1]) + 1) == ARGV[1] .. '|' then
+  return redis.call('DEL', KEYS[1])
+end
+return 0`
+
+type Client = Redis & {
+  circuitrySave(key: string, ...args: Array<string>): Promise<number>
+  circuitryRecordFailures(key: string, count: string, at: string): Promise<number>
+  circuitryAcquire(...args: Array<string | number>): Promise<number>
+  circuitryRelease(key: string, token: string): Promise<number>
+}
+
+const defineCommands = (client: Redis): Client => {
+  client.defineCommand("circuitrySave", { numberOfKeys: 1, lua: SAVE })
+  client.defineCommand("circuitryRecordFailures", { numberOfKeys: 1, lua: RECORD_FAILURES })
+  client.defineCommand("circuitryAcquire", { lua: ACQUIRE })
+  client.defineCommand("circuitryRelease", { numberOfKeys: 1, lua: RELEASE })
+  return client as Client
+}
+
+const isState = (s: unknown): s is Verdict["state"] => s === "Closed" || s === "Open" || s === "Isolated"
+
+const toVerdict = (state: unknown, until: unknown, at: unknown, origin: unknown): Verdict | undefined => {
+  const u = Number(until)
+  const a = Number(at)
+  if (!isState(state) || !Number.isFinite(u) || !Number.isFinite(a) || typeof origin !== "string") return undefined
+  return { state, until: u, at: a, origin }
+}
+
+/** One connected breaker: where its verdicts are delivered, and the newest verdict it has known. */
+interface Member {
+  readonly queue: Queue.Queue<Verdict>
+  newest: number
+}
+
+const deliver = (member: Member, verdict: Verdict): void => {
+  // A verdict older than one this member already made or heard is stale: adopting it would undo
+  // a newer transition (e.g. the stored verdict re-emitted after a reconnect, while this member's
+  // own newer verdict still waits to be saved).
+  if (verdict.at < member.newest) return
+  member.newest = verdict.at
+  member.queue.unsafeOffer(verdict)
+}
+
+/** @internal */
+export const make = (
+  options?: Options
+): Effect.Effect<BreakerStore.BreakerStore["Type"], BreakerStore.BreakerStoreError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const fail = (message: string) =>
+      new BreakerStore.BreakerStoreError({ store: STORE, operation: "options", message })
+    const o = options ?? {}
+    const url = o.url ?? DEFAULT_URL
+    if (typeof url !== "string" || !/^rediss?:\/\//.test(url)) {
+      return yield* fail(`url must be a redis:// or rediss:// URL, got ${JSON.stringify(url)}`)
+    }
+    const prefix = o.prefix ?? DEFAULT_PREFIX
+    if (typeof prefix !== "string") return yield* fail(`prefix must be a string, got ${typeof prefix}`)
+    let timeoutMillis = 1_000
+    if (o.timeout !== undefined) {
+      const millis = Option.getOrUndefined(Duration.decodeUnknown(o.timeout).pipe(Option.map(Duration.toMillis)))
+      if (millis === undefined || !Number.isFinite(millis) || millis <= 0) {
+        return yield* fail(`timeout must be a finite duration > 0, got ${JSON.stringify(String(o.timeout))}`)
+      }
+      timeoutMillis = millis
+    }
+    const timeout = Duration.millis(timeoutMillis)
+    const channel = `${prefix}verdicts`
+    const hashKey = (name: string) => `${prefix}circuit:${name}`
+    const slotKey = (name: string, slot: number) => `${prefix}probe:${name}:${slot}`
+
+    // Two connections: commands (fail fast when down) and a subscriber for verdicts. Neither has
+    // to be up for the layer to build: breakers keep their state locally until Redis is back.
+    const client = yield* Effect.acquireRelease(
+      Effect.sync(() => defineCommands(makeClient(url, failFastOptions))),
+      (c) => Effect.sync(() => c.disconnect())
+    )
+    const subscriber = yield* Effect.acquireRelease(
+      Effect.sync(() => makeClient(url, subscriberOptions)),
+      (c) => Effect.sync(() => c.disconnect())
+    )
+
+    const members = new Map<string, Set<Member>>()
+    subscriber.on("message", (from: string, message: string) => {
+      if (from !== channel) return
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(message)
+      } catch {
+        return
+      }
+      if (typeof parsed !== "object" || parsed === null) return
+      const p = parsed as Record<string, unknown>
+      const verdict = toVerdict(p.state, p.until, p.at, p.origin)
+      const set = typeof p.name === "string" ? members.get(p.name) : undefined
+      if (verdict === undefined || set === undefined) return
+      for (const member of set) deliver(member, verdict)
+    })
+
+    const call = <A>(operation: string, send: () => Promise<A>): Effect.Effect<A, BreakerStore.BreakerStoreError> =>
+      Effect.tryPromise({
+        try: send,
+        catch: (e) => new BreakerStore.BreakerStoreError({ store: STORE, operation, message: messageOf(e), cause: e })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: timeout,
+          onTimeout: () =>
+            new BreakerStore.BreakerStoreError({
+              store: STORE,
+              operation,
+              message: `no reply within ${timeoutMillis} ms`
+            })
+        })
+      )
+
+    const load = (name: string): Effect.Effect<Option.Option<Verdict>, BreakerStore.BreakerStoreError> =>
+      call("load", () => client.hmget(hashKey(name), "state", "until", "at", "origin")).pipe(
+        Effect.flatMap(([state, until, at, origin]) => {
+          if (state === null) return Effect.succeed(Option.none())
+          const verdict = toVerdict(state, until, at, origin)
+          return verdict === undefined
+            ? Effect.fail(
+                new BreakerStore.BreakerStoreError({
+                  store: STORE,
+                  operation: "load",
+                  message: `circuit "${name}": the stored verdict is not one this store wrote`
+                })
+              )
+            : Effect.succeed(Option.some(verdict))
+        })
+      )
+
+    // After a lost connection, publications were missed: hand every member the stored verdict.
+    const resyncSignal = yield* Queue.sliding<void>(1)
+    let everReady = { client: false, subscriber: false }
+    const onReady = (which: "client" | "subscriber") => () => {
+      if (everReady[which]) resyncSignal.unsafeOffer(undefined)
+      everReady = { ...everReady, [which]: true }
+    }
+    client.on("ready", onReady("client"))
+    subscriber.on("ready", onReady("subscriber"))
+    const resync = Effect.forEach(
+      Array.from(members.keys()),
+      (name) =>
+        load(name).pipe(
+          Effect.tap((verdict) =>
+            Effect.sync(() => {
+              if (Option.isNone(verdict)) return
+              for (const member of members.get(name) ?? []) deliver(member, verdict.value)
+            })
+          ),
+          Effect.ignore
+        ),
+      { discard: true }
+    )
+    yield* Queue.take(resyncSignal).pipe(
+      Effect.zipRight(Effect.suspend(() => resync)),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
+    // Startup: wait a little (real time) for the server, then go on with or without it.
+    yield* Effect.promise(() =>
+      Promise.allSettled([
+        within(client.connect(), STARTUP_WAIT_MILLIS),
+        within(
+          subscriber.connect().catch(() => {}),
+          STARTUP_WAIT_MILLIS
+        ),
+        within(subscriber.subscribe(channel), STARTUP_WAIT_MILLIS)
+      ])
+    )
+
+    let nextToken = 0
+    const tokenBase = Math.random().toString(36).slice(2, 10)
+
+    const connect = (name: string): Effect.Effect<BreakerStore.SharedCircuit, never, Scope.Scope> =>
+      Effect.gen(function* () {
+        const queue = yield* Effect.acquireRelease(Queue.unbounded<Verdict>(), Queue.shutdown)
+        const member: Member = { queue, newest: Number.NEGATIVE_INFINITY }
+        yield* Effect.acquireRelease(
+          Effect.sync(() => {
+            let set = members.get(name)
+            if (set === undefined) members.set(name, (set = new Set()))
+            set.add(member)
+          }),
+          () =>
+            Effect.sync(() => {
+              const set = members.get(name)
+              set?.delete(member)
+              if (set?.size === 0) members.delete(name)
+            })
+        )
+        const key = hashKey(name)
+        return {
+          load: load(name),
+          verdicts: Stream.fromQueue(queue),
+          save: (verdict) =>
+            Effect.suspend(() => {
+              member.newest = Math.max(member.newest, verdict.at)
+              return call("save", () =>
+                client.circuitrySave(
+                  key,
+                  verdict.state,
+                  String(verdict.until),
+                  String(verdict.at),
+                  verdict.origin,
+                  channel,
+                  name
+                )
+              )
+            }).pipe(Effect.asVoid),
+          recordFailures: (count, at) =>
+            call("recordFailures", () => client.circuitryRecordFailures(key, String(count), String(at))).pipe(
+              Effect.asVoid
+            ),
+          recordSuccess: () => call("recordSuccess", () => client.hset(key, "failures", 0)).pipe(Effect.asVoid),
+          counts: call("counts", () => client.hmget(key, "failures", "lastFailureAt")).pipe(
+            Effect.map(([failures, last]) => ({
+              consecutiveFailures: failures === null ? 0 : Number(failures),
+              lastFailureAt: last === null ? undefined : Number(last)
+            }))
+          ),
+          acquireProbe: ({ leaseMillis, now, permits }) =>
+            Effect.suspend(() => {
+              const token = `${tokenBase}-${nextToken++}`
+              const keys = Array.from({ length: permits }, (_, i) => slotKey(name, i))
+              const ttl = Math.max(1, Math.ceil(leaseMillis))
+              return call("acquireProbe", () =>
+                client.circuitryAcquire(keys.length, ...keys, token, String(now), String(ttl))
+              ).pipe(Effect.map((slot) => (slot > 0 ? Option.some(`${slot - 1}:${token}`) : Option.none())))
+            }),
+          releaseProbe: (lease) =>
+            Effect.suspend(() => {
+              const at = lease.indexOf(":")
+              const slot = Number(lease.slice(0, at))
+              const token = lease.slice(at + 1)
+              return call("releaseProbe", () => client.circuitryRelease(slotKey(name, slot), token))
+            }).pipe(Effect.asVoid)
+        } satisfies BreakerStore.SharedCircuit
+      })
+
+    return BreakerStore.BreakerStore.of({ connect })
+  })

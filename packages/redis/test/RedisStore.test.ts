@@ -1,0 +1,339 @@
+import { RedisStore } from "@circuitry/redis"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Either, Fiber, FiberRef, HashSet, Logger, Option, TestClock } from "effect"
+import { Redis } from "ioredis"
+import { cleanup, eventually, startServer, uniquePrefix } from "./utils/server.js"
+
+const URL = "redis://127.0.0.1:6379"
+
+/** A plain client on the shared test Redis, and a fresh prefix that is emptied afterwards. */
+const scratch = Effect.gen(function* () {
+  const prefix = uniquePrefix("store")
+  const admin = yield* Effect.acquireRelease(
+    Effect.sync(() => new Redis(URL)),
+    (client) => Effect.promise(() => cleanup(client, prefix).finally(() => client.disconnect()))
+  )
+  return { prefix, admin }
+})
+
+/** Captures what is logged by `self` and by the fibers it forks. */
+const capture = () => {
+  const messages: Array<string> = []
+  const logger = Logger.make(({ message }) => {
+    messages.push(Array.isArray(message) ? message.map(String).join(" ") : String(message))
+  })
+  const around = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+    Effect.locallyWith(self, FiberRef.currentLoggers, () => HashSet.make(logger))
+  return { messages, around }
+}
+
+/** Captures the messages logged while `self` runs. */
+const logged = <A, E, R>(self: Effect.Effect<A, E, R>) => {
+  const { around, messages } = capture()
+  return Effect.map(around(self), (result) => [result, messages] as const)
+}
+
+describe("RedisStore", () => {
+  describe("operations", () => {
+    it.scoped("stores every key under the prefix, with PX ttls", () =>
+      Effect.gen(function* () {
+        const { admin, prefix } = yield* scratch
+        const store = yield* RedisStore.make({ url: URL, prefix })
+        assert.isTrue(Option.isNone(yield* store.get("a")))
+        assert.isTrue(yield* store.set("a", "1"))
+        assert.isTrue(yield* store.set("b", "2", { ttl: "10 seconds" }))
+        assert.deepStrictEqual(yield* store.get("a"), Option.some("1"))
+        assert.deepStrictEqual(yield* store.get("b"), Option.some("2"))
+        // under the prefix, in our envelope, with a millisecond expiry
+        assert.strictEqual(yield* Effect.promise(() => admin.get(prefix + "a")), RedisStore.ENVELOPE + "1")
+        assert.strictEqual(yield* Effect.promise(() => admin.pttl(prefix + "a")), -1)
+        const pttl = yield* Effect.promise(() => admin.pttl(prefix + "b"))
+        assert.isTrue(pttl > 9_000 && pttl <= 10_000, `pttl ${pttl}`)
+        assert.isTrue(yield* store.set("a", "3"))
+        assert.deepStrictEqual(yield* store.get("a"), Option.some("3"))
+      })
+    )
+
+    it.scoped("a ttl expires on the server", () =>
+      Effect.gen(function* () {
+        const { prefix } = yield* scratch
+        const store = yield* RedisStore.make({ url: URL, prefix })
+        yield* store.set("short", "x", { ttl: "30 millis" })
+        // Redis keeps the time here, not the Effect Clock: wait for it for real, within a bound.
+        assert.isTrue(yield* eventually(Effect.map(store.get("short"), Option.isNone), 2_000))
+      })
+    )
+
+    it.scoped("touch renews an expiry, or removes it without a ttl; false for a missing key", () =>
+      Effect.gen(function* () {
+        const { admin, prefix } = yield* scratch
+        const store = yield* RedisStore.make({ url: URL, prefix })
+        yield* store.set("k", "v")
+        assert.isTrue(yield* store.touch("k", { ttl: "5 seconds" }))
+        const pttl = yield* Effect.promise(() => admin.pttl(prefix + "k"))
+        assert.isTrue(pttl > 4_000 && pttl <= 5_000, `pttl ${pttl}`)
+        assert.isTrue(yield* store.touch("k"))
+        assert.strictEqual(yield* Effect.promise(() => admin.pttl(prefix + "k")), -1)
+        assert.isFalse(yield* store.touch("missing", { ttl: "5 seconds" }))
+        assert.isFalse(yield* Effect.promise(() => admin.exists(prefix + "missing")).pipe(Effect.map((n) => n === 1)))
+      })
+    )
+
+    it.scoped("delete, keys by prefix (glob characters are literal), size, ping", () =>
+      Effect.gen(function* () {
+        const { admin, prefix } = yield* scratch
+        const store = yield* RedisStore.make({ url: URL, prefix })
+        const other = yield* RedisStore.make({ url: URL, prefix: prefix + "other:" })
+        yield* other.set("x", "1") // under a longer prefix: our keys include it as "other:x"
+        for (const key of ["user:1", "user:2", "user*", "post:1"]) yield* store.set(key, key)
+        yield* Effect.promise(() => admin.set("unrelated:" + prefix, "no"))
+        yield* Effect.addFinalizer(() => Effect.promise(() => admin.del("unrelated:" + prefix)))
+        assert.deepStrictEqual([...(yield* store.keys("user"))].sort(), ["user*", "user:1", "user:2"])
+        assert.deepStrictEqual([...(yield* store.keys("user*"))].sort(), ["user*"])
+        assert.deepStrictEqual([...(yield* store.keys())].sort(), ["other:x", "post:1", "user*", "user:1", "user:2"])
+        assert.deepStrictEqual(yield* other.keys(), ["x"])
+        assert.strictEqual(yield* store.size, 5)
+        assert.isTrue(yield* store.delete("user:1"))
+        assert.isFalse(yield* store.delete("user:1"))
+        assert.strictEqual(yield* store.size, 4)
+        assert.isTrue(yield* store.ping)
+      })
+    )
+
+    it.scoped("keys walks every SCAN page", () =>
+      Effect.gen(function* () {
+        const { admin, prefix } = yield* scratch
+        const store = yield* RedisStore.make({ url: URL, prefix })
+        const pipeline = admin.pipeline()
+        for (let i = 0; i < 2_500; i++) pipeline.set(`${prefix}k${i}`, RedisStore.ENVELOPE + i)
+        yield* Effect.promise(() => pipeline.exec())
+        const keys = yield* store.keys("k")
+        assert.strictEqual(keys.length, 2_500)
+        assert.strictEqual(new Set(keys).size, 2_500)
+        assert.strictEqual(yield* store.size, 2_500)
+      })
+    )
+
+    it.scoped("a value that is not ours reads as a miss, with a reported error", () =>
+      Effect.gen(function* () {
+        const { admin, prefix } = yield* scratch
+        const store = yield* RedisStore.make({ url: URL, prefix })
+        yield* Effect.promise(() => admin.set(prefix + "foreign", "written by someone else"))
+        yield* Effect.promise(() => admin.hset(prefix + "hash", "field", "value"))
+        const [foreign, messages1] = yield* logged(store.get("foreign"))
+        assert.isTrue(Option.isNone(foreign))
+        assert.isTrue(
+          messages1.some((m) => m.includes("not ours")),
+          messages1.join("\n")
+        )
+        const [hash, messages2] = yield* logged(store.get("hash"))
+        assert.isTrue(Option.isNone(hash))
+        assert.isTrue(
+          messages2.some((m) => m.includes("not ours")),
+          messages2.join("\n")
+        )
+        // the foreign values are left alone
+        assert.strictEqual(yield* Effect.promise(() => admin.get(prefix + "foreign")), "written by someone else")
+      })
+    )
+
+    it.scoped("a bad ttl is a typed error, and nothing is written", () =>
+      Effect.gen(function* () {
+        const { prefix } = yield* scratch
+        const store = yield* RedisStore.make({ url: URL, prefix })
+        for (const ttl of [0, -5, "soon" as never, Number.POSITIVE_INFINITY]) {
+          const result = yield* Effect.either(store.set("k", "v", { ttl }))
+          assert.isTrue(Either.isLeft(result), `ttl ${String(ttl)}`)
+          if (Either.isLeft(result)) {
+            assert.strictEqual(result.left._tag, "CacheError")
+            assert.strictEqual(result.left.operation, "set")
+            assert.include(result.left.message, "ttl must be")
+          }
+        }
+        assert.isTrue(Option.isNone(yield* store.get("k")))
+        const touched = yield* Effect.either(store.touch("k", { ttl: -1 }))
+        assert.isTrue(Either.isLeft(touched) && touched.left.operation === "touch")
+      })
+    )
+  })
+
+  describe("options", () => {
+    it.scoped("liveness below the deadline is a typed options error", () =>
+      Effect.gen(function* () {
+        const result = yield* Effect.either(RedisStore.make({ url: URL, deadline: "2 seconds", liveness: "1 second" }))
+        assert.isTrue(Either.isLeft(result))
+        if (Either.isLeft(result)) {
+          assert.strictEqual(result.left._tag, "CacheError")
+          assert.strictEqual(result.left.operation, "options")
+          assert.include(result.left.message, "liveness (1000 ms) must be at least the deadline (2000 ms)")
+        }
+        // equal is allowed
+        const store = yield* RedisStore.make({ url: URL, deadline: "1 second", liveness: "1 second" })
+        assert.isTrue(yield* store.ping)
+      })
+    )
+
+    it.scoped("other bad options and an unreachable server are typed errors", () =>
+      Effect.gen(function* () {
+        const cases: Array<[RedisStore.Options, string]> = [
+          [{ deadline: 0 }, "deadline must be"],
+          [{ deadline: "forever" as never }, "deadline must be"],
+          [{ liveness: -1 }, "liveness must be"],
+          [{ url: "http://localhost" }, "url must be"],
+          [{ prefix: 42 as never }, "prefix must be"]
+        ]
+        for (const [options, message] of cases) {
+          const result = yield* Effect.either(RedisStore.make(options))
+          assert.isTrue(Either.isLeft(result) && result.left.operation === "options", JSON.stringify(options))
+          if (Either.isLeft(result)) assert.include(result.left.message, message)
+        }
+        const server = yield* startServer
+        yield* server.kill
+        const unreachable = yield* Effect.either(RedisStore.make({ url: server.url }))
+        assert.isTrue(Either.isLeft(unreachable) && unreachable.left.operation === "connect")
+      })
+    )
+
+    it.scoped("a store on a client the application provides leaves that client open", () =>
+      Effect.gen(function* () {
+        const { prefix } = yield* scratch
+        const client = yield* Effect.acquireRelease(
+          Effect.promise(async () => {
+            const c = new Redis(URL, { lazyConnect: true })
+            await c.connect()
+            return c
+          }),
+          (c) => Effect.sync(() => c.disconnect())
+        )
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const store = yield* RedisStore.makeWithClient({ prefix })
+            yield* store.set("k", "v")
+          }).pipe(Effect.provideService(RedisStore.RedisClient, client))
+        )
+        assert.strictEqual(client.status, "ready")
+        assert.strictEqual(yield* Effect.promise(() => client.get(prefix + "k")), RedisStore.ENVELOPE + "v")
+      })
+    )
+  })
+
+  describe("deadline and liveness, against a server the test pauses", () => {
+    it.scoped("a deadline fails the caller with a typed timeout while the server is paused", () =>
+      Effect.gen(function* () {
+        const server = yield* startServer
+        const store = yield* RedisStore.make({ url: server.url, deadline: "100 millis", liveness: "10 seconds" })
+        yield* store.set("k", "v")
+        yield* server.pause
+        const fiber = yield* Effect.fork(Effect.either(store.get("k")))
+        yield* TestClock.adjust("100 millis")
+        const result = yield* Fiber.join(fiber)
+        assert.isTrue(Either.isLeft(result))
+        if (Either.isLeft(result)) {
+          assert.strictEqual(result.left._tag, "CacheError")
+          assert.strictEqual(result.left.operation, "get")
+          assert.isTrue(RedisStore.isDeadlineExceeded(result.left))
+          assert.strictEqual((result.left.cause as RedisStore.DeadlineExceeded).deadlineMillis, 100)
+        }
+        yield* server.resume
+      })
+    )
+
+    it.scoped("an abandoned reply is never handed to the next caller", () =>
+      Effect.gen(function* () {
+        const server = yield* startServer
+        const store = yield* RedisStore.make({ url: server.url, deadline: "100 millis", liveness: "10 seconds" })
+        const keys = Array.from({ length: 8 }, (_, i) => `k${i}`)
+        for (const key of keys) yield* store.set(key, `value of ${key}`)
+        yield* server.pause
+        // the first half is abandoned while the server is paused
+        const fiber = yield* Effect.fork(
+          Effect.forEach(keys.slice(0, 4), (k) => Effect.either(store.get(k)), { concurrency: "unbounded" })
+        )
+        yield* TestClock.adjust("100 millis")
+        const abandoned = yield* Fiber.join(fiber)
+        assert.isTrue(abandoned.every((r) => Either.isLeft(r) && RedisStore.isDeadlineExceeded(r.left)))
+        yield* server.resume
+        // the late replies to those four arrive first on the connection; none may be taken for these
+        const reads = yield* Effect.forEach([...keys.slice(4), ...keys.slice(0, 4)], (k) =>
+          Effect.map(store.get(k), (v) => [k, v] as const)
+        )
+        for (const [k, v] of reads) assert.deepStrictEqual(v, Option.some(`value of ${k}`), k)
+      })
+    )
+
+    it.scoped("the connection survives a stall: no reconnect, reads and ping work after it", () =>
+      Effect.gen(function* () {
+        const server = yield* startServer
+        const store = yield* RedisStore.make({ url: server.url, deadline: "100 millis", liveness: "10 seconds" })
+        yield* store.set("k", "v")
+        const connectionsBefore = yield* server.info("total_connections_received")
+        yield* server.pause
+        const fiber = yield* Effect.fork(
+          Effect.all(
+            Array.from({ length: 8 }, () => Effect.either(store.get("k"))),
+            { concurrency: "unbounded" }
+          )
+        )
+        yield* TestClock.adjust("100 millis")
+        const stalled = yield* Fiber.join(fiber)
+        assert.strictEqual(stalled.length, 8)
+        assert.isTrue(stalled.every((r) => Either.isLeft(r) && RedisStore.isDeadlineExceeded(r.left)))
+        yield* server.resume
+        assert.deepStrictEqual(yield* store.get("k"), Option.some("v"))
+        assert.isTrue(yield* store.ping)
+        assert.strictEqual(yield* server.info("total_connections_received"), connectionsBefore)
+      })
+    )
+
+    it.scoped("silence past liveness tears the connection down, fails the waiting callers, then recovers", () =>
+      Effect.gen(function* () {
+        const server = yield* startServer
+        const log = capture()
+        const store = yield* log.around(
+          RedisStore.make({ url: server.url, deadline: "100 millis", liveness: "400 millis" })
+        )
+        yield* store.set("k", "v")
+        const connectionsBefore = yield* server.info("total_connections_received")
+        yield* server.pause
+        const fiber = yield* Effect.fork(
+          Effect.all(
+            Array.from({ length: 3 }, () => Effect.either(store.get("k"))),
+            { concurrency: "unbounded" }
+          )
+        )
+        yield* TestClock.adjust("100 millis")
+        assert.isTrue((yield* Fiber.join(fiber)).every(Either.isLeft))
+        // the replies are still owed: silence passes liveness and the watchdog tears down
+        assert.isFalse(log.messages.some((m) => m.includes("torn down")))
+        yield* TestClock.adjust("500 millis")
+        assert.isTrue(
+          log.messages.some((m) => m.includes("torn down")),
+          log.messages.join("\n")
+        )
+        yield* server.resume
+        // a torn-down connection refuses calls at once until ioredis has reconnected (real time)
+        assert.isTrue(
+          yield* eventually(
+            Effect.orElseSucceed(store.ping, () => false),
+            5_000
+          )
+        )
+        assert.deepStrictEqual(yield* store.get("k"), Option.some("v"))
+        assert.isTrue((yield* server.info("total_connections_received")) > connectionsBefore)
+      })
+    )
+
+    it.scoped("without silence past liveness, a slow but answering server keeps its connection", () =>
+      Effect.gen(function* () {
+        const server = yield* startServer
+        const store = yield* RedisStore.make({ url: server.url, deadline: "100 millis", liveness: "400 millis" })
+        yield* store.set("k", "v")
+        const connectionsBefore = yield* server.info("total_connections_received")
+        // idle for longer than liveness: nothing is owed, so nothing is torn down
+        yield* TestClock.adjust("2 seconds")
+        assert.deepStrictEqual(yield* store.get("k"), Option.some("v"))
+        assert.strictEqual(yield* server.info("total_connections_received"), connectionsBefore)
+      })
+    )
+  })
+})
