@@ -2,3 +2,13 @@
  * @since 0.1.0
  */
 export * as BreakerHttpClient from "./BreakerHttpClient.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as BreakerHttpServer from "./BreakerHttpServer.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as HealthRoute from "./HealthRoute.js"

@@ -15,7 +15,9 @@ export interface Served {
 }
 
 /** A real Node HTTP server on 127.0.0.1, on a free port, for the life of the scope. */
-export const serve = <E>(app: HttpApp.Default<E, never>): Effect.Effect<Served, never, Scope.Scope> =>
+export const serve = <E, R>(
+  app: HttpApp.Default<E, R>
+): Effect.Effect<Served, never, Scope.Scope | Exclude<R, HttpServerRequest.HttpServerRequest>> =>
   Effect.gen(function* () {
     const server = yield* NodeHttpServer.make(() => Http.createServer(), { port: 0, host: "127.0.0.1" }).pipe(
       Effect.orDie

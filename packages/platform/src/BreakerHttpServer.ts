@@ -1,0 +1,181 @@
+/**
+ * Turns an open circuit into an HTTP answer: a `BreakerOpenError` anywhere in a handler becomes
+ * `503 Service Unavailable` with an `application/problem+json` body (RFC 9457) and a
+ * `Retry-After` header, for `HttpRouter` / `HttpApp` and for `HttpApi`.
+ *
+ * @since 0.1.0
+ */
+import { CircuitBreaker } from "@circuitry/breaker"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+
+/**
+ * The body of the 503 answer: RFC 9457 problem details, plus the circuit.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Problem {
+  readonly type: string
+  readonly title: string
+  readonly status: 503
+  readonly detail: string
+  /** The breaker's name. */
+  readonly circuit: string
+  readonly state: "Open" | "HalfOpen" | "Isolated"
+  /**
+   * When the open episode ends (ISO 8601, from the Effect Clock); `null` when no time is known:
+   * HalfOpen (probes are running now) and Isolated (until a person resets it).
+   */
+  readonly openUntil: string | null
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** The problem `type` URI. Default `"about:blank"` (RFC 9457: the status says it all). */
+  readonly type?: string | undefined
+  /** The problem `title`. Default `"Service Unavailable"`. */
+  readonly title?: string | undefined
+}
+
+/**
+ * The `Retry-After` header value in whole seconds, rounded up and never 0: the time left in the
+ * open episode, 1 s while HalfOpen (a probe is deciding now), and `undefined` while Isolated (no
+ * time is known, so none is promised).
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const retryAfterSeconds = (error: CircuitBreaker.BreakerOpenError): number | undefined => {
+  switch (error.state) {
+    case "Open":
+      return Math.max(1, Math.ceil(error.retryAfterMillis / 1000))
+    case "HalfOpen":
+      return 1
+    case "Isolated":
+      return undefined
+  }
+}
+
+/**
+ * The problem body for a refusal, at `now` (epoch milliseconds).
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const problem = (error: CircuitBreaker.BreakerOpenError, now: number, options?: Options): Problem => {
+  const seconds = retryAfterSeconds(error)
+  const openUntil = error.state === "Open" ? new Date(now + error.retryAfterMillis).toISOString() : null
+  const detail =
+    error.state === "Open"
+      ? `Circuit "${error.breaker}" is open until ${openUntil}; retry after ${seconds} s.`
+      : error.state === "HalfOpen"
+        ? `Circuit "${error.breaker}" is half-open and testing its dependency; retry after ${seconds} s.`
+        : `Circuit "${error.breaker}" is isolated until an operator resets it.`
+  return {
+    type: options?.type ?? "about:blank",
+    title: options?.title ?? "Service Unavailable",
+    status: 503,
+    detail,
+    circuit: error.breaker,
+    state: error.state,
+    openUntil
+  }
+}
+
+/**
+ * The 503 answer for a refusal: `Content-Type: application/problem+json`, `Retry-After` (see
+ * `retryAfterSeconds`) and `Cache-Control: no-store`.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const toResponse = (
+  error: CircuitBreaker.BreakerOpenError,
+  options?: Options
+): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  Effect.clockWith((clock) =>
+    Effect.sync(() => {
+      const seconds = retryAfterSeconds(error)
+      const headers: Record<string, string> = { "cache-control": "no-store" }
+      if (seconds !== undefined) headers["retry-after"] = String(seconds)
+      return HttpServerResponse.unsafeJson(problem(error, clock.unsafeCurrentTimeMillis(), options), {
+        status: 503,
+        contentType: "application/problem+json",
+        headers
+      })
+    })
+  )
+
+/** A `BreakerOpenError` in a cause, whether a failure or a defect (e.g. after `Effect.orDie`). */
+const findOpenError = (cause: Cause.Cause<unknown>): Option.Option<CircuitBreaker.BreakerOpenError> =>
+  Cause.find(cause, (reason) => {
+    const value = Cause.isFailType(reason) ? reason.error : Cause.isDieType(reason) ? reason.defect : undefined
+    return value instanceof CircuitBreaker.BreakerOpenError ? Option.some(value) : Option.none()
+  })
+
+/**
+ * `middleware` with options for the problem body.
+ *
+ * @since 0.1.0
+ * @category middleware
+ */
+export const makeMiddleware =
+  (options?: Options) =>
+  <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<Exclude<E, CircuitBreaker.BreakerOpenError>, R> =>
+    Effect.catchAllCause(app, (cause) =>
+      Option.match(findOpenError(cause), {
+        onNone: () => Effect.failCause(cause as Cause.Cause<Exclude<E, CircuitBreaker.BreakerOpenError>>),
+        onSome: (error) => toResponse(error, options)
+      })
+    )
+
+/**
+ * Middleware for an `HttpApp` or `HttpRouter` (through `HttpRouter.use`, or around the app given
+ * to `HttpServer.serve`): a `BreakerOpenError` that a handler fails with, or dies with, becomes the
+ * 503 problem answer. Every other outcome passes through untouched.
+ *
+ * @since 0.1.0
+ * @category middleware
+ * @example
+ * ```ts
+ * import { BreakerRegistry } from "@circuitry/breaker"
+ * import { BreakerHttpServer } from "@circuitry/platform"
+ * import { HttpRouter, HttpServerResponse } from "@effect/platform"
+ * import { Effect } from "effect"
+ *
+ * const router = HttpRouter.empty.pipe(
+ *   HttpRouter.get(
+ *     "/charge",
+ *     Effect.succeed(HttpServerResponse.text("charged")).pipe(BreakerRegistry.withBreakerFor("payments"))
+ *   ),
+ *   HttpRouter.use(BreakerHttpServer.middleware)
+ * )
+ * ```
+ */
+export const middleware: <E, R>(
+  app: HttpApp.Default<E, R>
+) => HttpApp.Default<Exclude<E, CircuitBreaker.BreakerOpenError>, R> = makeMiddleware()
+
+/**
+ * The middleware for an `HttpApi`, as a layer to provide next to `HttpApiBuilder.api`. It runs
+ * before the API encodes errors, so a handler may fail with `BreakerOpenError` when the endpoint
+ * (or group, or API) declares it with `.addError(CircuitBreaker.BreakerOpenError, { status: 503 })`
+ * (which also documents it in OpenAPI), or die with it (`Effect.orDie`) when it does not.
+ *
+ * @since 0.1.0
+ * @category middleware
+ */
+export const layerHttpApi = (options?: Options): Layer.Layer<never> => {
+  const wrap = makeMiddleware(options)
+  // Errors other than BreakerOpenError pass through untouched, for the API to encode as declared.
+  return HttpApiBuilder.middleware((app) => wrap(app))
+}

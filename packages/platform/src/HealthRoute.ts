@@ -1,0 +1,210 @@
+/**
+ * A health route listing every breaker in the `BreakerRegistry`: its state, the counts in its
+ * window and when it reopens, as JSON for machines and as a small self-refreshing HTML page for a
+ * person. Reading it records nothing and does not count as use of a breaker.
+ *
+ * @since 0.1.0
+ */
+import { BreakerRegistry } from "@circuitry/breaker"
+import type { CircuitBreaker } from "@circuitry/breaker"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+
+/**
+ * One breaker, as the health route shows it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface BreakerHealth {
+  readonly name: string
+  readonly state: CircuitBreaker.StateTag
+  /** When an open circuit turns half-open (ISO 8601, Effect Clock); `null` unless Open. */
+  readonly openUntil: string | null
+  /** Calls, failures and slow calls in the current window, and failures in a row. */
+  readonly counts: CircuitBreaker.Snapshot["counts"]
+  /** Half-open probes in flight. */
+  readonly probes: number
+}
+
+/**
+ * The whole registry at one instant.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Health {
+  /** When this was read (ISO 8601, Effect Clock). */
+  readonly at: string
+  /** Breakers that are not Closed. */
+  readonly open: number
+  /** Every breaker, by name. */
+  readonly breakers: ReadonlyArray<BreakerHealth>
+}
+
+/**
+ * Reads every breaker in the registry, sorted by name. Records nothing.
+ *
+ * @since 0.1.0
+ * @category reading
+ */
+export const health: Effect.Effect<Health, never, BreakerRegistry.BreakerRegistry> = Effect.gen(function* () {
+  const registry = yield* BreakerRegistry.BreakerRegistry
+  const now = yield* Clock.currentTimeMillis
+  const snapshots = yield* Effect.forEach(yield* registry.breakers, (breaker) => breaker.snapshot)
+  const breakers = snapshots
+    .map((snapshot): BreakerHealth => ({
+      name: snapshot.name,
+      state: snapshot.state._tag,
+      openUntil: snapshot.state._tag === "Open" ? new Date(snapshot.state.until).toISOString() : null,
+      counts: snapshot.counts,
+      probes: snapshot.probes
+    }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  return {
+    at: new Date(now).toISOString(),
+    open: breakers.filter((b) => b.state !== "Closed").length,
+    breakers
+  }
+})
+
+const noStore = { "cache-control": "no-store" }
+
+/**
+ * The JSON view: `200` with a `Health` body. The status stays 200 while circuits are open: an open
+ * circuit is this service protecting itself from a dependency, not this service being down.
+ *
+ * @since 0.1.0
+ * @category routes
+ */
+export const json: HttpApp.Default<never, BreakerRegistry.BreakerRegistry> = Effect.map(health, (body) =>
+  HttpServerResponse.unsafeJson(body, { headers: noStore })
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface HtmlOptions {
+  /** Seconds between the page's own reloads. Default 5. */
+  readonly refreshSeconds?: number | undefined
+  /** The page title. Default `"Circuit breakers"`. */
+  readonly title?: string | undefined
+}
+
+const escapeHtml = (text: string): string =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
+
+const stateColours: Record<CircuitBreaker.StateTag, string> = {
+  Closed: "#1a7f37",
+  Open: "#cf222e",
+  HalfOpen: "#9a6700",
+  Isolated: "#6e7781"
+}
+
+/**
+ * Renders a `Health` as a small HTML page that reloads itself every `refreshSeconds`.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const renderHtml = (health: Health, options?: HtmlOptions): string => {
+  const refresh = Math.max(1, Math.round(options?.refreshSeconds ?? 5))
+  const title = escapeHtml(options?.title ?? "Circuit breakers")
+  const rows = health.breakers
+    .map((b) => {
+      const state = b.state === "HalfOpen" ? "Half-open" : b.state
+      return `<tr>
+  <td class="name">${escapeHtml(b.name)}</td>
+  <td><span class="state" style="background:${stateColours[b.state]}">${state}</span></td>
+  <td class="num">${b.counts.calls}</td>
+  <td class="num">${b.counts.failures}</td>
+  <td class="num">${b.counts.consecutiveFailures}</td>
+  <td class="num">${b.counts.slowCalls}</td>
+  <td class="num">${b.probes}</td>
+  <td>${b.openUntil === null ? "" : escapeHtml(b.openUntil)}</td>
+</tr>`
+    })
+    .join("\n")
+  const empty = health.breakers.length === 0 ? `<p class="empty">No breakers yet.</p>` : ""
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="refresh" content="${refresh}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title}</title>
+<style>
+  body { font: 15px/1.4 system-ui, sans-serif; margin: 2rem; color: #1f2328; }
+  h1 { font-size: 1.4rem; margin: 0 0 .25rem; }
+  p.meta { color: #59636e; margin: 0 0 1rem; }
+  table { border-collapse: collapse; min-width: 40rem; }
+  th, td { padding: .4rem .7rem; border-bottom: 1px solid #d1d9e0; text-align: left; }
+  th { background: #f6f8fa; font-weight: 600; }
+  td.num { text-align: right; font-variant-numeric: tabular-nums; }
+  td.name { font-family: ui-monospace, monospace; }
+  .state { color: #fff; border-radius: 1rem; padding: .1rem .6rem; font-size: .85rem; font-weight: 600; }
+</style>
+</head>
+<body>
+<h1>${title}</h1>
+<p class="meta">${health.breakers.length} breakers, ${health.open} not closed &middot; read at ${escapeHtml(health.at)} &middot; refreshes every ${refresh} s</p>
+<table>
+<thead><tr><th>Circuit</th><th>State</th><th>Calls</th><th>Failures</th><th>In a row</th><th>Slow</th><th>Probes</th><th>Open until</th></tr></thead>
+<tbody>
+${rows}
+</tbody>
+</table>
+${empty}
+</body>
+</html>
+`
+}
+
+/**
+ * The HTML view of `json`, for a person: a table that reloads itself.
+ *
+ * @since 0.1.0
+ * @category routes
+ */
+export const html = (options?: HtmlOptions): HttpApp.Default<never, BreakerRegistry.BreakerRegistry> =>
+  Effect.map(health, (body) =>
+    HttpServerResponse.text(renderHtml(body, options), {
+      contentType: "text/html; charset=utf-8",
+      headers: noStore
+    })
+  )
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface RouterOptions extends HtmlOptions {
+  /** Where the JSON is served; the HTML view is at `${path}/view`. Default `"/health/breakers"`. */
+  readonly path?: `/${string}` | undefined
+}
+
+/**
+ * Both views as a router, to `HttpRouter.concat` with an application's routes.
+ *
+ * @since 0.1.0
+ * @category routes
+ * @example
+ * ```ts
+ * import { BreakerRegistry } from "@circuitry/breaker"
+ * import { HealthRoute } from "@circuitry/platform"
+ * import { HttpRouter, HttpServerResponse } from "@effect/platform"
+ *
+ * const app = HttpRouter.empty.pipe(
+ *   HttpRouter.get("/", HttpServerResponse.text("hello")),
+ *   HttpRouter.concat(HealthRoute.router()) // GET /health/breakers and /health/breakers/view
+ * )
+ * ```
+ */
+export const router = (options?: RouterOptions): HttpRouter.HttpRouter<never, BreakerRegistry.BreakerRegistry> => {
+  const path = options?.path ?? "/health/breakers"
+  return HttpRouter.empty.pipe(HttpRouter.get(path, json), HttpRouter.get(`${path}/view`, html(options)))
+}

@@ -1,0 +1,213 @@
+import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
+import { BreakerHttpServer } from "@circuitry/platform"
+import { assert, describe, it } from "@effect/vitest"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as TestClock from "effect/TestClock"
+import * as Http from "node:http"
+import { serve } from "./utils.js"
+
+const Env = Layer.mergeAll(
+  NodeHttpClient.layer,
+  BreakerRegistry.layer({ defaults: { policy: Policy.consecutiveFailures(3), openFor: "30 seconds" } })
+)
+
+class Unrelated extends Schema.TaggedError<Unrelated>()("Unrelated", {}) {}
+
+const app = HttpRouter.empty.pipe(
+  HttpRouter.get(
+    "/charge",
+    Effect.succeed(HttpServerResponse.text("charged")).pipe(BreakerRegistry.withBreakerFor("payments"))
+  ),
+  // Dies with the refusal instead of failing: still a 503.
+  HttpRouter.get(
+    "/refund",
+    Effect.succeed(HttpServerResponse.text("refunded")).pipe(BreakerRegistry.withBreakerFor("payments"), Effect.orDie)
+  ),
+  HttpRouter.get("/unrelated", Effect.fail(new Unrelated())),
+  HttpRouter.use(BreakerHttpServer.middleware)
+)
+
+/** Opens the breaker `name` at the Clock's now with three failures. */
+const open = (name: string) =>
+  Effect.gen(function* () {
+    const breaker = yield* Effect.flatMap(BreakerRegistry.BreakerRegistry, (registry) => registry.get(name))
+    for (let i = 0; i < 3; i++) yield* Effect.ignore(breaker.execute(Effect.fail("down")))
+    assert.strictEqual((yield* breaker.state)._tag, "Open")
+    return breaker
+  })
+
+const read = (response: HttpClientResponse.HttpClientResponse) =>
+  Effect.map(response.text, (text) => ({
+    status: response.status,
+    contentType: response.headers["content-type"],
+    retryAfter: response.headers["retry-after"],
+    cacheControl: response.headers["cache-control"],
+    body: text
+  }))
+
+const openProblem = (openUntil: string, seconds: number) =>
+  JSON.stringify({
+    type: "about:blank",
+    title: "Service Unavailable",
+    status: 503,
+    detail: `Circuit "payments" is open until ${openUntil}; retry after ${seconds} s.`,
+    circuit: "payments",
+    state: "Open",
+    openUntil
+  })
+
+describe("BreakerHttpServer", () => {
+  it.scoped("an open circuit answers 503 problem+json with Retry-After in whole seconds, rounded up", () =>
+    Effect.gen(function* () {
+      const server = yield* serve(app)
+      const client = yield* HttpClient.HttpClient
+      assert.strictEqual((yield* read(yield* client.get(`${server.url}/charge`))).body, "charged")
+
+      yield* open("payments")
+      yield* TestClock.adjust("10500 millis")
+      assert.deepStrictEqual(yield* read(yield* client.get(`${server.url}/charge`)), {
+        status: 503,
+        contentType: "application/problem+json",
+        retryAfter: "20",
+        cacheControl: "no-store",
+        body: openProblem("1970-01-01T00:00:30.000Z", 20)
+      })
+
+      // One millisecond left: still 1, never 0.
+      yield* TestClock.adjust("19499 millis")
+      const last = yield* read(yield* client.get(`${server.url}/refund`))
+      assert.strictEqual(last.status, 503)
+      assert.strictEqual(last.retryAfter, "1")
+      assert.strictEqual(last.body, openProblem("1970-01-01T00:00:30.000Z", 1))
+
+      // Other failures pass through untouched.
+      assert.strictEqual((yield* client.get(`${server.url}/unrelated`)).status, 500)
+
+      // Once the open time is over, the probe runs and the handler answers again.
+      yield* TestClock.adjust("1 millis")
+      assert.strictEqual((yield* read(yield* client.get(`${server.url}/charge`))).body, "charged")
+    }).pipe(Effect.provide(Env))
+  )
+
+  it.scoped("half-open with every probe taken: 503 with Retry-After 1; isolated: 503 without a promise", () =>
+    Effect.gen(function* () {
+      const server = yield* serve(app)
+      const client = yield* HttpClient.HttpClient
+      const breaker = yield* open("payments")
+      yield* TestClock.adjust("30 seconds")
+      // A probe in flight holds the only permit.
+      yield* Effect.fork(breaker.execute(Effect.never))
+      yield* Effect.yieldNow()
+      assert.strictEqual((yield* breaker.snapshot).probes, 1)
+      const halfOpen = yield* read(yield* client.get(`${server.url}/charge`))
+      assert.strictEqual(halfOpen.status, 503)
+      assert.strictEqual(halfOpen.retryAfter, "1")
+      assert.deepStrictEqual(JSON.parse(halfOpen.body), {
+        type: "about:blank",
+        title: "Service Unavailable",
+        status: 503,
+        detail: `Circuit "payments" is half-open and testing its dependency; retry after 1 s.`,
+        circuit: "payments",
+        state: "HalfOpen",
+        openUntil: null
+      })
+
+      yield* breaker.isolate
+      const isolated = yield* read(yield* client.get(`${server.url}/charge`))
+      assert.strictEqual(isolated.status, 503)
+      assert.strictEqual(isolated.contentType, "application/problem+json")
+      assert.strictEqual(isolated.retryAfter, undefined)
+      assert.strictEqual(JSON.parse(isolated.body).state, "Isolated")
+      assert.strictEqual(JSON.parse(isolated.body).openUntil, null)
+    }).pipe(Effect.provide(Env))
+  )
+
+  it.scoped("problem type and title are options", () =>
+    Effect.gen(function* () {
+      const custom = HttpRouter.empty.pipe(
+        HttpRouter.get(
+          "/charge",
+          Effect.succeed(HttpServerResponse.empty()).pipe(BreakerRegistry.withBreakerFor("payments"))
+        ),
+        HttpRouter.use(
+          BreakerHttpServer.makeMiddleware({ type: "https://example.com/problems/circuit-open", title: "Circuit open" })
+        )
+      )
+      const server = yield* serve(custom)
+      yield* open("payments")
+      const body = JSON.parse((yield* read(yield* (yield* HttpClient.HttpClient).get(`${server.url}/charge`))).body)
+      assert.strictEqual(body.type, "https://example.com/problems/circuit-open")
+      assert.strictEqual(body.title, "Circuit open")
+    }).pipe(Effect.provide(Env))
+  )
+
+  it.scoped("HttpApi: a declared BreakerOpenError and an undeclared one (orDie) both become the 503", () =>
+    Effect.gen(function* () {
+      class Api extends HttpApi.make("api").add(
+        HttpApiGroup.make("payments")
+          .add(
+            HttpApiEndpoint.get("charge", "/charge")
+              .addSuccess(Schema.String)
+              .addError(CircuitBreaker.BreakerOpenError, { status: 503 })
+          )
+          .add(HttpApiEndpoint.get("refund", "/refund").addSuccess(Schema.String))
+      ) {}
+      const PaymentsLive = HttpApiBuilder.group(Api, "payments", (handlers) =>
+        handlers
+          .handle("charge", () => Effect.succeed("charged").pipe(BreakerRegistry.withBreakerFor("payments")))
+          .handle("refund", () =>
+            Effect.succeed("refunded").pipe(BreakerRegistry.withBreakerFor("payments"), Effect.orDie)
+          )
+      )
+      const registry = yield* BreakerRegistry.BreakerRegistry
+      const context = yield* Layer.build(
+        HttpApiBuilder.serve().pipe(
+          Layer.provide(BreakerHttpServer.layerHttpApi()),
+          Layer.provide(HttpApiBuilder.api(Api).pipe(Layer.provide(PaymentsLive))),
+          Layer.provide(Layer.succeed(BreakerRegistry.BreakerRegistry, registry)),
+          Layer.provideMerge(NodeHttpServer.layer(() => Http.createServer(), { port: 0, host: "127.0.0.1" }))
+        )
+      )
+      const address = Context.get(context, HttpServer.HttpServer).address as HttpServer.TcpAddress
+      const url = `http://127.0.0.1:${address.port}`
+      const client = yield* HttpClient.HttpClient
+
+      assert.strictEqual((yield* read(yield* client.get(`${url}/charge`))).body, JSON.stringify("charged"))
+      yield* open("payments")
+      yield* TestClock.adjust("10500 millis")
+      for (const path of ["/charge", "/refund"]) {
+        assert.deepStrictEqual(yield* read(yield* client.get(`${url}${path}`)), {
+          status: 503,
+          contentType: "application/problem+json",
+          retryAfter: "20",
+          cacheControl: "no-store",
+          body: openProblem("1970-01-01T00:00:30.000Z", 20)
+        })
+      }
+    }).pipe(Effect.provide(Env))
+  )
+
+  it("retryAfterSeconds rounds up and is never 0 while open", () => {
+    const error = (retryAfterMillis: number) =>
+      new CircuitBreaker.BreakerOpenError({ breaker: "b", state: "Open", retryAfterMillis })
+    assert.strictEqual(BreakerHttpServer.retryAfterSeconds(error(0)), 1)
+    assert.strictEqual(BreakerHttpServer.retryAfterSeconds(error(1)), 1)
+    assert.strictEqual(BreakerHttpServer.retryAfterSeconds(error(1000)), 1)
+    assert.strictEqual(BreakerHttpServer.retryAfterSeconds(error(1001)), 2)
+    assert.strictEqual(BreakerHttpServer.retryAfterSeconds(error(29_999)), 30)
+  })
+})
