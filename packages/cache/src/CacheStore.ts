@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
@@ -21,6 +22,16 @@ export class CacheError extends Schema.TaggedError<CacheError>()("CacheError", {
 }) {}
 
 /**
+ * Options that break a rule; `message` names the option and the rule.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidCacheOptions extends Schema.TaggedError<InvalidCacheOptions>()("InvalidCacheOptions", {
+  message: Schema.String
+}) {}
+
+/**
  * Options of a write.
  *
  * @since 0.1.0
@@ -32,11 +43,26 @@ export interface WriteOptions {
 }
 
 /**
+ * An entry as read with its remaining time to live.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CacheEntry {
+  readonly value: string
+  /** Time left before the entry expires, measured when it was read; `None` when it never expires. */
+  readonly ttl: Option.Option<Duration.Duration>
+}
+
+/**
  * A cache adapter.
  *
  * - `set`: true when stored.
- * - `touch`: true when the key existed and its expiry was renewed.
+ * - `touch`: true when the key existed and its expiry was renewed: to `ttl` from now, or to no
+ *   expiry at all when `ttl` is not given (as `set` without a `ttl`).
  * - `delete`: true when a key was removed.
+ * - `getEntry` (optional): `get` with the entry's remaining TTL. A store that offers it lets a
+ *   `LayeredStore` fill its L1 with an entry that expires when the L2 entry does.
  *
  * @since 0.1.0
  * @category models
@@ -49,4 +75,14 @@ export interface CacheStore<E = CacheError> {
   readonly keys: (prefix?: string) => Effect.Effect<ReadonlyArray<string>, E>
   readonly size: Effect.Effect<number, E>
   readonly ping: Effect.Effect<boolean, E>
+  readonly getEntry?: ((key: string) => Effect.Effect<Option.Option<CacheEntry>, E>) | undefined
 }
+
+/**
+ * A store as a service, so that a store layer (`MemoryStore.layer`, a Redis store layer) can feed
+ * `Cache.layer`. Its error type is left open: the cache guard turns every error into a fallback.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class Store extends Context.Tag("@circuitry/cache/CacheStore/Store")<Store, CacheStore<unknown>>() {}

@@ -1,0 +1,58 @@
+/**
+ * An in-memory `CacheStore`: least-recently-used eviction by `capacity`, expiry read from the
+ * Effect `Clock` (so `TestClock` drives it).
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { CacheStore } from "./CacheStore.js"
+import { InvalidCacheOptions, Store } from "./CacheStore.js"
+import * as internal from "./internal/memoryStore.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** The most entries kept; the least recently used one is evicted to make room. Default unbounded. */
+  readonly capacity?: number | undefined
+}
+
+/**
+ * Makes a memory store. A `capacity` that is not a whole number >= 1 fails with
+ * `InvalidCacheOptions`. A `ttl` that is not a duration >= 0 is a defect (a programming error);
+ * a zero `ttl` stores nothing.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { MemoryStore } from "@circuitry/cache"
+ * import { Effect, Option } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const store = yield* MemoryStore.make({ capacity: 10_000 })
+ *   yield* store.set("user:1", "Ada", { ttl: "5 minutes" })
+ *   return Option.getOrElse(yield* store.get("user:1"), () => "unknown")
+ * })
+ * ```
+ */
+export const make = (options?: Options): Effect.Effect<CacheStore<never>, InvalidCacheOptions> =>
+  Effect.suspend(() => {
+    const capacity = options?.capacity ?? Infinity
+    if (capacity !== Infinity && !(typeof capacity === "number" && Number.isInteger(capacity) && capacity >= 1)) {
+      return Effect.fail(
+        new InvalidCacheOptions({ message: `MemoryStore: capacity must be a whole number >= 1, got ${capacity}` })
+      )
+    }
+    return Effect.succeed(internal.make(capacity))
+  })
+
+/**
+ * A memory store as the `CacheStore.Store` service (for `Cache.layer`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options?: Options): Layer.Layer<Store, InvalidCacheOptions> => Layer.effect(Store, make(options))
