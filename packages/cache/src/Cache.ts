@@ -1,0 +1,263 @@
+/**
+ * The cache an application uses: a store behind a circuit breaker that sheds reads while the
+ * circuit is open and keeps repairing the cache with writes, and `getOrLoad`, which loads a miss
+ * once per key and writes it back as a repair.
+ *
+ * @since 0.1.0
+ */
+import { CircuitBreaker } from "@circuitry/breaker"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { CacheStore, WriteOptions } from "./CacheStore.js"
+import { InvalidCacheOptions, Store } from "./CacheStore.js"
+import * as guardInternal from "./internal/guard.js"
+import * as loader from "./internal/loader.js"
+import * as LayeredStore from "./LayeredStore.js"
+import * as MemoryStore from "./MemoryStore.js"
+
+/**
+ * The cache service: a store that never fails (a guarded store, or a layered store over one).
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class Cache extends Context.Tag("@circuitry/cache/Cache")<Cache, CacheStore<never>>() {}
+
+/**
+ * The breaker of the cache built by `layer`: subscribe to its `changes` for the alerts (a
+ * transition is announced once; `Closed` only after the circuit was not closed).
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class CacheBreaker extends Context.Tag("@circuitry/cache/CacheBreaker")<
+  CacheBreaker,
+  CircuitBreaker.CircuitBreaker
+>() {}
+
+/**
+ * A report of store errors, made by `guard` instead of one report per failed operation.
+ *
+ * An episode starts with a store error and ends with the first store operation that succeeds
+ * while the circuit is Closed. In an episode, the first error of each kind (the operation and the
+ * error's tag, e.g. `"get: CacheError"`) is reported at once as `First`; later ones of that kind
+ * are counted, and reported as one `Suppressed` (with the first error's cause) when the episode
+ * ends. Shed operations are not errors and are not reported: the breaker's transitions are the
+ * alerts.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ErrorReport = guardInternal.ErrorReport
+
+/**
+ * Constructors and matchers for `ErrorReport`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ErrorReport = guardInternal.ErrorReport
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface GuardOptions {
+  /**
+   * Receives the error reports. Default: `logReport` (a warning per report). Failures and defects
+   * of the hook are ignored; keep it quick, it runs in the operation that failed.
+   */
+  readonly onError?: ((report: ErrorReport) => Effect.Effect<void>) | undefined
+}
+
+/**
+ * The default error hook: logs each report as a warning.
+ *
+ * @since 0.1.0
+ * @category error reports
+ */
+export const logReport: (report: ErrorReport) => Effect.Effect<void> = guardInternal.logReport
+
+/**
+ * Puts a store behind a breaker. The result never fails: a shed or failing operation returns its
+ * fallback (`get` → `Option.none()`, `set`/`touch`/`delete`/`ping` → `false`, `keys` → `[]`,
+ * `size` → `0`).
+ *
+ * - Reads (`get`, `getEntry`, `keys`, `size`, `ping`) go through the breaker and are shed while
+ *   it is open.
+ * - Writes (`set`, `touch`, `delete`) are repair traffic (`CircuitBreaker.repairing`): while the
+ *   circuit is open they still reach the store, unrecorded, once per open episode until one
+ *   fails; while it is not open they count like any call, so failing writes can open it. An
+ *   invalidation (`delete`) is a write: it reaches the store during an outage, so a stale value
+ *   does not outlive it.
+ * - The value read back after a write is the value written: the guard adds no state of its own.
+ * - Interruption is not an error: it interrupts the caller as usual.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { CircuitBreaker, Policy } from "@circuitry/breaker"
+ * import { Cache, MemoryStore } from "@circuitry/cache"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const breaker = yield* CircuitBreaker.make({ name: "cache", policy: Policy.consecutiveFailures(3) })
+ *   const cache = Cache.guard(yield* MemoryStore.make(), breaker)
+ *   yield* cache.set("k", "v", { ttl: "1 minute" })
+ *   return yield* cache.get("k")
+ * }).pipe(Effect.scoped)
+ * ```
+ */
+export const guard: <E>(
+  store: CacheStore<E>,
+  breaker: CircuitBreaker.CircuitBreaker,
+  options?: GuardOptions
+) => CacheStore<never> = guardInternal.guard
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface LoadOptions {
+  /**
+   * How many different keys `getOrLoad` loads from the source of truth at once, across every
+   * caller of this cache. Callers over the cap wait their turn (an interrupted waiter leaves the
+   * others unharmed). Default unbounded. This is what keeps an open cache breaker from turning
+   * into a stampede on the database.
+   */
+  readonly maxConcurrentLoads?: number | undefined
+}
+
+const validateLoads = (options: LoadOptions | undefined): InvalidCacheOptions | undefined => {
+  const max = options?.maxConcurrentLoads
+  if (max === undefined || (typeof max === "number" && Number.isInteger(max) && max >= 1)) return undefined
+  return new InvalidCacheOptions({ message: `maxConcurrentLoads must be a whole number >= 1, got ${max}` })
+}
+
+/**
+ * Makes a value for the `Cache` service out of a store that never fails (usually a guarded one),
+ * with its own `getOrLoad` state: the loads in flight and the `maxConcurrentLoads` cap, shared by
+ * every caller of the returned cache. (A `Cache` service not made here gets its own state the
+ * first time `getOrLoad` meets it, without a cap.)
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  store: CacheStore<never>,
+  options?: LoadOptions
+): Effect.Effect<CacheStore<never>, InvalidCacheOptions> =>
+  Effect.suspend(() => {
+    const invalid = validateLoads(options)
+    if (invalid !== undefined) return Effect.fail(invalid)
+    // A new value, so that the state belongs to this cache and not to the store it wraps.
+    const cache: CacheStore<never> = {
+      get: (key) => store.get(key),
+      set: (key, value, options) => store.set(key, value, options),
+      touch: (key, options) => store.touch(key, options),
+      delete: (key) => store.delete(key),
+      keys: (prefix) => store.keys(prefix),
+      get size() {
+        return store.size
+      },
+      get ping() {
+        return store.ping
+      },
+      ...(store.getEntry !== undefined ? { getEntry: store.getEntry } : {})
+    }
+    loader.register(cache, options?.maxConcurrentLoads)
+    return Effect.succeed(cache)
+  })
+
+/**
+ * A hit returns the cached value; a miss (or a read shed by an open circuit) runs `load` once per
+ * key however many fibers ask at once, returns its value (or its failure) to all of them, and
+ * writes it back through the `Cache` service as repair traffic, so the cache warms up even while
+ * its circuit is open. `maxConcurrentLoads` (see `make` and `layer`) caps how many keys load at
+ * once. If the fiber running a key's load is interrupted, another fiber waiting on that key takes
+ * over the load.
+ *
+ * @since 0.1.0
+ * @category combinators
+ * @example
+ * ```ts
+ * import { Cache, MemoryStore } from "@circuitry/cache"
+ * import { Effect, Layer } from "effect"
+ *
+ * const loadUser = (id: string) => Effect.succeed(JSON.stringify({ id, name: "Ada" }))
+ *
+ * const user = (id: string) => Cache.getOrLoad(`user:${id}`, loadUser(id), { ttl: "5 minutes" })
+ *
+ * const CacheLive = Cache.layer({ maxConcurrentLoads: 16 }).pipe(Layer.provide(MemoryStore.layer()))
+ * const main = user("1").pipe(Effect.provide(CacheLive))
+ * ```
+ */
+export const getOrLoad: <E, R>(
+  key: string,
+  load: Effect.Effect<string, E, R>,
+  options?: WriteOptions
+) => Effect.Effect<string, E, R | Cache> = loader.makeGetOrLoad(Cache)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface LayerOptions extends GuardOptions, LoadOptions {
+  /** The cache's breaker. Default name `"cache"`; other defaults are the breaker's. */
+  readonly breaker?: CircuitBreaker.Options | undefined
+  /**
+   * When given, a `MemoryStore` with these options is put in front of the guarded store (a
+   * `LayeredStore`: L1 memory over a guarded L2).
+   */
+  readonly l1?: MemoryStore.Options | undefined
+  /** How the L2 writes of the layered store run (only with `l1`). Default `"await"`. */
+  readonly l2Writes?: "await" | "background" | undefined
+}
+
+/**
+ * The `Cache` (and its `CacheBreaker`) built from the `CacheStore.Store` in the context: the store
+ * is guarded by a new breaker, optionally put behind a memory L1, and given the load cap.
+ *
+ * @since 0.1.0
+ * @category layers
+ * @example
+ * ```ts
+ * import { Policy } from "@circuitry/breaker"
+ * import { Cache, MemoryStore } from "@circuitry/cache"
+ * import { Layer } from "effect"
+ *
+ * // In production the store layer is a shared one (Redis); a memory store stands in for it here.
+ * const CacheLive = Cache.layer({
+ *   breaker: { name: "redis-cache", policy: Policy.consecutiveFailures(3), openFor: "10 seconds" },
+ *   l1: { capacity: 10_000 },
+ *   l2Writes: "background",
+ *   maxConcurrentLoads: 32
+ * }).pipe(Layer.provide(MemoryStore.layer()))
+ * ```
+ */
+export const layer = (
+  options?: LayerOptions
+): Layer.Layer<Cache | CacheBreaker, CircuitBreaker.InvalidBreakerOptions | InvalidCacheOptions, Store> =>
+  Layer.scopedContext(
+    Effect.gen(function* () {
+      const invalid = validateLoads(options)
+      if (invalid !== undefined) return yield* invalid
+      const l2Writes = options?.l2Writes
+      if (l2Writes !== undefined && l2Writes !== "await" && l2Writes !== "background") {
+        return yield* new InvalidCacheOptions({
+          message: `l2Writes must be "await" or "background", got ${JSON.stringify(l2Writes)}`
+        })
+      }
+      const store = yield* Store
+      const breaker = yield* CircuitBreaker.make({ ...options?.breaker, name: options?.breaker?.name ?? "cache" })
+      const guarded = guard(store, breaker, { onError: options?.onError })
+      const served =
+        options?.l1 === undefined
+          ? guarded
+          : yield* LayeredStore.make(yield* MemoryStore.make(options.l1), guarded, { l2Writes })
+      const cache = yield* make(served, options)
+      return Context.make(Cache, cache).pipe(Context.add(CacheBreaker, breaker))
+    })
+  )

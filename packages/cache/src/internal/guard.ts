@@ -1,0 +1,168 @@
+import { CircuitBreaker } from "@circuitry/breaker"
+import * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { CacheStore } from "../CacheStore.js"
+
+/** @internal */
+export type ErrorReport = Data.TaggedEnum<{
+  First: {
+    readonly breaker: string
+    readonly kind: string
+    readonly operation: string
+    readonly cause: Cause.Cause<unknown>
+  }
+  Suppressed: {
+    readonly breaker: string
+    readonly kind: string
+    readonly operation: string
+    readonly cause: Cause.Cause<unknown>
+    readonly count: number
+  }
+}>
+
+/** @internal */
+export const ErrorReport = Data.taggedEnum<ErrorReport>()
+
+/** @internal */
+export interface GuardOptions {
+  readonly onError?: ((report: ErrorReport) => Effect.Effect<void>) | undefined
+}
+
+/** @internal */
+export const logReport = (report: ErrorReport): Effect.Effect<void> =>
+  report._tag === "First"
+    ? Effect.logWarning(
+        `cache "${report.breaker}": ${report.kind} (repeats are counted, not logged, until the cache is healthy again)`,
+        report.cause
+      )
+    : Effect.logWarning(
+        `cache "${report.breaker}": ${report.count} more ${report.kind} while the cache was unhealthy`,
+        report.cause
+      )
+
+/** The kind of a failure: the operation and the error's tag (or "defect"). */
+const kindOf = (operation: string, cause: Cause.Cause<unknown>): string => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isNone(failure)) return `${operation}: defect`
+  const error = failure.value
+  const tag =
+    typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string"
+      ? error._tag
+      : error instanceof Error
+        ? error.name
+        : typeof error
+  return `${operation}: ${tag}`
+}
+
+const isShed = (cause: Cause.Cause<unknown>): boolean => {
+  const failure = Cause.failureOption(cause)
+  return Option.isSome(failure) && failure.value instanceof CircuitBreaker.BreakerOpenError
+}
+
+interface Seen {
+  readonly operation: string
+  readonly cause: Cause.Cause<unknown>
+  count: number
+}
+
+/**
+ * Reports store errors without a flood. An episode starts with a store error and ends with the
+ * first store operation that succeeds while the circuit is Closed. In an episode, the first error
+ * of each kind is reported at once; later ones are counted and reported as one `Suppressed`
+ * report when the episode ends.
+ */
+class Reporter {
+  episode: Map<string, Seen> | undefined = undefined
+
+  constructor(
+    readonly breaker: CircuitBreaker.CircuitBreaker,
+    readonly hook: (report: ErrorReport) => Effect.Effect<void>
+  ) {}
+
+  private emit(report: ErrorReport): Effect.Effect<void> {
+    // A hook that fails or dies must not turn a fallback into a failure.
+    return Effect.catchAllCause(
+      Effect.suspend(() => this.hook(report)),
+      () => Effect.void
+    )
+  }
+
+  failed(operation: string, cause: Cause.Cause<unknown>): Effect.Effect<void> {
+    const kind = kindOf(operation, cause)
+    const episode = (this.episode ??= new Map())
+    const seen = episode.get(kind)
+    if (seen !== undefined) {
+      seen.count++
+      return Effect.void
+    }
+    episode.set(kind, { operation, cause, count: 0 })
+    return this.emit(ErrorReport.First({ breaker: this.breaker.name, kind, operation, cause }))
+  }
+
+  readonly succeeded: Effect.Effect<void> = Effect.flatMap(
+    Effect.suspend(() => this.breaker.state),
+    (state) => {
+      const episode = this.episode
+      if (state._tag !== "Closed" || episode === undefined) return Effect.void
+      this.episode = undefined
+      const reports: Array<Effect.Effect<void>> = []
+      for (const [kind, seen] of episode) {
+        if (seen.count > 0) {
+          reports.push(
+            this.emit(
+              ErrorReport.Suppressed({
+                breaker: this.breaker.name,
+                kind,
+                operation: seen.operation,
+                cause: seen.cause,
+                count: seen.count
+              })
+            )
+          )
+        }
+      }
+      return Effect.all(reports, { discard: true })
+    }
+  )
+}
+
+/** @internal */
+export const guard = <E>(
+  store: CacheStore<E>,
+  breaker: CircuitBreaker.CircuitBreaker,
+  options?: GuardOptions
+): CacheStore<never> => {
+  const reporter = new Reporter(breaker, options?.onError ?? logReport)
+
+  const through = <A>(effect: Effect.Effect<A, unknown>, operation: string, fallback: A) =>
+    Effect.matchCauseEffect(effect, {
+      onSuccess: (a) => (reporter.episode === undefined ? Effect.succeed(a) : Effect.as(reporter.succeeded, a)),
+      onFailure: (cause) => {
+        if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+        if (isShed(cause)) return Effect.succeed(fallback)
+        return Effect.as(reporter.failed(operation, cause), fallback)
+      }
+    }) as Effect.Effect<A>
+
+  const run = <A>(operation: string, effect: Effect.Effect<A, E>, fallback: A): Effect.Effect<A> =>
+    through(breaker.execute(effect), operation, fallback)
+
+  // Writes are repair traffic: while the circuit is open they still reach the store, once per
+  // episode until one fails. The mark covers the admission and the store call, not the error hook.
+  const write = (operation: string, effect: Effect.Effect<boolean, E>): Effect.Effect<boolean> =>
+    through(CircuitBreaker.repairing(breaker.execute(effect)), operation, false)
+
+  const getEntry = store.getEntry
+  return {
+    get: (key) => run("get", store.get(key), Option.none()),
+    set: (key, value, options) => write("set", store.set(key, value, options)),
+    touch: (key, options) => write("touch", store.touch(key, options)),
+    delete: (key) => write("delete", store.delete(key)),
+    keys: (prefix) => run("keys", store.keys(prefix), []),
+    size: run("size", store.size, 0),
+    ping: run("ping", store.ping, false),
+    ...(getEntry !== undefined ? { getEntry: (key: string) => run("get", getEntry(key), Option.none()) } : {})
+  }
+}

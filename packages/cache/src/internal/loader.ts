@@ -1,0 +1,102 @@
+import { CircuitBreaker } from "@circuitry/breaker"
+import * as Cause from "effect/Cause"
+import type * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import * as Option from "effect/Option"
+import type { CacheStore, WriteOptions } from "../CacheStore.js"
+
+/**
+ * What a key's load ended with, handed to every fiber that asked: `None` when the fiber that ran
+ * the load was interrupted before it had a value (the others then try again).
+ */
+type Flight = Deferred.Deferred<Option.Option<Exit.Exit<string, unknown>>>
+
+/** @internal */
+export interface Loader {
+  readonly flights: Map<string, Flight>
+  /** Caps how many different keys load at once; unbounded when absent. */
+  readonly permits: Effect.Semaphore | undefined
+}
+
+/** One loader per cache service value: single flight and the load cap are shared by its callers. */
+const loaders = new WeakMap<object, Loader>()
+
+/** @internal */
+export const register = (cache: CacheStore<never>, maxConcurrentLoads: number | undefined): void => {
+  loaders.set(cache, {
+    flights: new Map(),
+    permits: maxConcurrentLoads === undefined ? undefined : Effect.unsafeMakeSemaphore(maxConcurrentLoads)
+  })
+}
+
+const loaderOf = (cache: CacheStore<never>): Loader => {
+  let loader = loaders.get(cache)
+  if (loader === undefined) {
+    loader = { flights: new Map(), permits: undefined }
+    loaders.set(cache, loader)
+  }
+  return loader
+}
+
+/** @internal */
+export const makeGetOrLoad =
+  <I>(tag: Context.Tag<I, CacheStore<never>>) =>
+  <E, R>(key: string, load: Effect.Effect<string, E, R>, options?: WriteOptions): Effect.Effect<string, E, R | I> =>
+    Effect.flatMap(tag, (cache) => lookup(cache, loaderOf(cache), key, load, options))
+
+const lookup = <E, R>(
+  cache: CacheStore<never>,
+  loader: Loader,
+  key: string,
+  load: Effect.Effect<string, E, R>,
+  options: WriteOptions | undefined
+): Effect.Effect<string, E, R> =>
+  Effect.flatMap(cache.get(key), (hit) =>
+    Option.isSome(hit) ? Effect.succeed(hit.value) : joinOrLead(cache, loader, key, load, options)
+  )
+
+/**
+ * Joins the key's load in flight, or runs it on behalf of every fiber that asks meanwhile. The
+ * check and the registration happen in one uninterruptible step, so there is one load per key.
+ * The value goes to every fiber at once; the write-back follows, and only then is the flight
+ * removed, so a fiber that misses the cache while the write is on its way joins this load
+ * instead of starting another.
+ */
+const joinOrLead = <E, R>(
+  cache: CacheStore<never>,
+  loader: Loader,
+  key: string,
+  load: Effect.Effect<string, E, R>,
+  options: WriteOptions | undefined
+): Effect.Effect<string, E, R> =>
+  Effect.uninterruptibleMask((restore) => {
+    const current = loader.flights.get(key)
+    if (current !== undefined) {
+      return restore(
+        Effect.flatMap(Deferred.await(current), (result) =>
+          Option.isSome(result)
+            ? (result.value as Exit.Exit<string, E>)
+            : // The fiber that was loading was interrupted: start over (one of us will load).
+              lookup(cache, loader, key, load, options)
+        )
+      )
+    }
+    const flight: Flight = Deferred.unsafeMake(FiberId.none)
+    loader.flights.set(key, flight)
+    const land = Effect.sync(() => {
+      if (loader.flights.get(key) === flight) loader.flights.delete(key)
+    })
+    const limited = loader.permits === undefined ? load : loader.permits.withPermits(1)(load)
+    return Effect.flatMap(Effect.exit(restore(limited)), (exit) => {
+      if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) {
+        return land.pipe(Effect.zipRight(Deferred.succeed(flight, Option.none())), Effect.zipRight(exit))
+      }
+      const told = Deferred.succeed(flight, Option.some(exit))
+      if (Exit.isFailure(exit)) return land.pipe(Effect.zipRight(told), Effect.zipRight(exit))
+      const writeBack = CircuitBreaker.repairing(cache.set(key, exit.value, options))
+      return told.pipe(Effect.zipRight(Effect.exit(restore(writeBack))), Effect.zipRight(land), Effect.as(exit.value))
+    })
+  })
