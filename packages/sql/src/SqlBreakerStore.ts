@@ -1,0 +1,262 @@
+/**
+ * Durable breaker state on `@effect/sql`: the verdict of every named circuit kept in one table, so
+ * that every worker and every restart sees the same verdict. SQLite (a file: the embedded default
+ * for one machine) and PostgreSQL (for a fleet) share one schema, created by a migration.
+ *
+ * Breakers never wait on the database on their success path: they load the stored verdict when
+ * made, report in the background, and learn verdicts made elsewhere from a background poll.
+ *
+ * @since 0.1.0
+ */
+import { BreakerStore } from "@circuitry/breaker"
+import type * as PgClient from "@effect/sql-pg/PgClient"
+import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import * as errors from "./internal/errors.js"
+import * as Schema from "./internal/schema.js"
+import * as internal from "./internal/store.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /**
+   * The table of circuits, optionally schema-qualified (`"ops.breakers"`). Default
+   * `"circuitry_breakers"`. Beside it live `<table>_probes` (half-open probe leases) and
+   * `<table>_migrations` (this package's migrations, apart from the application's own).
+   */
+  readonly table?: string | undefined
+  /** How often verdicts made elsewhere are read, in the background. Default 250 milliseconds. */
+  readonly pollInterval?: Duration.DurationInput | undefined
+  /** Create or upgrade the tables when the store is made. Default `true`. */
+  readonly migrate?: boolean | undefined
+}
+
+/**
+ * Options that break a rule; `message` names the option and the rule.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const InvalidStoreOptions: typeof errors.InvalidStoreOptions = errors.InvalidStoreOptions
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type InvalidStoreOptions = errors.InvalidStoreOptions
+
+/**
+ * What the SQL store offers beside `BreakerStore`.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class SqlBreakerStore extends Context.Tag("@circuitry/sql/SqlBreakerStore")<
+  SqlBreakerStore,
+  {
+    /** The table of circuits. */
+    readonly table: string
+    /** Reads every connected circuit now and tells its breakers of verdicts that changed. */
+    readonly poll: Effect.Effect<void, BreakerStore.BreakerStoreError>
+    /**
+     * Problems met in the background: rows that are not ours (each is treated as Closed) and the
+     * database becoming unreachable. Each is also logged, once per occurrence.
+     */
+    readonly problems: Stream.Stream<BreakerStore.BreakerStoreError>
+    /** The same problems as a queue, subscribed when this effect returns. */
+    readonly subscribeProblems: Effect.Effect<Queue.Dequeue<BreakerStore.BreakerStoreError>, never, Scope.Scope>
+  }
+>() {}
+
+/**
+ * Makes the store on the `SqlClient` in the context, running its migration first (unless
+ * `migrate: false`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  options?: Options
+): Effect.Effect<
+  readonly [BreakerStore.BreakerStore["Type"], SqlBreakerStore["Type"]],
+  InvalidStoreOptions | BreakerStore.BreakerStoreError,
+  SqlClient.SqlClient | Scope.Scope
+> => internal.make(options)
+
+/**
+ * The store as a layer on the `SqlClient` in its context: provides `BreakerStore.BreakerStore`
+ * (which `CircuitBreaker.make` picks up) and `SqlBreakerStore`.
+ *
+ * @since 0.1.0
+ * @category layers
+ * @example
+ * ```ts
+ * import { CircuitBreaker, Policy } from "@circuitry/breaker"
+ * import { SqlBreakerStore } from "@circuitry/sql"
+ * import { SqliteClient } from "@effect/sql-sqlite-node"
+ * import { Effect, Layer } from "effect"
+ *
+ * const StoreLive = SqlBreakerStore.layer({ table: "breakers" }).pipe(
+ *   Layer.provide(SqliteClient.layer({ filename: "breakers.db" }))
+ * )
+ *
+ * const program = Effect.gen(function* () {
+ *   const breaker = yield* CircuitBreaker.make({ name: "payments", policy: Policy.consecutiveFailures(3) })
+ *   return yield* Effect.succeed("charged").pipe(CircuitBreaker.withBreaker(breaker))
+ * }).pipe(Effect.scoped, Effect.provide(StoreLive))
+ * ```
+ */
+export const layer = (
+  options?: Options
+): Layer.Layer<
+  BreakerStore.BreakerStore | SqlBreakerStore,
+  InvalidStoreOptions | BreakerStore.BreakerStoreError,
+  SqlClient.SqlClient
+> =>
+  Layer.scopedContext(
+    Effect.map(internal.make(options), ([store, sql]) =>
+      Context.make(BreakerStore.BreakerStore, store).pipe(Context.add(SqlBreakerStore, sql))
+    )
+  )
+
+/**
+ * Creates or upgrades the breaker tables, for applications that run their migrations apart
+ * (with `migrate: false` on the store). Idempotent.
+ *
+ * @since 0.1.0
+ * @category migrations
+ */
+export const migrate = (options?: {
+  readonly table?: string | undefined
+}): Effect.Effect<void, InvalidStoreOptions | BreakerStore.BreakerStoreError, SqlClient.SqlClient> =>
+  Effect.flatMap(internal.resolve(options), ({ table }) =>
+    Schema.migrate(table).pipe(
+      Effect.asVoid,
+      Effect.mapError(
+        (cause) =>
+          new BreakerStore.BreakerStoreError({
+            store: "sql",
+            operation: "migrate",
+            message: `could not create the breaker tables: ${cause.message}`,
+            cause
+          })
+      )
+    )
+  )
+
+/**
+ * The SQLite client of `layerSqlite`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SqliteOptions extends Omit<SqliteClient.SqliteClientConfig, "filename"> {
+  /** The database file (created when missing). */
+  readonly filename: string
+  /**
+   * How long a statement waits for another process's write lock before it fails (the store then
+   * retries in the background). SQLite calls block the thread, so keep it short. Default 250 ms.
+   */
+  readonly busyTimeout?: Duration.DurationInput | undefined
+}
+
+const driverError = (driver: string, cause: unknown) =>
+  new BreakerStore.BreakerStoreError({
+    store: "sql",
+    operation: "connect",
+    message: `could not open ${driver}: ${cause instanceof Error ? cause.message : String(cause)}`,
+    cause
+  })
+
+/**
+ * The embedded default for one machine: a SQLite file, its migration and the store, in one layer.
+ * Every process that opens the same file shares the verdicts.
+ *
+ * @since 0.1.0
+ * @category layers
+ * @example
+ * ```ts
+ * import { CircuitBreaker } from "@circuitry/breaker"
+ * import { SqlBreakerStore } from "@circuitry/sql"
+ * import { Effect } from "effect"
+ *
+ * const program = CircuitBreaker.make({ name: "email" }).pipe(
+ *   Effect.scoped,
+ *   Effect.provide(SqlBreakerStore.layerSqlite({ filename: "/var/lib/app/breakers.db" }))
+ * )
+ * ```
+ */
+export const layerSqlite = (
+  config: SqliteOptions,
+  options?: Options
+): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, InvalidStoreOptions | BreakerStore.BreakerStoreError> => {
+  const busy = Duration.decodeUnknown(config.busyTimeout ?? "250 millis")
+  const busyMillis = busy._tag === "Some" && Duration.isFinite(busy.value) ? Duration.toMillis(busy.value) : -1
+  if (typeof config?.filename !== "string" || config.filename.length === 0 || busyMillis < 0) {
+    return Layer.fail(
+      new InvalidStoreOptions({
+        message:
+          typeof config?.filename !== "string" || config.filename.length === 0
+            ? `filename must be a non-empty path, got ${JSON.stringify(config?.filename)}`
+            : `busyTimeout must be a finite duration >= 0, got ${JSON.stringify(String(config.busyTimeout))}`
+      })
+    )
+  }
+  const { busyTimeout: _, ...clientConfig } = config
+  // The driver is loaded when the layer is built, so that PostgreSQL users never load SQLite's.
+  const client = Layer.unwrapEffect(
+    Effect.tryPromise({
+      try: () => import("@effect/sql-sqlite-node/SqliteClient"),
+      catch: (cause) => driverError("SQLite (better-sqlite3)", cause)
+    }).pipe(
+      Effect.map((Sqlite) =>
+        Layer.mapError(Sqlite.layer(clientConfig), (cause) => driverError(`SQLite file ${config.filename}`, cause))
+      )
+    )
+  )
+  const pragma = Layer.effectDiscard(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`PRAGMA busy_timeout = ${Math.floor(busyMillis)}`)).pipe(
+      Effect.mapError((cause) => driverError(`SQLite file ${config.filename}`, cause))
+    )
+  )
+  return layer(options).pipe(Layer.provide(Layer.provideMerge(pragma, client)))
+}
+
+/**
+ * For a fleet: a PostgreSQL client (a `PgClient` config), the migration and the store, in one
+ * layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ * @example
+ * ```ts
+ * import { SqlBreakerStore } from "@circuitry/sql"
+ * import { Redacted } from "effect"
+ *
+ * const StoreLive = SqlBreakerStore.layerPg(
+ *   { url: Redacted.make("postgres://app@db.internal:5432/app") },
+ *   { table: "ops.breakers" }
+ * )
+ * ```
+ */
+export const layerPg = (
+  config: PgClient.PgClientConfig,
+  options?: Options
+): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, InvalidStoreOptions | BreakerStore.BreakerStoreError> => {
+  const client = Layer.unwrapEffect(
+    Effect.tryPromise({
+      try: () => import("@effect/sql-pg/PgClient"),
+      catch: (cause) => driverError("PostgreSQL (pg)", cause)
+    }).pipe(Effect.map((Pg) => Layer.mapError(Pg.layer(config), (cause) => driverError("PostgreSQL", cause))))
+  )
+  return layer(options).pipe(Layer.provide(client))
+}

@@ -1,0 +1,80 @@
+/**
+ * The schema of the breaker tables and the migration that creates them. Written once for both
+ * dialects: only types and statements that SQLite and PostgreSQL read the same way.
+ */
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Effect from "effect/Effect"
+
+/** @internal */
+export interface Tables {
+  /** One row per circuit name. */
+  readonly circuits: string
+  /** One row per (circuit, half-open probe slot): the fleet-wide probe leases. */
+  readonly probes: string
+  /** The migrations already run on these tables (kept apart from the application's own). */
+  readonly migrations: string
+}
+
+/** @internal */
+export const tables = (table: string): Tables => ({
+  circuits: table,
+  probes: `${table}_probes`,
+  migrations: `${table}_migrations`
+})
+
+/**
+ * `state` is the stored verdict ("Closed", "Open" or "Isolated"), NULL until one is saved: a row
+ * can be created by failure counts alone. Every time is BIGINT epoch milliseconds from the
+ * Effect Clock of the writer, never the database's clock.
+ */
+const createCircuits = (sql: SqlClient.SqlClient, t: Tables) =>
+  sql`CREATE TABLE IF NOT EXISTS ${sql(t.circuits)} (
+  name TEXT NOT NULL PRIMARY KEY,
+  state TEXT,
+  open_until BIGINT NOT NULL DEFAULT 0,
+  verdict_at BIGINT NOT NULL DEFAULT 0,
+  origin TEXT NOT NULL DEFAULT '',
+  consecutive_failures BIGINT NOT NULL DEFAULT 0,
+  last_failure_at BIGINT,
+  updated_at BIGINT NOT NULL
+)`
+
+const createProbes = (sql: SqlClient.SqlClient, t: Tables) =>
+  sql`CREATE TABLE IF NOT EXISTS ${sql(t.probes)} (
+  name TEXT NOT NULL,
+  slot INTEGER NOT NULL,
+  token TEXT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  PRIMARY KEY (name, slot)
+)`
+
+/**
+ * Runs the migrations of the breaker tables named `table` (idempotent; safe to run from several
+ * processes at once: a migrator that loses the race to another is retried).
+ *
+ * @internal
+ */
+export const migrate = (
+  table: string
+): Effect.Effect<
+  ReadonlyArray<readonly [id: number, name: string]>,
+  Migrator.MigrationError | SqlError,
+  SqlClient.SqlClient
+> => {
+  const t = tables(table)
+  const loader = Migrator.fromRecord({
+    "1_create_circuits": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      Effect.zipRight(createCircuits(sql, t), createProbes(sql, t))
+    )
+  })
+  return Effect.flatMap(SqlClient.SqlClient, (client) =>
+    Migrator.make({})({ loader, table: t.migrations }).pipe(
+      Effect.provideService(SqlClient.SqlClient, client.withoutTransforms()),
+      // Lost races (two processes creating the bookkeeping table at once) end as soon as the
+      // winner commits, so an immediate retry is enough; no Clock is involved.
+      Effect.retry({ times: 5 })
+    )
+  )
+}

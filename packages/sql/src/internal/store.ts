@@ -1,0 +1,422 @@
+/**
+ * The `BreakerStore` on `@effect/sql`. Every change is one atomic statement (an upsert or a
+ * conditional update), so concurrent writers in any number of processes never lose a failure,
+ * never create two rows for one name and never both take the same probe lease. Verdicts made
+ * elsewhere are learned by polling in the background, never on a call's path.
+ */
+import { BreakerStore } from "@circuitry/breaker"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { randomUUID } from "node:crypto"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import type * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { InvalidStoreOptions } from "./errors.js"
+import * as Schema from "./schema.js"
+
+type Verdict = BreakerStore.Verdict
+type BreakerStoreError = BreakerStore.BreakerStoreError
+
+/** @internal */
+export interface Options {
+  readonly table?: string | undefined
+  readonly pollInterval?: Duration.DurationInput | undefined
+  readonly migrate?: boolean | undefined
+}
+
+/** @internal */
+export interface Resolved {
+  readonly table: string
+  readonly pollInterval: Duration.Duration
+  readonly migrate: boolean
+}
+
+const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,47}$/
+
+/** @internal */
+export const resolve = (options: Options | undefined): Either.Either<Resolved, InvalidStoreOptions> => {
+  const fail = (message: string) => Either.left(new InvalidStoreOptions({ message }))
+  if (options !== undefined && (typeof options !== "object" || options === null)) {
+    return fail(`options must be an object, got ${typeof options}`)
+  }
+  const o = options ?? {}
+  const table = o.table ?? "circuitry_breakers"
+  if (
+    typeof table !== "string" ||
+    !table.split(".").every((part) => identifier.test(part)) ||
+    table.split(".").length > 2
+  ) {
+    return fail(
+      `table must be a SQL identifier (letters, digits, "_", at most 48 characters, optionally "schema.table"), got ${JSON.stringify(table)}`
+    )
+  }
+  const pollInterval = Duration.decodeUnknown(o.pollInterval ?? "250 millis")
+  if (
+    Option.isNone(pollInterval) ||
+    !Duration.isFinite(pollInterval.value) ||
+    Duration.toMillis(pollInterval.value) <= 0
+  ) {
+    return fail(`pollInterval must be a finite duration > 0, got ${JSON.stringify(String(o.pollInterval))}`)
+  }
+  const migrate = o.migrate ?? true
+  if (typeof migrate !== "boolean") return fail(`migrate must be a boolean, got ${typeof migrate}`)
+  return Either.right({ table, pollInterval: pollInterval.value, migrate })
+}
+
+/** @internal */
+export interface Service {
+  readonly table: string
+  readonly poll: Effect.Effect<void, BreakerStoreError>
+  readonly problems: Stream.Stream<BreakerStoreError>
+  readonly subscribeProblems: Effect.Effect<Queue.Dequeue<BreakerStoreError>, never, Scope.Scope>
+}
+
+// ---------------------------------------------------------------------------------------------
+// rows
+// ---------------------------------------------------------------------------------------------
+
+interface Row {
+  readonly name: string
+  readonly state: unknown
+  readonly open_until: unknown
+  readonly verdict_at: unknown
+  readonly origin: unknown
+}
+
+const STATES: ReadonlySet<unknown> = new Set(["Closed", "Open", "Isolated"])
+
+/** A whole number as the drivers give it: a number (SQLite), a string (PostgreSQL BIGINT), a bigint. */
+const integer = (value: unknown): number | undefined => {
+  const n =
+    typeof value === "number"
+      ? value
+      : typeof value === "bigint"
+        ? Number(value)
+        : typeof value === "string" && /^-?\d+$/.test(value)
+          ? Number(value)
+          : NaN
+  return Number.isSafeInteger(n) ? n : undefined
+}
+
+const NONE = "none"
+
+/** What a member was last told, compared as one string: a change of any field is a new verdict. */
+const keyOf = (state: unknown, until: unknown, at: unknown, origin: unknown): string =>
+  state === null || state === undefined ? NONE : JSON.stringify([state, String(until), String(at), origin])
+
+interface Decoded {
+  readonly key: string
+  /** Undefined when the row holds counts but no verdict yet. */
+  readonly verdict: Verdict | undefined
+  /** Set when the row is not one of ours: the verdict is then Closed. */
+  readonly problem: string | undefined
+}
+
+const decode = (row: Row): Decoded => {
+  const key = keyOf(row.state, row.open_until, row.verdict_at, row.origin)
+  if (key === NONE) return { key, verdict: undefined, problem: undefined }
+  const until = integer(row.open_until)
+  const at = integer(row.verdict_at)
+  const origin = row.origin
+  if (STATES.has(row.state) && until !== undefined && at !== undefined && typeof origin === "string") {
+    const state = row.state as Verdict["state"]
+    return { key, verdict: { state, until: state === "Open" ? until : 0, at, origin }, problem: undefined }
+  }
+  const problem = !STATES.has(row.state)
+    ? `state ${JSON.stringify(row.state)} is not one of "Closed", "Open", "Isolated"`
+    : `open_until ${JSON.stringify(String(row.open_until))} or verdict_at ${JSON.stringify(String(row.verdict_at))} is not epoch milliseconds`
+  return { key, verdict: { state: "Closed", until: 0, at: at ?? 0, origin: "" }, problem }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the store
+// ---------------------------------------------------------------------------------------------
+
+interface Member {
+  readonly pubsub: PubSub.PubSub<Verdict>
+  /** The key of the verdict this member last loaded or was told; undefined when not known. */
+  last: string | undefined
+}
+
+/** @internal */
+export const make = (
+  options?: Options
+): Effect.Effect<
+  readonly [BreakerStore.BreakerStore["Type"], Service],
+  InvalidStoreOptions | BreakerStoreError,
+  SqlClient.SqlClient | Scope.Scope
+> =>
+  Effect.gen(function* () {
+    const resolved = yield* resolve(options)
+    // Our statements name their columns exactly: the application's name transforms must not apply.
+    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    if (resolved.migrate) {
+      yield* Schema.migrate(resolved.table).pipe(
+        Effect.provideService(SqlClient.SqlClient, sql),
+        Effect.mapError((cause) =>
+          storeError("migrate", `could not create the breaker tables: ${cause.message}`, cause)
+        )
+      )
+    }
+    const t = Schema.tables(resolved.table)
+    const circuits = sql(t.circuits)
+    const probes = sql(t.probes)
+
+    const members = new Map<string, Set<Member>>()
+    /** Bumped when a save is published locally, so that a poll begun earlier does not undo it. */
+    const epochs = new Map<string, number>()
+    const reported = new Map<string, string>()
+    const problems = yield* PubSub.unbounded<BreakerStoreError>()
+    const pollLock = yield* Effect.makeSemaphore(1)
+    let pollFailing = false
+
+    const run = <A>(operation: string, effect: Effect.Effect<A, SqlError>): Effect.Effect<A, BreakerStoreError> =>
+      Effect.mapError(effect, (cause) => storeError(operation, cause.message, cause))
+
+    /** A malformed row is reported once (log and `problems`) for as long as it stays the same. */
+    const report = (name: string, decoded: Decoded): Effect.Effect<void> => {
+      if (decoded.problem === undefined) {
+        reported.delete(name)
+        return Effect.void
+      }
+      if (reported.get(name) === decoded.key) return Effect.void
+      reported.set(name, decoded.key)
+      const error = storeError("decode", `circuit "${name}" in ${t.circuits}: ${decoded.problem}; treated as Closed`)
+      return Effect.zipRight(Effect.logWarning(error.message), PubSub.publish(problems, error))
+    }
+
+    const select = (names: ReadonlyArray<string>) =>
+      sql<Row>`SELECT name, state, open_until, verdict_at, origin FROM ${circuits} WHERE ${sql.in("name", names)}`
+
+    const publish = (member: Member, decoded: Decoded): Effect.Effect<void> => {
+      if (member.last === decoded.key) return Effect.void
+      member.last = decoded.key
+      return decoded.verdict === undefined ? Effect.void : Effect.asVoid(PubSub.publish(member.pubsub, decoded.verdict))
+    }
+
+    const pollOnce: Effect.Effect<void, BreakerStoreError> = Effect.suspend(() => {
+      const names = [...members.keys()]
+      if (names.length === 0) return Effect.void
+      const before = new Map(names.map((name) => [name, epochs.get(name) ?? 0]))
+      const chunks: Array<ReadonlyArray<string>> = []
+      for (let i = 0; i < names.length; i += 500) chunks.push(names.slice(i, i + 500))
+      return Effect.forEach(chunks, select).pipe(
+        Effect.flatMap((results) => {
+          const rows = new Map<string, Row>()
+          for (const result of results) for (const row of result) rows.set(row.name, row)
+          return Effect.forEach(
+            names,
+            (name) => {
+              const group = members.get(name)
+              if (group === undefined || (epochs.get(name) ?? 0) !== before.get(name)) return Effect.void
+              const row = rows.get(name)
+              const decoded: Decoded =
+                row === undefined ? { key: NONE, verdict: undefined, problem: undefined } : decode(row)
+              return Effect.zipRight(
+                report(name, decoded),
+                Effect.forEach(group, (member) => publish(member, decoded), { discard: true })
+              )
+            },
+            { discard: true }
+          )
+        }),
+        Effect.zipRight(
+          Effect.suspend(() => {
+            if (!pollFailing) return Effect.void
+            pollFailing = false
+            return Effect.logInfo(`breaker store ${t.circuits}: reachable again, verdicts resynchronised`)
+          })
+        ),
+        Effect.catchAll((cause) =>
+          Effect.suspend(() => {
+            // Forget what every member was told: once the store answers again, each is told the
+            // stored verdict afresh.
+            for (const group of members.values()) for (const member of group) member.last = undefined
+            const error = storeError("poll", cause.message, cause)
+            if (pollFailing) return Effect.fail(error)
+            pollFailing = true
+            return Effect.logWarning(
+              `breaker store ${t.circuits}: cannot read verdicts, breakers keep their local state`,
+              cause
+            ).pipe(Effect.zipRight(PubSub.publish(problems, error)), Effect.zipRight(Effect.fail(error)))
+          })
+        )
+      )
+    })
+    const poll = pollLock.withPermits(1)(pollOnce)
+
+    yield* poll.pipe(Effect.ignore, Effect.repeat(Schedule.spaced(resolved.pollInterval)), Effect.forkScoped)
+
+    const connect = (name: string): Effect.Effect<BreakerStore.SharedCircuit, BreakerStoreError, Scope.Scope> =>
+      Effect.gen(function* () {
+        const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<Verdict>(), PubSub.shutdown)
+        const member: Member = { pubsub, last: undefined }
+        yield* Effect.acquireRelease(
+          Effect.sync(() => {
+            let group = members.get(name)
+            if (group === undefined) members.set(name, (group = new Set()))
+            group.add(member)
+          }),
+          () =>
+            Effect.sync(() => {
+              const group = members.get(name)
+              group?.delete(member)
+              if (group?.size === 0) {
+                members.delete(name)
+                epochs.delete(name)
+              }
+            })
+        )
+
+        const load: BreakerStore.SharedCircuit["load"] = run("load", select([name])).pipe(
+          Effect.flatMap((rows) => {
+            if (rows.length === 0) {
+              member.last = NONE
+              return Effect.succeed(Option.none())
+            }
+            const decoded = decode(rows[0]!)
+            member.last = decoded.key
+            return Effect.as(report(name, decoded), Option.fromNullable(decoded.verdict))
+          })
+        )
+
+        const save = (verdict: Verdict): Effect.Effect<void, BreakerStoreError> =>
+          // The latest verdict wins: one made before the stored one (a late retry) is not applied.
+          run(
+            "save",
+            sql<{ name: string }>`INSERT INTO ${circuits} AS c
+  (name, state, open_until, verdict_at, origin, consecutive_failures, updated_at)
+VALUES (${name}, ${verdict.state}, ${verdict.until}, ${verdict.at}, ${verdict.origin}, 0, ${verdict.at})
+ON CONFLICT (name) DO UPDATE SET
+  state = excluded.state,
+  open_until = excluded.open_until,
+  verdict_at = excluded.verdict_at,
+  origin = excluded.origin,
+  consecutive_failures = 0,
+  updated_at = excluded.updated_at
+WHERE c.state IS NULL OR c.state NOT IN ('Closed', 'Open', 'Isolated') OR c.verdict_at <= excluded.verdict_at
+RETURNING name`
+          ).pipe(
+            Effect.flatMap((applied) => {
+              const group = members.get(name)
+              if (group === undefined) return Effect.void
+              if (applied.length === 0) {
+                // A newer verdict is stored: the next poll tells every member here, the saver too.
+                for (const m of group) m.last = undefined
+                return Effect.void
+              }
+              epochs.set(name, (epochs.get(name) ?? 0) + 1)
+              const decoded: Decoded = {
+                key: keyOf(verdict.state, verdict.until, verdict.at, verdict.origin),
+                verdict,
+                problem: undefined
+              }
+              reported.delete(name)
+              return Effect.forEach(group, (m) => publish(m, decoded), { discard: true })
+            })
+          )
+
+        const recordFailures = (count: number, at: number): Effect.Effect<void, BreakerStoreError> =>
+          !Number.isSafeInteger(count) || count <= 0
+            ? Effect.void
+            : run(
+                "recordFailures",
+                sql`INSERT INTO ${circuits} AS c (name, consecutive_failures, last_failure_at, updated_at)
+VALUES (${name}, ${count}, ${at}, ${at})
+ON CONFLICT (name) DO UPDATE SET
+  consecutive_failures = c.consecutive_failures + excluded.consecutive_failures,
+  last_failure_at = CASE
+    WHEN c.last_failure_at IS NULL OR c.last_failure_at < excluded.last_failure_at THEN excluded.last_failure_at
+    ELSE c.last_failure_at
+  END,
+  updated_at = excluded.updated_at`
+              )
+
+        const recordSuccess = (at: number): Effect.Effect<void, BreakerStoreError> =>
+          run(
+            "recordSuccess",
+            sql`UPDATE ${circuits} SET consecutive_failures = 0, updated_at = ${at}
+WHERE name = ${name} AND consecutive_failures <> 0`
+          )
+
+        const counts: BreakerStore.SharedCircuit["counts"] = run(
+          "counts",
+          sql<{
+            consecutive_failures: unknown
+            last_failure_at: unknown
+          }>`SELECT consecutive_failures, last_failure_at FROM ${circuits} WHERE name = ${name}`
+        ).pipe(
+          Effect.map((rows) => {
+            const row = rows[0]
+            return {
+              consecutiveFailures: row === undefined ? 0 : (integer(row.consecutive_failures) ?? 0),
+              lastFailureAt: row === undefined ? undefined : integer(row.last_failure_at)
+            }
+          })
+        )
+
+        /** A slot is free when no lease was ever taken in it or its lease has expired. */
+        const acquireSlot = (slot: number, token: string, leaseMillis: number, now: number) =>
+          sql<{ token: string }>`INSERT INTO ${probes} AS p (name, slot, token, expires_at)
+VALUES (${name}, ${slot}, ${token}, ${now + leaseMillis})
+ON CONFLICT (name, slot) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at
+WHERE p.expires_at <= ${now}
+RETURNING token`
+
+        const acquireProbe: BreakerStore.SharedCircuit["acquireProbe"] = ({ leaseMillis, now, permits }) =>
+          Effect.suspend(() => {
+            const token = randomUUID()
+            const attempt = (slot: number): Effect.Effect<Option.Option<string>, SqlError> =>
+              slot >= permits
+                ? Effect.succeed(Option.none())
+                : Effect.flatMap(acquireSlot(slot, token, Math.max(0, leaseMillis), now), (won) =>
+                    won.length > 0 && won[0]!.token === token
+                      ? Effect.succeed(Option.some(`${slot}:${token}`))
+                      : attempt(slot + 1)
+                  )
+            return run("acquireProbe", attempt(0))
+          })
+
+        const releaseProbe = (lease: string): Effect.Effect<void, BreakerStoreError> => {
+          const colon = lease.indexOf(":")
+          const slot = Number(lease.slice(0, colon))
+          if (colon < 1 || !Number.isSafeInteger(slot)) return Effect.void
+          return run(
+            "releaseProbe",
+            sql`DELETE FROM ${probes} WHERE name = ${name} AND slot = ${slot} AND token = ${lease.slice(colon + 1)}`
+          )
+        }
+
+        return {
+          load,
+          verdicts: Stream.fromPubSub(pubsub),
+          save,
+          recordFailures,
+          recordSuccess,
+          counts,
+          acquireProbe,
+          releaseProbe
+        } satisfies BreakerStore.SharedCircuit
+      })
+
+    return [
+      BreakerStore.BreakerStore.of({ connect }),
+      {
+        table: t.circuits,
+        poll,
+        problems: Stream.fromPubSub(problems),
+        subscribeProblems: PubSub.subscribe(problems)
+      }
+    ] as const
+  })
+
+const storeError = (operation: string, message: string, cause?: unknown): BreakerStoreError =>
+  new BreakerStore.BreakerStoreError(
+    cause === undefined ? { store: "sql", operation, message } : { store: "sql", operation, message, cause }
+  )

@@ -1,0 +1,377 @@
+import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
+import { SqlBreakerStore } from "@circuitry/sql"
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Deferred, Effect, Either, Exit, Fiber, Option, Queue, Scope, TestClock } from "effect"
+import type { Db, StoreContext } from "./backends.js"
+import { backends, countRows, eventually, instance, row, rows } from "./backends.js"
+
+const OPEN_FOR = 10_000
+
+const breakerIn = (ctx: StoreContext, name: string, threshold = 3) =>
+  CircuitBreaker.make({ name, policy: Policy.consecutiveFailures(threshold), openFor: OPEN_FOR }).pipe(
+    Effect.provide(ctx)
+  )
+
+const fail = (breaker: CircuitBreaker.CircuitBreaker) => Effect.either(breaker.execute(Effect.fail("boom" as const)))
+const succeed = (breaker: CircuitBreaker.CircuitBreaker) =>
+  Effect.either(breaker.execute(Effect.succeed("ok" as const)))
+const times = <A, E, R>(n: number, effect: Effect.Effect<A, E, R>) => Effect.repeatN(effect, n - 1)
+
+const stateOf = (db: Db, name: string) =>
+  Effect.map(
+    row(db, name),
+    Option.map((r) => r.state)
+  )
+const waitForState = (db: Db, name: string, state: string) =>
+  eventually(row(db, name), (r) => Option.isSome(r) && r.value.state === state)
+
+/** Waits until the breaker announces a transition to `to` (the breaker learns remote verdicts in the background). */
+const waitForTransition = (changes: Queue.Dequeue<CircuitBreaker.Transition>, to: CircuitBreaker.StateTag) =>
+  Effect.gen(function* () {
+    for (;;) {
+      const t = yield* Queue.take(changes)
+      if (t.to === to) return t
+    }
+  })
+
+for (const [backend, fresh] of backends) {
+  describe(`SqlBreakerStore (${backend})`, () => {
+    it.scoped("a new circuit starts closed and reading it creates no row", () =>
+      Effect.gen(function* () {
+        const db = yield* fresh
+        const ctx = yield* instance(db)
+        const breaker = yield* breakerIn(ctx, "fresh")
+        assert.strictEqual((yield* breaker.state)._tag, "Closed")
+        assert.isTrue(yield* breaker.isCallAllowed)
+        assert.deepStrictEqual(yield* succeed(breaker), Either.right("ok"))
+        assert.strictEqual(yield* countRows(db), 0)
+      })
+    )
+
+    it.scoped("it opens after the threshold, and the row says so", () =>
+      Effect.gen(function* () {
+        const db = yield* fresh
+        const ctx = yield* instance(db)
+        yield* TestClock.adjust(1_000)
+        const breaker = yield* breakerIn(ctx, "payments")
+        yield* times(3, fail(breaker))
+        assert.deepStrictEqual(yield* breaker.state, CircuitBreaker.State.Open({ until: 1_000 + OPEN_FOR }))
+        const stored = yield* waitForState(db, "payments", "Open")
+        assert.strictEqual(Option.getOrThrow(stored).open_until, 1_000 + OPEN_FOR)
+        assert.strictEqual(Option.getOrThrow(stored).verdict_at, 1_000)
+        assert.strictEqual(Option.getOrThrow(stored).updated_at, 1_000)
+        assert.strictEqual((yield* rows(db, "payments")).length, 1)
+      })
+    )
+
+    it.scoped("an open circuit rejects, here and on every other member", () =>
+      Effect.gen(function* () {
+        const db = yield* fresh
+        const a = yield* breakerIn(yield* instance(db), "payments")
+        yield* times(3, fail(a))
+        yield* waitForState(db, "payments", "Open")
+        let runs = 0
+        const call = Effect.sync(() => runs++)
+        const rejected = yield* Effect.either(a.execute(call))
+        assert.isTrue(Either.isLeft(rejected))
+        // A worker started now loads the stored verdict.
+        const b = yield* breakerIn(yield* instance(db), "payments")
+        assert.deepStrictEqual(yield* b.state, CircuitBreaker.State.Open({ until: OPEN_FOR }))
+        const error = yield* Effect.flip(b.execute(call))
+        assert.strictEqual(error._tag, "BreakerOpenError")
+        assert.strictEqual(error.state, "Open")
+        assert.strictEqual(error.retryAfterMillis, OPEN_FOR)
+        assert.strictEqual(runs, 0)
+      })
+    )
+
+    it.scoped("below the threshold it stays closed, and the failures are counted in the row", () =>
+      Effect.gen(function* () {
+        const db = yield* fresh
+        const breaker = yield* breakerIn(yield* instance(db), "email")
+        yield* times(2, fail(breaker))
+        assert.strictEqual((yield* breaker.state)._tag, "Closed")
+        const stored = yield* eventually(
+          row(db, "email"),
+          (r) => Option.isSome(r) && r.value.consecutive_failures === 2
+        )
+        assert.strictEqual(Option.getOrThrow(stored).state, null) // counts, but no verdict yet
+        assert.deepStrictEqual(yield* succeed(breaker), Either.right("ok"))
+      })
+    )
+
+    it.scoped("a success resets the consecutive count", () =>
+      Effect.gen(function* () {
+        const db = yield* fresh
+        const breaker = yield* breakerIn(yield* instance(db), "email")
+        yield* times(2, fail(breaker))
+        yield* eventually(row(db, "email"), (r) => Option.isSome(r) && r.value.consecutive_failures === 2)
+        yield* succeed(breaker)
+        yield* eventually(row(db, "email"), (r) => Option.isSome(r) && r.value.consecutive_failures === 0)
+        yield* times(2, fail(breaker))
+        assert.strictEqual((yield* breaker.state)._tag, "Closed")
+        yield* eventually(row(db, "email"), (r) => Option.isSome(r) && r.value.consecutive_failures === 2)
+        yield* fail(breaker)
+        assert.strictEqual((yield* breaker.state)._tag, "Open")
+      })
+    )
+
+    it.scoped("it turns half-open after the wait and not before, lazily (the row is not touched)", () =>
+      Effect.gen(function* () {
+        const db = yield* fresh
+        const breaker = yield* breakerIn(yield* instance(db), "search")
+        yield* times(3, fail(breaker))
+        const opened = Option.getOrThrow(yield* waitForState(db, "search", "Open"))
+        yield* TestClock.adjust(OPEN_FOR - 1)
+        assert.strictEqual((yield* breaker.state)._tag, "Open")
+        assert.isFalse(yield* breaker.isCallAllowed)
+        yield* TestClock.adjust(1)
+        assert.strictEqual((yield* breaker.state)._tag, "HalfOpen")
+        assert.isTrue(yield* breaker.isCallAllowed)
+        // No timer wrote anything: half-open is derived from open_until and the clock.
+        yield* (yield* SqlBreakerStore.SqlBreakerStore.pipe(Effect.provide(yield* instance(db)))).poll
+        assert.deepStrictEqual(yield* row(db, "search"), Option.some(opened))
+      })
+    )
+
+    it.scoped("a half-open success closes", () =>
+      Effect.gen(function* () {
+        const db = yield* fresh
+        const breaker = yield* breakerIn(yield* instance(db), "search")
+        yield* times(3, fail(breaker))
+        yield* waitForState(db, "search", "Open")
+        yield* TestClock.adjust(OPEN_FOR)
+        assert.deepStrictEqual(yield* succeed(breaker), Either.right("ok"))
+        assert.strictEqual((yield* breaker.state)._tag, "Closed")
+        const closed = Option.getOrThrow(yield* waitForState(db, "search", "Closed"))
+        assert.strictEqual(closed.verdict_at, OPEN_FOR)
+        assert.strictEqual(closed.open_until, 0)
+      })
+    )
+
+    it.scoped("a half-open failure reopens with a new open-until", () =>
+      Effect.gen(function* () {
+        const db = yield* fresh
+        const breaker = yield* breakerIn(yield* instance(db), "search")
+        yield* times(3, fail(breaker))
+        yield* waitForState(db, "search", "Open")
+        yield* TestClock.adjust(OPEN_FOR + 500)
+        yield* fail(breaker)
+        const until = 2 * OPEN_FOR + 500
+        assert.deepStrictEqual(yield* breaker.state, CircuitBreaker.State.Open({ until }))
+        const reopened = yield* eventually(row(db, "search"), (r) => Option.isSome(r) && r.value.open_until === until)
+        assert.strictEqual(Option.getOrThrow(reopened).state, "Open")
+        assert.strictEqual(Option.getOrThrow(reopened).verdict_at, OPEN_FOR + 500)
+      })
+    )
+
+    it.scoped("saving a verdict starts the count again; a late, older verdict does not replace a newer one", () =>
+      Effect.gen(function* () {
+        const db = yield* fresh
+        const store = yield* BreakerStore.BreakerStore.pipe(Effect.provide(yield* instance(db)))
+        const shared = yield* store.connect("orders")
+        yield* shared.recordFailures(2, 10)
+        yield* shared.save({ state: "Open", until: 5_000, at: 20, origin: "w1" })
+        assert.deepStrictEqual(yield* shared.counts, { consecutiveFailures: 0, lastFailureAt: 10 })
+        yield* shared.save({ state: "Closed", until: 0, at: 15, origin: "w2" })
+        assert.deepStrictEqual(
+          yield* shared.load,
+          Option.some({ state: "Open" as const, until: 5_000, at: 20, origin: "w1" })
+        )
+        yield* shared.save({ state: "Isolated", until: 0, at: 30, origin: "w2" })
+        assert.deepStrictEqual(
+          yield* shared.load,
+          Option.some({ state: "Isolated" as const, until: 0, at: 30, origin: "w2" })
+        )
+        assert.strictEqual((yield* rows(db, "orders")).length, 1)
+      })
+    )
+
+    it.scoped("reading an unknown circuit is not an error and creates nothing", () =>
+      Effect.gen(function* () {
+        const db = yield* fresh
+        const store = yield* BreakerStore.BreakerStore.pipe(Effect.provide(yield* instance(db)))
+        const shared = yield* store.connect("nobody")
+        assert.deepStrictEqual(yield* shared.load, Option.none())
+        assert.deepStrictEqual(yield* shared.counts, { consecutiveFailures: 0, lastFailureAt: undefined })
+        yield* shared.recordSuccess(5)
+        assert.strictEqual(yield* countRows(db), 0)
+      })
+    )
+
+    it.scoped("reset closes an open circuit, for every member", () =>
+      Effect.gen(function* () {
+        const db = yield* fresh
+        const a = yield* breakerIn(yield* instance(db), "billing")
+        const otherCtx = yield* instance(db)
+        const b = yield* breakerIn(otherCtx, "billing")
+        const bChanges = yield* b.subscribe
+        yield* times(3, fail(a))
+        yield* waitForState(db, "billing", "Open")
+        const poll = (yield* SqlBreakerStore.SqlBreakerStore.pipe(Effect.provide(otherCtx))).poll
+        yield* poll
+        yield* waitForTransition(bChanges, "Open")
+        assert.strictEqual((yield* b.state)._tag, "Open")
+        yield* TestClock.adjust(1_000)
+        yield* a.reset
+        assert.strictEqual((yield* a.state)._tag, "Closed")
+        const closed = Option.getOrThrow(yield* waitForState(db, "billing", "Closed"))
+        assert.strictEqual(closed.verdict_at, 1_000)
+        yield* poll
+        yield* waitForTransition(bChanges, "Closed")
+        assert.deepStrictEqual(yield* succeed(b), Either.right("ok"))
+      })
+    )
+
+    it.scoped("the last failure time is recorded", () =>
+      Effect.gen(function* () {
+        const db = yield* fresh
+        const ctx = yield* instance(db)
+        const breaker = yield* breakerIn(ctx, "ledger")
+        yield* TestClock.adjust(4_321)
+        yield* fail(breaker)
+        const stored = yield* eventually(row(db, "ledger"), (r) => Option.isSome(r) && r.value.last_failure_at !== null)
+        assert.strictEqual(Option.getOrThrow(stored).last_failure_at, 4_321)
+        assert.strictEqual(Option.getOrThrow(stored).updated_at, 4_321)
+        const shared = yield* (yield* BreakerStore.BreakerStore.pipe(Effect.provide(ctx))).connect("ledger")
+        assert.deepStrictEqual(yield* shared.counts, { consecutiveFailures: 1, lastFailureAt: 4_321 })
+        // An older report (a late retry) never moves it back.
+        yield* shared.recordFailures(1, 1_000)
+        assert.deepStrictEqual(yield* shared.counts, { consecutiveFailures: 2, lastFailureAt: 4_321 })
+      })
+    )
+
+    it.scoped("circuits are isolated by name", () =>
+      Effect.gen(function* () {
+        const db = yield* fresh
+        const ctx = yield* instance(db)
+        const a = yield* breakerIn(ctx, "a")
+        const b = yield* breakerIn(ctx, "b")
+        yield* times(3, fail(a))
+        yield* fail(b)
+        assert.strictEqual((yield* a.state)._tag, "Open")
+        assert.strictEqual((yield* b.state)._tag, "Closed")
+        yield* waitForState(db, "a", "Open")
+        yield* eventually(row(db, "b"), (r) => Option.isSome(r) && r.value.consecutive_failures === 1)
+        assert.deepStrictEqual(yield* stateOf(db, "b"), Option.some(null as string | null))
+        const b2 = yield* breakerIn(yield* instance(db), "b")
+        assert.strictEqual((yield* b2.state)._tag, "Closed")
+      })
+    )
+
+    it.scoped("50 concurrent failures from separate connections are all counted, in one row", () =>
+      Effect.gen(function* () {
+        const db = yield* fresh
+        const members = yield* Effect.forEach([1, 2, 3, 4, 5], () =>
+          Effect.flatMap(instance(db), (ctx) =>
+            Effect.flatMap(Effect.provide(BreakerStore.BreakerStore, ctx), (store) => store.connect("hot"))
+          )
+        )
+        yield* Effect.forEach(
+          Array.from({ length: 50 }, (_, i) => i),
+          (i) => members[i % members.length]!.recordFailures(1, 100 + i),
+          { concurrency: "unbounded", discard: true }
+        )
+        const stored = yield* rows(db, "hot")
+        assert.strictEqual(stored.length, 1)
+        assert.strictEqual(stored[0]!.consecutive_failures, 50)
+        assert.strictEqual(stored[0]!.last_failure_at, 149)
+        assert.deepStrictEqual(yield* members[0]!.counts, { consecutiveFailures: 50, lastFailureAt: 149 })
+      })
+    )
+
+    it.scoped("state survives closing and reopening the store", () =>
+      Effect.gen(function* () {
+        const db = yield* fresh
+        const scope = yield* Scope.make()
+        const first = yield* breakerIn(yield* Scope.extend(instance(db), scope), "durable").pipe(Scope.extend(scope))
+        yield* times(3, fail(first))
+        yield* waitForState(db, "durable", "Open")
+        yield* Scope.close(scope, Exit.void)
+        yield* TestClock.adjust(4_000)
+        const again = yield* breakerIn(yield* instance(db), "durable")
+        assert.deepStrictEqual(yield* again.state, CircuitBreaker.State.Open({ until: OPEN_FOR }))
+        assert.isTrue(Either.isLeft(yield* succeed(again)))
+        yield* TestClock.adjust(OPEN_FOR - 4_000)
+        assert.strictEqual((yield* again.state)._tag, "HalfOpen")
+      })
+    )
+
+    it.scoped("the half-open probe is won by exactly one of several concurrent members", () =>
+      Effect.gen(function* () {
+        const db = yield* fresh
+        const opener = yield* breakerIn(yield* instance(db), "probe")
+        yield* times(3, fail(opener))
+        yield* waitForState(db, "probe", "Open")
+        // Four more members, each on its own connection, all loading the open verdict.
+        const members = yield* Effect.forEach([1, 2, 3, 4], () =>
+          Effect.flatMap(instance(db), (ctx) => breakerIn(ctx, "probe"))
+        )
+        for (const m of members) assert.strictEqual((yield* m.state)._tag, "Open")
+        yield* TestClock.adjust(OPEN_FOR)
+        const gate = yield* Deferred.make<void>()
+        let runs = 0
+        const probe = Effect.zipRight(
+          Effect.sync(() => runs++),
+          Deferred.await(gate)
+        )
+        const fibers = yield* Effect.forEach(members, (m) => Effect.fork(Effect.either(m.execute(probe))))
+        // Every member but the winner is refused at once; the winner waits on the gate.
+        const refused = yield* eventually(
+          Effect.forEach(fibers, (f) => f.poll),
+          (polls) => polls.filter(Option.isSome).length === members.length - 1
+        )
+        assert.strictEqual(runs, 1)
+        for (const p of refused) {
+          if (Option.isNone(p)) continue
+          const result = Exit.getOrElse(p.value, () => Either.right(undefined))
+          assert.isTrue(Either.isLeft(result) && result.left._tag === "BreakerOpenError")
+          if (Either.isLeft(result)) assert.strictEqual(result.left.state, "HalfOpen")
+        }
+        yield* Deferred.succeed(gate, undefined)
+        yield* Effect.forEach(fibers, Fiber.join)
+        assert.strictEqual(runs, 1)
+        yield* waitForState(db, "probe", "Closed")
+      })
+    )
+
+    it.scoped("malformed rows are reported and treated as closed, never a crash", () =>
+      Effect.gen(function* () {
+        const db = yield* fresh
+        const ctx = yield* instance(db)
+        const sqlStore = Context.get(ctx, SqlBreakerStore.SqlBreakerStore)
+        const problems = yield* sqlStore.subscribeProblems
+        yield* db.sql`INSERT INTO ${db.sql(db.table)} (name, state, open_until, verdict_at, origin, updated_at)
+          VALUES ('legacy', 'half_open', 99999999, 5, 'php', 5)`.pipe(Effect.orDie)
+        const breaker = yield* breakerIn(ctx, "legacy")
+        assert.strictEqual((yield* breaker.state)._tag, "Closed")
+        assert.deepStrictEqual(yield* succeed(breaker), Either.right("ok"))
+        const problem = yield* Queue.take(problems)
+        assert.strictEqual(problem._tag, "BreakerStoreError")
+        assert.strictEqual(problem.operation, "decode")
+        assert.include(problem.message, `"legacy"`)
+        assert.include(problem.message, `"half_open"`)
+        const shared = yield* (yield* BreakerStore.BreakerStore.pipe(Effect.provide(ctx))).connect("legacy")
+        assert.deepStrictEqual(
+          yield* shared.load,
+          Option.some({ state: "Closed" as const, until: 0, at: 5, origin: "" })
+        )
+        // Reported once while the row stays the same, however often it is read.
+        yield* sqlStore.poll
+        yield* sqlStore.poll
+        assert.strictEqual(yield* Queue.size(problems), 0)
+        // A row that turns malformed while a breaker follows it closes that breaker.
+        yield* times(3, fail(breaker))
+        yield* waitForState(db, "legacy", "Open")
+        const changes = yield* breaker.subscribe
+        yield* db.sql`UPDATE ${db.sql(db.table)} SET state = 'OPEN!' WHERE name = 'legacy'`.pipe(Effect.orDie)
+        yield* sqlStore.poll
+        yield* waitForTransition(changes, "Closed")
+        assert.include((yield* Queue.take(problems)).message, `"OPEN!"`)
+        // The next verdict saved replaces the bad row.
+        yield* times(3, fail(breaker))
+        yield* waitForState(db, "legacy", "Open")
+      })
+    )
+  })
+}
