@@ -198,34 +198,29 @@ export const make = (
         })
       )
 
-    // After a lost connection, publications were missed: hand every member the stored verdict.
+    // A connection that was not ready may have missed publications (a lost connection, or a
+    // server that came up after this store): on every ready, hand every member the stored verdict.
     const resyncSignal = yield* Queue.sliding<void>(1)
-    let everReady = { client: false, subscriber: false }
-    const onReady = (which: "client" | "subscriber") => () => {
-      if (everReady[which]) resyncSignal.unsafeOffer(undefined)
-      everReady = { ...everReady, [which]: true }
-    }
-    client.on("ready", onReady("client"))
-    subscriber.on("ready", onReady("subscriber"))
-    const resync = Effect.forEach(
-      Array.from(members.keys()),
-      (name) =>
-        load(name).pipe(
-          Effect.tap((verdict) =>
-            Effect.sync(() => {
-              if (Option.isNone(verdict)) return
-              for (const member of members.get(name) ?? []) deliver(member, verdict.value)
-            })
+    const onReady = () => resyncSignal.unsafeOffer(undefined)
+    client.on("ready", onReady)
+    subscriber.on("ready", onReady)
+    const resync = Effect.suspend(() =>
+      Effect.forEach(
+        Array.from(members.keys()),
+        (name) =>
+          load(name).pipe(
+            Effect.tap((verdict) =>
+              Effect.sync(() => {
+                if (Option.isNone(verdict)) return
+                for (const member of members.get(name) ?? []) deliver(member, verdict.value)
+              })
+            ),
+            Effect.ignore
           ),
-          Effect.ignore
-        ),
-      { discard: true }
+        { discard: true }
+      )
     )
-    yield* Queue.take(resyncSignal).pipe(
-      Effect.zipRight(Effect.suspend(() => resync)),
-      Effect.forever,
-      Effect.forkScoped
-    )
+    yield* Queue.take(resyncSignal).pipe(Effect.zipRight(resync), Effect.forever, Effect.forkScoped)
 
     // Startup: wait a little (real time) for the server, then go on with or without it.
     yield* Effect.promise(() =>

@@ -1,0 +1,474 @@
+import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
+import { RedisBreakerStore } from "@circuitry/redis"
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Either, Fiber, Layer, Option, Stream, TestClock } from "effect"
+import { Redis } from "ioredis"
+import { spawn } from "node:child_process"
+import * as path from "node:path"
+import * as readline from "node:readline"
+import { fileURLToPath } from "node:url"
+import { cleanup, eventually, realSleep, startServer, uniquePrefix } from "./utils/server.js"
+
+const URL = "redis://127.0.0.1:6379"
+
+/** A fresh prefix on the shared test Redis, emptied when the test ends. */
+const scratch = Effect.gen(function* () {
+  const prefix = uniquePrefix("breaker")
+  yield* Effect.acquireRelease(
+    Effect.sync(() => new Redis(URL)),
+    (client) => Effect.promise(() => cleanup(client, prefix).finally(() => client.disconnect()))
+  )
+  return prefix
+})
+
+const options = (name: string): CircuitBreaker.Options => ({
+  name,
+  policy: Policy.consecutiveFailures(2),
+  openFor: "10 seconds"
+})
+
+/** An "instance": a breaker with a RedisBreakerStore layer (and so connections) of its own. */
+const instance = (prefix: string, name: string, url = URL) =>
+  Effect.gen(function* () {
+    const store = yield* Layer.build(RedisBreakerStore.layer({ url, prefix }))
+    return yield* CircuitBreaker.make(options(name)).pipe(Effect.provide(store))
+  })
+
+const failing = Effect.fail("boom" as const)
+const tagOf = (breaker: CircuitBreaker.CircuitBreaker) => Effect.map(breaker.state, (s) => s._tag)
+const becomes = (breaker: CircuitBreaker.CircuitBreaker, tag: CircuitBreaker.StateTag, millis = 5_000) =>
+  eventually(
+    Effect.map(tagOf(breaker), (t) => t === tag),
+    millis,
+    2
+  )
+
+const open = (breaker: CircuitBreaker.CircuitBreaker) =>
+  Effect.gen(function* () {
+    yield* Effect.either(CircuitBreaker.withBreaker(failing, breaker))
+    yield* Effect.either(CircuitBreaker.withBreaker(failing, breaker))
+    assert.strictEqual(yield* tagOf(breaker), "Open")
+  })
+
+describe("RedisBreakerStore", () => {
+  describe("shared verdict", () => {
+    it.scoped("two instances see one verdict; opening is seen by the other within 100 ms", () =>
+      Effect.gen(function* () {
+        const prefix = yield* scratch
+        const a = yield* instance(prefix, "payments")
+        const b = yield* instance(prefix, "payments")
+        const other = yield* instance(prefix, "emails") // another name on the same store
+        yield* open(a)
+        const started = performance.now()
+        assert.isTrue(yield* becomes(b, "Open", 1_000))
+        const elapsed = performance.now() - started
+        assert.isTrue(elapsed < 100, `seen after ${elapsed.toFixed(1)} ms`)
+        assert.deepStrictEqual(yield* b.state, yield* a.state)
+        // b rejects without running the effect
+        let runs = 0
+        const result = yield* Effect.either(
+          CircuitBreaker.withBreaker(
+            Effect.sync(() => runs++),
+            b
+          )
+        )
+        assert.isTrue(Either.isLeft(result) && result.left._tag === "BreakerOpenError")
+        assert.strictEqual(runs, 0)
+        assert.strictEqual(yield* tagOf(other), "Closed")
+      })
+    )
+
+    it.scoped("an instance created later adopts the stored verdict at once", () =>
+      Effect.gen(function* () {
+        const prefix = yield* scratch
+        const a = yield* instance(prefix, "payments")
+        yield* open(a)
+        const until = ((yield* a.state) as { until: number }).until
+        // the verdict is saved in the background: wait until it is stored
+        const probe = yield* Layer.build(RedisBreakerStore.layer({ prefix }))
+        const circuit = yield* BreakerStore.BreakerStore.pipe(
+          Effect.flatMap((s) => s.connect("payments")),
+          Effect.provide(probe)
+        )
+        assert.isTrue(yield* eventually(Effect.map(Effect.orDie(circuit.load), Option.isSome)))
+        const c = yield* instance(prefix, "payments")
+        assert.deepStrictEqual(yield* c.state, CircuitBreaker.State.Open({ until }))
+      })
+    )
+
+    it.scoped("a close after a successful probe reaches every member", () =>
+      Effect.gen(function* () {
+        const prefix = yield* scratch
+        const a = yield* instance(prefix, "payments")
+        const b = yield* instance(prefix, "payments")
+        yield* open(a)
+        assert.isTrue(yield* becomes(b, "Open"))
+        yield* TestClock.adjust("10 seconds")
+        assert.strictEqual(yield* tagOf(b), "HalfOpen")
+        assert.strictEqual(yield* CircuitBreaker.withBreaker(Effect.succeed("ok"), a), "ok")
+        assert.strictEqual(yield* tagOf(a), "Closed")
+        assert.isTrue(yield* becomes(b, "Closed"))
+        // and isolation too
+        yield* b.isolate
+        assert.isTrue(yield* becomes(a, "Isolated"))
+        yield* a.reset
+        assert.isTrue(yield* becomes(b, "Closed"))
+      })
+    )
+
+    it.scoped("a burst of probes from three instances reaches the dependency once", () =>
+      Effect.gen(function* () {
+        const prefix = yield* scratch
+        const members = [
+          yield* instance(prefix, "payments"),
+          yield* instance(prefix, "payments"),
+          yield* instance(prefix, "payments")
+        ]
+        yield* open(members[0]!)
+        for (const m of members) assert.isTrue(yield* becomes(m, "Open"))
+        yield* TestClock.adjust("10 seconds")
+        for (const m of members) assert.strictEqual(yield* tagOf(m), "HalfOpen")
+
+        let calls = 0
+        const gate = yield* Deferred.make<void>()
+        const dependency = Effect.suspend(() => {
+          calls++
+          return Deferred.await(gate)
+        })
+        // every instance gets a burst of calls in the same instant
+        const fibers = yield* Effect.forEach(
+          members.flatMap((m) => [m, m, m]),
+          (m) => Effect.fork(Effect.either(CircuitBreaker.withBreaker(dependency, m)))
+        )
+        // all but the one probe are rejected; wait for those, then let the probe succeed
+        assert.isTrue(yield* eventually(Effect.sync(() => fibers.filter((f) => f.unsafePoll() !== null).length === 8)))
+        assert.strictEqual(calls, 1)
+        yield* Deferred.succeed(gate, undefined)
+        const results = yield* Effect.forEach(fibers, Fiber.join)
+        assert.strictEqual(results.filter(Either.isRight).length, 1)
+        for (const r of results.filter(Either.isLeft)) {
+          assert.strictEqual(r.left._tag, "BreakerOpenError")
+          assert.strictEqual((r.left as CircuitBreaker.BreakerOpenError).state, "HalfOpen")
+        }
+        assert.strictEqual(calls, 1)
+        for (const m of members) assert.isTrue(yield* becomes(m, "Closed"))
+      })
+    )
+
+    it.scoped("the probe lease is released when the probe ends, so the next episode can probe", () =>
+      Effect.gen(function* () {
+        const prefix = yield* scratch
+        const a = yield* instance(prefix, "payments")
+        const b = yield* instance(prefix, "payments")
+        yield* open(a)
+        assert.isTrue(yield* becomes(b, "Open"))
+        yield* TestClock.adjust("10 seconds")
+        // a's probe fails: the circuit reopens everywhere
+        yield* Effect.either(CircuitBreaker.withBreaker(failing, a))
+        assert.strictEqual(yield* tagOf(a), "Open")
+        assert.isTrue(
+          yield* eventually(Effect.map(b.state, (s) => s._tag === "Open" && s.until > 10_000)),
+          "b adopts the reopened circuit"
+        )
+        yield* TestClock.adjust("10 seconds")
+        // the lease went back: b may probe now, long before the lease would have expired
+        assert.isTrue(
+          yield* eventually(
+            Effect.map(Effect.either(CircuitBreaker.withBreaker(Effect.succeed("ok"), b)), Either.isRight)
+          )
+        )
+        assert.isTrue(yield* becomes(a, "Closed"))
+      })
+    )
+
+    it.scoped("the closed success path makes no Redis round trip; failures are reported in the background", () =>
+      Effect.gen(function* () {
+        const server = yield* startServer
+        const prefix = uniquePrefix("quiet")
+        const a = yield* instance(prefix, "payments", server.url)
+        const before = yield* server.info("total_commands_processed")
+        for (let i = 0; i < 200; i++) yield* CircuitBreaker.withBreaker(Effect.void, a)
+        yield* realSleep(50)
+        // the only command processed in between is the first INFO itself
+        assert.strictEqual((yield* server.info("total_commands_processed")) - before, 1)
+        // one failure: reported without the caller waiting for it
+        yield* Effect.either(CircuitBreaker.withBreaker(failing, a))
+        const store = yield* Layer.build(RedisBreakerStore.layer({ url: server.url, prefix }))
+        const circuit = yield* BreakerStore.BreakerStore.pipe(
+          Effect.flatMap((s) => s.connect("payments")),
+          Effect.provide(store)
+        )
+        assert.isTrue(yield* eventually(Effect.map(Effect.orDie(circuit.counts), (c) => c.consecutiveFailures === 1)))
+      })
+    )
+  })
+
+  describe("two OS processes", () => {
+    it.scopedLive(
+      "a breaker in another process agrees, both ways",
+      () =>
+        Effect.gen(function* () {
+          const prefix = yield* scratch
+          const here = yield* instance(prefix, "payments")
+          const script = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "member.ts")
+          const child = yield* Effect.acquireRelease(
+            Effect.sync(() =>
+              spawn(process.execPath, ["--import", "tsx", script, URL, prefix, "payments"], {
+                stdio: ["pipe", "pipe", "inherit"],
+                cwd: path.dirname(script)
+              })
+            ),
+            (c) => Effect.sync(() => c.kill("SIGKILL"))
+          )
+          const lines: Array<string> = []
+          readline.createInterface({ input: child.stdout! }).on("line", (line) => lines.push(line))
+          const ask = (command: string, prefixOfAnswer: string) =>
+            Effect.gen(function* () {
+              const seen = lines.length
+              child.stdin!.write(command + "\n")
+              assert.isTrue(
+                yield* eventually(
+                  Effect.sync(() => lines.length > seen),
+                  10_000
+                ),
+                `no answer to ${command}`
+              )
+              const answer = lines[seen]!
+              assert.isTrue(answer.startsWith(prefixOfAnswer), answer)
+              return answer.slice(prefixOfAnswer.length)
+            })
+          assert.isTrue(
+            yield* eventually(
+              Effect.sync(() => lines.length > 0),
+              20_000
+            ),
+            "child did not start"
+          )
+          assert.strictEqual(lines[0], "ready Closed")
+          // opened here: seen there
+          yield* open(here)
+          assert.isTrue(
+            yield* eventually(
+              Effect.map(ask("state", "state "), (s) => s === "Open"),
+              5_000,
+              20
+            ),
+            "the child sees the open circuit"
+          )
+          // reset here, then opened there: seen here
+          yield* here.reset
+          assert.isTrue(
+            yield* eventually(
+              Effect.map(ask("state", "state "), (s) => s === "Closed"),
+              5_000,
+              20
+            )
+          )
+          assert.strictEqual(yield* ask("fail", "failed "), "boom")
+          assert.isTrue(yield* becomes(here, "Open"))
+          child.stdin!.write("exit\n")
+        }),
+      30_000
+    )
+  })
+
+  describe("Redis down", () => {
+    it.scoped(
+      "killed mid-run: every call keeps working, and state converges after the restart",
+      () =>
+        Effect.gen(function* () {
+          const server = yield* startServer
+          const prefix = uniquePrefix("down")
+          const a = yield* instance(prefix, "payments", server.url)
+          const b = yield* instance(prefix, "payments", server.url)
+          yield* server.kill
+          // closed calls succeed, failures count, and a opens on its own local state
+          for (let i = 0; i < 20; i++) {
+            assert.strictEqual(yield* CircuitBreaker.withBreaker(Effect.succeed(i), b), i)
+          }
+          yield* open(a)
+          const rejected = yield* Effect.either(CircuitBreaker.withBreaker(Effect.succeed(1), a))
+          assert.isTrue(Either.isLeft(rejected) && rejected.left._tag === "BreakerOpenError")
+          assert.strictEqual(yield* tagOf(b), "Closed")
+          yield* server.restart
+          // a's background writer retries every second of the Clock; b learns the verdict by pub/sub
+          assert.isTrue(
+            yield* eventually(
+              Effect.gen(function* () {
+                yield* TestClock.adjust("1 second")
+                return (yield* tagOf(b)) === "Open"
+              }),
+              10_000,
+              50
+            )
+          )
+          assert.deepStrictEqual(yield* b.state, yield* a.state)
+        }),
+      20_000
+    )
+
+    it.scoped("members that missed a verdict while their subscriber was away resynchronise on reconnect", () =>
+      Effect.gen(function* () {
+        const server = yield* startServer
+        const prefix = uniquePrefix("resync")
+        const a = yield* instance(prefix, "payments", server.url)
+        const b = yield* instance(prefix, "payments", server.url)
+        // every subscriber connection is cut; ioredis reconnects them after its backoff (>= 50 ms)
+        const killed = yield* Effect.promise(() => server.admin.call("CLIENT", "KILL", "TYPE", "pubsub"))
+        assert.strictEqual(killed, 2)
+        // published while nobody listens: only the re-emission on reconnect can tell b
+        yield* open(a)
+        assert.isTrue(
+          yield* eventually(
+            Effect.promise(() => server.admin.hget(`${prefix}circuit:payments`, "state")).pipe(
+              Effect.map((state) => state === "Open")
+            )
+          )
+        )
+        assert.isTrue(yield* becomes(b, "Open"))
+        assert.deepStrictEqual(yield* b.state, yield* a.state)
+      })
+    )
+
+    it.scoped(
+      "Redis down at startup: the layer builds, breakers work locally, and join once it is up",
+      () =>
+        Effect.gen(function* () {
+          const server = yield* startServer
+          const prefix = uniquePrefix("late")
+          yield* server.kill
+          const a = yield* instance(prefix, "payments", server.url)
+          assert.strictEqual(yield* CircuitBreaker.withBreaker(Effect.succeed("ok"), a), "ok")
+          yield* server.restart
+          const b = yield* instance(prefix, "payments", server.url)
+          yield* open(b)
+          // a's subscriber connects in the background (ioredis backoff, real time) and then hears it
+          assert.isTrue(
+            yield* eventually(
+              Effect.gen(function* () {
+                if ((yield* tagOf(a)) === "Open") return true
+                yield* TestClock.adjust("1 second") // b's writer retries on the Clock if it raced the start
+                return false
+              }),
+              10_000,
+              50
+            )
+          )
+        }),
+      20_000
+    )
+  })
+
+  describe("the store itself", () => {
+    const circuitOn = (prefix: string, name: string) =>
+      Effect.gen(function* () {
+        const store = yield* Layer.build(RedisBreakerStore.layer({ prefix }))
+        return yield* BreakerStore.BreakerStore.pipe(
+          Effect.flatMap((s) => s.connect(name)),
+          Effect.provide(store)
+        )
+      })
+
+    it.scoped("save keeps the newest verdict; an older one does not overwrite it", () =>
+      Effect.gen(function* () {
+        const prefix = yield* scratch
+        const one = yield* circuitOn(prefix, "c")
+        const two = yield* circuitOn(prefix, "c")
+        assert.isTrue(Option.isNone(yield* one.load))
+        const newer: BreakerStore.Verdict = { state: "Open", until: 5_000, at: 2_000, origin: "one" }
+        const older: BreakerStore.Verdict = { state: "Closed", until: 0, at: 1_000, origin: "two" }
+        yield* one.save(newer)
+        yield* two.save(older)
+        assert.deepStrictEqual(yield* one.load, Option.some(newer))
+        assert.deepStrictEqual(yield* two.load, Option.some(newer))
+        const newest: BreakerStore.Verdict = { state: "Closed", until: 0, at: 3_000, origin: "two" }
+        yield* two.save(newest)
+        assert.deepStrictEqual(yield* one.load, Option.some(newest))
+      })
+    )
+
+    it.scoped("verdicts reach the members; a stale save makes the store tell its sender the newer one", () =>
+      Effect.gen(function* () {
+        const prefix = yield* scratch
+        const one = yield* circuitOn(prefix, "c")
+        const two = yield* circuitOn(prefix, "c")
+        const heard: Record<"one" | "two", Array<BreakerStore.Verdict>> = { one: [], two: [] }
+        yield* Effect.forkScoped(Stream.runForEach(one.verdicts, (v) => Effect.sync(() => heard.one.push(v))))
+        yield* Effect.forkScoped(Stream.runForEach(two.verdicts, (v) => Effect.sync(() => heard.two.push(v))))
+        const newer: BreakerStore.Verdict = { state: "Open", until: 5_000, at: 2_000, origin: "one" }
+        const older: BreakerStore.Verdict = { state: "Closed", until: 0, at: 1_000, origin: "two" }
+        yield* one.save(newer)
+        assert.isTrue(yield* eventually(Effect.sync(() => heard.two.length === 1)))
+        assert.deepStrictEqual(heard.two, [newer])
+        yield* two.save(older)
+        assert.isTrue(yield* eventually(Effect.sync(() => heard.two.length === 2)))
+        assert.deepStrictEqual(heard.two, [newer, newer])
+        assert.isFalse([...heard.one, ...heard.two].some((v) => v.at === older.at))
+      })
+    )
+
+    it.scoped("failures add up across members, a success starts the count again", () =>
+      Effect.gen(function* () {
+        const prefix = yield* scratch
+        const one = yield* circuitOn(prefix, "c")
+        const two = yield* circuitOn(prefix, "c")
+        yield* Effect.all([one.recordFailures(3, 100), two.recordFailures(2, 50), one.recordFailures(1, 120)], {
+          concurrency: "unbounded"
+        })
+        assert.deepStrictEqual(yield* two.counts, { consecutiveFailures: 6, lastFailureAt: 120 })
+        yield* two.recordSuccess(130)
+        assert.deepStrictEqual(yield* one.counts, { consecutiveFailures: 0, lastFailureAt: 120 })
+        // a saved verdict starts the count again too
+        yield* one.recordFailures(4, 140)
+        yield* one.save({ state: "Open", until: 1_000, at: 150, origin: "x" })
+        assert.strictEqual((yield* two.counts).consecutiveFailures, 0)
+      })
+    )
+
+    it.scoped("probe leases: one per permit, fleet-wide, released by their holder, taken over when over", () =>
+      Effect.gen(function* () {
+        const prefix = yield* scratch
+        const one = yield* circuitOn(prefix, "c")
+        const two = yield* circuitOn(prefix, "c")
+        const first = yield* one.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 0 })
+        assert.isTrue(Option.isSome(first))
+        assert.isTrue(Option.isNone(yield* two.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 500 })))
+        // two permits: one more slot
+        const second = yield* two.acquireProbe({ permits: 2, leaseMillis: 1_000, now: 500 })
+        assert.isTrue(Option.isSome(second))
+        assert.isTrue(Option.isNone(yield* two.acquireProbe({ permits: 2, leaseMillis: 1_000, now: 600 })))
+        // released by the holder: free again; a foreign token releases nothing
+        yield* two.releaseProbe("0:not-the-token")
+        assert.isTrue(Option.isNone(yield* two.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 700 })))
+        yield* one.releaseProbe(Option.getOrThrow(first))
+        const third = yield* two.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 700 })
+        assert.isTrue(Option.isSome(third))
+        // over by the Clock (passed in), though Redis would still keep the key
+        assert.isTrue(Option.isNone(yield* one.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1_699 })))
+        const takenOver = yield* one.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1_700 })
+        assert.isTrue(Option.isSome(takenOver))
+        // the old holder's release does not free the lease that replaced its own
+        yield* two.releaseProbe(Option.getOrThrow(third))
+        assert.isTrue(Option.isNone(yield* two.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1_800 })))
+      })
+    )
+
+    it.scoped("bad options are a typed error", () =>
+      Effect.gen(function* () {
+        for (const [o, message] of [
+          [{ url: "localhost:6379" }, "url must be"],
+          [{ prefix: 1 as never }, "prefix must be"],
+          [{ timeout: -1 }, "timeout must be"]
+        ] as const) {
+          const result = yield* Effect.either(Layer.build(RedisBreakerStore.layer(o)))
+          assert.isTrue(Either.isLeft(result))
+          if (Either.isLeft(result)) {
+            assert.strictEqual(result.left._tag, "BreakerStoreError")
+            assert.strictEqual(result.left.operation, "options")
+            assert.include(result.left.message, message)
+          }
+        }
+      })
+    )
+  })
+})
