@@ -1,6 +1,7 @@
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { Cache } from "@circuitry/cache"
 import { assert, describe, it } from "@effect/vitest"
+import { assertEqual } from "./equal.js"
 import { Effect, Fiber, Option, TestClock } from "effect"
 import { makeTestStore } from "./testStore.js"
 
@@ -38,7 +39,7 @@ describe("Cache.guard: repair while open", () => {
       yield* open(true)
       assert.isTrue(yield* cache.set("k", "v"))
       // Read back from the store directly: the write landed.
-      assert.deepStrictEqual(yield* store.inner.get("k"), Option.some("v"))
+      assertEqual(yield* store.inner.get("k"), Option.some("v"))
     })
   )
 
@@ -48,8 +49,8 @@ describe("Cache.guard: repair while open", () => {
       yield* open(true)
       yield* store.inner.set("k", "v")
       const before = store.total()
-      assert.deepStrictEqual(yield* cache.get("k"), Option.none())
-      assert.deepStrictEqual(yield* cache.keys(), [])
+      assertEqual(yield* cache.get("k"), Option.none())
+      assertEqual(yield* cache.keys(), [])
       assert.strictEqual(yield* cache.size, 0)
       assert.isFalse(yield* cache.ping)
       assert.strictEqual(store.total(), before)
@@ -64,7 +65,7 @@ describe("Cache.guard: repair while open", () => {
       assert.isTrue(yield* cache.touch("k", { ttl: "1 hour" }))
       assert.strictEqual(store.calls.touch, 1)
       yield* TestClock.adjust("10 seconds")
-      assert.deepStrictEqual(yield* store.inner.get("k"), Option.some("v"))
+      assertEqual(yield* store.inner.get("k"), Option.some("v"))
     })
   )
 
@@ -74,7 +75,7 @@ describe("Cache.guard: repair while open", () => {
       yield* store.inner.set("k", "stale")
       yield* open(true)
       assert.isTrue(yield* cache.delete("k"))
-      assert.deepStrictEqual(yield* store.inner.get("k"), Option.none())
+      assertEqual(yield* store.inner.get("k"), Option.none())
     })
   )
 
@@ -101,7 +102,7 @@ describe("Cache.guard: repair while open", () => {
       yield* open(true)
       for (let i = 0; i < 5; i++) assert.isTrue(yield* cache.set(`k${i}`, `v${i}`))
       assert.strictEqual(store.calls.set, 5)
-      for (let i = 0; i < 5; i++) assert.deepStrictEqual(yield* store.inner.get(`k${i}`), Option.some(`v${i}`))
+      for (let i = 0; i < 5; i++) assertEqual(yield* store.inner.get(`k${i}`), Option.some(`v${i}`))
     })
   )
 
@@ -118,7 +119,7 @@ describe("Cache.guard: repair while open", () => {
       store.failing = false
       assert.isTrue(yield* cache.set("c", "3"))
       assert.strictEqual(store.calls.set, 2)
-      assert.deepStrictEqual(yield* store.inner.get("c"), Option.some("3"))
+      assertEqual(yield* store.inner.get("c"), Option.some("3"))
     })
   )
 
@@ -138,13 +139,13 @@ describe("Cache.guard: repair while open", () => {
     Effect.gen(function* () {
       const { breaker, cache, store } = yield* setup()
       assert.isTrue(yield* cache.set("a", "1", { ttl: "1 minute" }))
-      assert.deepStrictEqual(yield* cache.get("a"), Option.some("1"))
+      assertEqual(yield* cache.get("a"), Option.some("1"))
       assert.isTrue(yield* cache.touch("a"))
-      assert.deepStrictEqual(yield* cache.keys(), ["a"])
+      assertEqual(yield* cache.keys(), ["a"])
       assert.strictEqual(yield* cache.size, 1)
       assert.isTrue(yield* cache.ping)
       assert.isTrue(yield* cache.delete("a"))
-      assert.deepStrictEqual(yield* cache.get("a"), Option.none())
+      assertEqual(yield* cache.get("a"), Option.none())
       assert.strictEqual(store.total(), 8)
       assert.strictEqual((yield* breaker.state)._tag, "Closed")
     })
@@ -154,12 +155,12 @@ describe("Cache.guard: repair while open", () => {
     Effect.gen(function* () {
       const { cache, store } = yield* setup(100)
       store.failing = true
-      assert.deepStrictEqual(yield* cache.get("a"), Option.none())
-      assert.deepStrictEqual(yield* cache.getEntry!("a"), Option.none())
+      assertEqual(yield* cache.get("a"), Option.none())
+      assertEqual(yield* cache.getEntry!("a"), Option.none())
       assert.isFalse(yield* cache.set("a", "1"))
       assert.isFalse(yield* cache.touch("a"))
       assert.isFalse(yield* cache.delete("a"))
-      assert.deepStrictEqual(yield* cache.keys(), [])
+      assertEqual(yield* cache.keys(), [])
       assert.strictEqual(yield* cache.size, 0)
       assert.isFalse(yield* cache.ping)
       // Each one did reach the store: these are the store's failures, not the breaker's.
@@ -182,7 +183,7 @@ describe("Cache.guard: repair while open", () => {
       const { cache, store } = yield* setup()
       yield* store.inner.set("k", "old")
       yield* cache.set("k", "new")
-      assert.deepStrictEqual(yield* cache.get("k"), Option.some("new"))
+      assertEqual(yield* cache.get("k"), Option.some("new"))
     })
   )
 
@@ -192,7 +193,7 @@ describe("Cache.guard: repair while open", () => {
       const store = yield* makeTestStore()
       const dying = { ...store, get: () => Effect.die(new Error("bug in the driver")) }
       const cache = Cache.guard(dying, breaker, { onError: () => Effect.void })
-      assert.deepStrictEqual(yield* cache.get("k"), Option.none())
+      assertEqual(yield* cache.get("k"), Option.none())
     })
   )
 
@@ -217,7 +218,7 @@ describe("Cache.guard: error reports", () => {
       for (let i = 0; i < 3; i++) yield* cache.get(`k${i}`) // 3 failures: the circuit opens
       for (let i = 0; i < 10; i++) yield* cache.get(`k${i}`) // shed: not store errors
       for (let i = 0; i < 10; i++) yield* cache.set(`k${i}`, "v") // one repair fails, the rest refused
-      assert.deepStrictEqual(
+      assertEqual(
         reports.map((r) => [r._tag, r.kind]),
         [
           ["First", "get: CacheError"],
@@ -245,7 +246,7 @@ describe("Cache.guard: error reports", () => {
       yield* cache.get("a") // succeeds while Closed: the episode ends
       store.failNext = 1
       yield* cache.get("a")
-      assert.deepStrictEqual(
+      assertEqual(
         reports.map((r) => r._tag),
         ["First", "First"]
       )

@@ -1,5 +1,6 @@
 import { MemoryStore } from "@circuitry/cache"
 import { assert, describe, it } from "@effect/vitest"
+import { assertEqual } from "./equal.js"
 import { Duration, Effect, Exit, Option, TestClock } from "effect"
 import { storeSuite } from "./storeSuite.js"
 
@@ -14,9 +15,9 @@ describe("MemoryStore", () => {
       yield* store.set("b", "2")
       yield* store.get("a") // a is now more recently used than b
       yield* store.set("c", "3")
-      assert.deepStrictEqual(yield* store.get("b"), Option.none())
-      assert.deepStrictEqual(yield* store.get("a"), Option.some("1"))
-      assert.deepStrictEqual(yield* store.get("c"), Option.some("3"))
+      assertEqual(yield* store.get("b"), Option.none())
+      assertEqual(yield* store.get("a"), Option.some("1"))
+      assertEqual(yield* store.get("c"), Option.some("3"))
       assert.strictEqual(yield* store.size, 2)
     })
   )
@@ -27,10 +28,10 @@ describe("MemoryStore", () => {
       yield* store.set("a", "1")
       yield* store.set("b", "2")
       yield* store.set("b", "2b") // same key: no eviction
-      assert.deepStrictEqual([...(yield* store.keys())].sort(), ["a", "b"])
+      assertEqual([...(yield* store.keys())].sort(), ["a", "b"])
       yield* store.touch("a", { ttl: "1 minute" })
       yield* store.set("c", "3")
-      assert.deepStrictEqual([...(yield* store.keys())].sort(), ["a", "c"])
+      assertEqual([...(yield* store.keys())].sort(), ["a", "c"])
     })
   )
 
@@ -39,14 +40,14 @@ describe("MemoryStore", () => {
       const store = yield* MemoryStore.make()
       yield* store.set("a", "1", { ttl: 1_000 })
       yield* TestClock.adjust("999 millis")
-      assert.deepStrictEqual(yield* store.get("a"), Option.some("1"))
+      assertEqual(yield* store.get("a"), Option.some("1"))
       const entry = yield* store.getEntry!("a")
-      assert.deepStrictEqual(
+      assertEqual(
         Option.flatMap(entry, (e) => Option.map(e.ttl, Duration.toMillis)),
         Option.some(1)
       )
       yield* TestClock.adjust("1 millis")
-      assert.deepStrictEqual(yield* store.get("a"), Option.none())
+      assertEqual(yield* store.get("a"), Option.none())
     })
   )
 
@@ -55,7 +56,7 @@ describe("MemoryStore", () => {
       const store = yield* MemoryStore.make()
       yield* store.set("a", "1")
       assert.isFalse(yield* store.set("a", "2", { ttl: 0 }))
-      assert.deepStrictEqual(yield* store.get("a"), Option.none())
+      assertEqual(yield* store.get("a"), Option.none())
     })
   )
 
@@ -74,7 +75,7 @@ describe("MemoryStore", () => {
       const store = yield* MemoryStore.make()
       const exit = yield* Effect.exit(store.set("a", "1", { ttl: "soon" as never }))
       assert.isTrue(Exit.isFailure(exit) && String(exit.cause).includes("ttl must be a duration"))
-      assert.deepStrictEqual(yield* store.get("a"), Option.none())
+      assertEqual(yield* store.get("a"), Option.none())
     })
   )
 })

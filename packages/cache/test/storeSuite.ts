@@ -8,6 +8,7 @@
  */
 import type { CacheStore } from "@circuitry/cache"
 import { assert, describe, it } from "@effect/vitest"
+import { assertEqual } from "./equal.js"
 import { Effect, Option, TestClock } from "effect"
 import * as Duration from "effect/Duration"
 import type * as Scope from "effect/Scope"
@@ -58,20 +59,20 @@ export const storeSuite = <E, R extends Scope.Scope = never>(
   describe(`CacheStore contract: ${name}`, () => {
     test("get of a missing key is None", (store) =>
       Effect.gen(function* () {
-        assert.deepStrictEqual(yield* store.get("missing"), Option.none())
+        assertEqual(yield* store.get("missing"), Option.none())
       }))
 
     test("set then get returns the value written", (store) =>
       Effect.gen(function* () {
         assert.isTrue(yield* store.set("a", "1"))
-        assert.deepStrictEqual(yield* store.get("a"), Option.some("1"))
+        assertEqual(yield* store.get("a"), Option.some("1"))
       }))
 
     test("set replaces the value", (store) =>
       Effect.gen(function* () {
         yield* store.set("a", "1")
         assert.isTrue(yield* store.set("a", "2"))
-        assert.deepStrictEqual(yield* store.get("a"), Option.some("2"))
+        assertEqual(yield* store.get("a"), Option.some("2"))
         assert.strictEqual(yield* store.size, 1)
       }))
 
@@ -81,16 +82,16 @@ export const storeSuite = <E, R extends Scope.Scope = never>(
         yield* store.set("empty", "")
         yield* store.set("unicode", "héllo ✓ 日本")
         yield* store.set("large", large)
-        assert.deepStrictEqual(yield* store.get("empty"), Option.some(""))
-        assert.deepStrictEqual(yield* store.get("unicode"), Option.some("héllo ✓ 日本"))
-        assert.deepStrictEqual(yield* store.get("large"), Option.some(large))
+        assertEqual(yield* store.get("empty"), Option.some(""))
+        assertEqual(yield* store.get("unicode"), Option.some("héllo ✓ 日本"))
+        assertEqual(yield* store.get("large"), Option.some(large))
       }))
 
     test("delete is true when a key was removed, false otherwise", (store) =>
       Effect.gen(function* () {
         yield* store.set("a", "1")
         assert.isTrue(yield* store.delete("a"))
-        assert.deepStrictEqual(yield* store.get("a"), Option.none())
+        assertEqual(yield* store.get("a"), Option.none())
         assert.isFalse(yield* store.delete("a"))
         assert.isFalse(yield* store.delete("never"))
       }))
@@ -100,9 +101,9 @@ export const storeSuite = <E, R extends Scope.Scope = never>(
         yield* store.set("user:1", "a")
         yield* store.set("user:2", "b")
         yield* store.set("order:1", "c")
-        assert.deepStrictEqual([...(yield* store.keys())].sort(), ["order:1", "user:1", "user:2"])
-        assert.deepStrictEqual([...(yield* store.keys("user:"))].sort(), ["user:1", "user:2"])
-        assert.deepStrictEqual(yield* store.keys("none:"), [])
+        assertEqual([...(yield* store.keys())].sort(), ["order:1", "user:1", "user:2"])
+        assertEqual([...(yield* store.keys("user:"))].sort(), ["user:1", "user:2"])
+        assertEqual(yield* store.keys("none:"), [])
       }))
 
     test("size counts the entries", (store) =>
@@ -124,10 +125,10 @@ export const storeSuite = <E, R extends Scope.Scope = never>(
       Effect.gen(function* () {
         yield* store.set("short", "1", { ttl: shortTtl })
         yield* store.set("forever", "2")
-        assert.deepStrictEqual(yield* store.get("short"), Option.some("1"))
+        assertEqual(yield* store.get("short"), Option.some("1"))
         yield* expire(shortTtl)
-        assert.deepStrictEqual(yield* store.get("short"), Option.none())
-        assert.deepStrictEqual(yield* store.get("forever"), Option.some("2"))
+        assertEqual(yield* store.get("short"), Option.none())
+        assertEqual(yield* store.get("forever"), Option.some("2"))
       }))
 
     test("expired entries are not listed, counted or deleted", (store) =>
@@ -135,7 +136,7 @@ export const storeSuite = <E, R extends Scope.Scope = never>(
         yield* store.set("short", "1", { ttl: shortTtl })
         yield* store.set("forever", "2")
         yield* expire(shortTtl)
-        assert.deepStrictEqual(yield* store.keys(), ["forever"])
+        assertEqual(yield* store.keys(), ["forever"])
         assert.strictEqual(yield* store.size, 1)
         assert.isFalse(yield* store.delete("short"))
       }))
@@ -145,13 +146,13 @@ export const storeSuite = <E, R extends Scope.Scope = never>(
         yield* store.set("a", "1", { ttl: shortTtl })
         yield* store.set("a", "2")
         yield* expire(shortTtl)
-        assert.deepStrictEqual(yield* store.get("a"), Option.some("2"))
+        assertEqual(yield* store.get("a"), Option.some("2"))
       }))
 
     test("touch is false for a missing key and does not create it", (store) =>
       Effect.gen(function* () {
         assert.isFalse(yield* store.touch("missing", { ttl: "1 minute" }))
-        assert.deepStrictEqual(yield* store.get("missing"), Option.none())
+        assertEqual(yield* store.get("missing"), Option.none())
       }))
 
     test("touch renews the expiry of an existing key", (store) =>
@@ -159,7 +160,7 @@ export const storeSuite = <E, R extends Scope.Scope = never>(
         yield* store.set("a", "1", { ttl: shortTtl })
         assert.isTrue(yield* store.touch("a", { ttl: "1 hour" }))
         yield* expire(shortTtl)
-        assert.deepStrictEqual(yield* store.get("a"), Option.some("1"))
+        assertEqual(yield* store.get("a"), Option.some("1"))
       }))
 
     test("touch without a ttl makes the entry live until deleted", (store) =>
@@ -167,7 +168,7 @@ export const storeSuite = <E, R extends Scope.Scope = never>(
         yield* store.set("a", "1", { ttl: shortTtl })
         assert.isTrue(yield* store.touch("a"))
         yield* expire(shortTtl)
-        assert.deepStrictEqual(yield* store.get("a"), Option.some("1"))
+        assertEqual(yield* store.get("a"), Option.some("1"))
       }))
 
     test("touch is false for an expired key", (store) =>
@@ -175,7 +176,7 @@ export const storeSuite = <E, R extends Scope.Scope = never>(
         yield* store.set("a", "1", { ttl: shortTtl })
         yield* expire(shortTtl)
         assert.isFalse(yield* store.touch("a", { ttl: "1 hour" }))
-        assert.deepStrictEqual(yield* store.get("a"), Option.none())
+        assertEqual(yield* store.get("a"), Option.none())
       }))
 
     test("getEntry, when offered, returns the value and the ttl left", (store) =>
@@ -186,18 +187,18 @@ export const storeSuite = <E, R extends Scope.Scope = never>(
         yield* store.set("forever", "2")
         const short = yield* getEntry("short")
         const left = Option.flatMap(short, (entry) => Option.map(entry.ttl, Duration.toMillis))
-        assert.deepStrictEqual(
+        assertEqual(
           Option.map(short, (entry) => entry.value),
           Option.some("1")
         )
         // The ttl left is at most what was set, and no real wait has passed that could eat an hour.
         assert.isTrue(Option.isSome(left) && left.value > 3_500_000 && left.value <= 3_600_000, `ttl left: ${left}`)
         const forever = yield* getEntry("forever")
-        assert.deepStrictEqual(
+        assertEqual(
           Option.map(forever, (e) => [e.value, Option.isNone(e.ttl)]),
           Option.some(["2", true] as [string, boolean])
         )
-        assert.deepStrictEqual(yield* getEntry("missing"), Option.none())
+        assertEqual(yield* getEntry("missing"), Option.none())
       }))
 
     test("concurrent writes to distinct keys all land", (store) =>
@@ -206,7 +207,7 @@ export const storeSuite = <E, R extends Scope.Scope = never>(
         const results = yield* Effect.forEach(keys, (key) => store.set(key, key), { concurrency: "unbounded" })
         assert.isTrue(results.every((stored) => stored))
         assert.strictEqual(yield* store.size, 50)
-        for (const key of keys) assert.deepStrictEqual(yield* store.get(key), Option.some(key))
+        for (const key of keys) assertEqual(yield* store.get(key), Option.some(key))
       }))
   })
 }

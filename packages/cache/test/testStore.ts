@@ -19,8 +19,10 @@ export interface TestStore extends CacheStore.CacheStore<CacheStore.CacheError> 
   interrupted: number
   failing: boolean
   failNext: number
-  /** How long each call takes before it answers (or fails). */
+  /** How long each call takes before it reaches the data (and then answers, or fails). */
   delay: Partial<Record<Operation, Duration.DurationInput>>
+  /** How long each answer takes to come back after the data was read or written. */
+  delayAfter: Partial<Record<Operation, Duration.DurationInput>>
 }
 
 export const makeTestStore = (options?: { readonly getEntry?: boolean }): Effect.Effect<TestStore> =>
@@ -44,6 +46,7 @@ export const makeTestStore = (options?: { readonly getEntry?: boolean }): Effect
       failing: false,
       failNext: 0,
       delay: {},
+      delayAfter: {},
       get: (key) => call("get", inner.get(key)),
       set: (key, value, options) => call("set", inner.set(key, value, options)),
       touch: (key, options) => call("touch", inner.touch(key, options)),
@@ -68,7 +71,9 @@ export const makeTestStore = (options?: { readonly getEntry?: boolean }): Effect
           }
           return effect
         })
-        return (delay === undefined ? answer : Effect.zipRight(Effect.sleep(delay), answer)).pipe(
+        const after = store.delayAfter[operation]
+        const answered = after === undefined ? answer : Effect.zipLeft(answer, Effect.sleep(after))
+        return (delay === undefined ? answered : Effect.zipRight(Effect.sleep(delay), answered)).pipe(
           Effect.onInterrupt(() =>
             Effect.sync(() => {
               store.interrupted++
