@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import type { CacheError, CacheStore } from "@circuitry/cache/CacheStore"
+import { type CacheError, type CacheStore, Store } from "@circuitry/cache/CacheStore"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -127,3 +127,11 @@ export const layerClient = (options?: { readonly url?: string | undefined }): La
     RedisClient,
     Effect.flatMap(internal.resolve({ url: options?.url }), (resolved) => internal.acquireClient(resolved.url))
   )
+
+/**
+ * The store as the `CacheStore.Store` service, to feed `Cache.layer`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options?: Options): Layer.Layer<Store, CacheError> => Layer.scoped(Store, make(options))

@@ -132,6 +132,9 @@ describe("RedisStore", () => {
           messages2.some((m) => m.includes("not ours")),
           messages2.join("\n")
         )
+        // getEntry reads them the same way
+        assert.isTrue(Option.isNone(yield* store.getEntry!("foreign")))
+        assert.isTrue(Option.isNone(yield* store.getEntry!("hash")))
         // the foreign values are left alone
         assert.strictEqual(yield* Effect.promise(() => admin.get(prefix + "foreign")), "written by someone else")
       })

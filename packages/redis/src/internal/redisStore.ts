@@ -123,8 +123,15 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if ARGV[1] == '' then redis.call('PERSIST', KEYS[1]) else redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return 1`
 
+// getEntry: the value and its time left, read in one step.
+const GET_ENTRY = `
+local value = redis.call('GET', KEYS[1])
+if not value then return false end
+return { value, redis.call('PTTL', KEYS[1]) }`
+
 type Client = Redis & {
   circuitryTouch(key: string, ttl: string): Promise<number>
+  circuitryGetEntry(key: string): Promise<[string, number] | null>
 }
 
 /**
@@ -163,6 +170,7 @@ export const makeWith = (
     const client = redis as Client
     if (typeof client.circuitryTouch !== "function") {
       client.defineCommand("circuitryTouch", { numberOfKeys: 1, lua: TOUCH })
+      client.defineCommand("circuitryGetEntry", { numberOfKeys: 1, lua: GET_ENTRY })
     }
     const { deadlineMillis, livenessMillis, prefix } = resolved
     const clock = yield* Effect.clock
@@ -226,25 +234,48 @@ export const makeWith = (
         })
       )
 
-    const invalid = (key: string, message: string, cause?: unknown) => {
+    const invalid = <A>(key: string, message: string, cause?: unknown): Effect.Effect<Option.Option<A>> => {
       const error = new CacheError({ operation: "get", message: `key "${key}": ${message}`, cause })
       return Effect.logWarning("RedisStore: a value that is not ours was read as a miss", Cause.fail(error)).pipe(
         Effect.zipRight(Metric.increment(invalidValues)),
-        Effect.as(Option.none<string>())
+        Effect.as(Option.none<A>())
       )
     }
 
+    /** Our value out of what is stored, or a miss with a reported error when it is not ours. */
+    const unwrap = <A>(
+      key: string,
+      raw: string | null,
+      found: (value: string) => A
+    ): Effect.Effect<Option.Option<A>> => {
+      if (raw === null) return Effect.succeed(Option.none())
+      if (!raw.startsWith(ENVELOPE)) return invalid(key, "the stored value was not written by RedisStore")
+      return Effect.succeed(Option.some(found(raw.slice(ENVELOPE.length))))
+    }
+    const wrongType =
+      <A>(key: string) =>
+      (self: Effect.Effect<Option.Option<A>, CacheError>): Effect.Effect<Option.Option<A>, CacheError> =>
+        Effect.catchIf(
+          self,
+          (e) => e.message.startsWith("WRONGTYPE"),
+          (e) => invalid<A>(key, "the key holds a value of another Redis type", e)
+        )
+
     const get = (key: string): Effect.Effect<Option.Option<string>, CacheError> =>
       call("get", () => client.get(prefix + key)).pipe(
-        Effect.flatMap((raw) => {
-          if (raw === null) return Effect.succeed(Option.none())
-          if (!raw.startsWith(ENVELOPE)) return invalid(key, "the stored value was not written by RedisStore")
-          return Effect.succeed(Option.some(raw.slice(ENVELOPE.length)))
-        }),
-        Effect.catchIf(
-          (e) => e.message.startsWith("WRONGTYPE"),
-          (e) => invalid(key, "the key holds a value of another Redis type", e)
-        )
+        Effect.flatMap((raw) => unwrap(key, raw, (value) => value)),
+        wrongType(key)
+      )
+
+    const getEntry = (key: string): Effect.Effect<Option.Option<CacheStore.CacheEntry>, CacheError> =>
+      call("getEntry", () => client.circuitryGetEntry(prefix + key)).pipe(
+        Effect.flatMap((reply) =>
+          unwrap(key, reply === null ? null : reply[0], (value) => ({
+            value,
+            ttl: reply !== null && reply[1] >= 0 ? Option.some(Duration.millis(reply[1])) : Option.none()
+          }))
+        ),
+        wrongType(key)
       )
 
     const set = (key: string, value: string, options?: CacheStore.WriteOptions): Effect.Effect<boolean, CacheError> =>
@@ -290,6 +321,7 @@ export const makeWith = (
 
     return {
       get,
+      getEntry,
       set,
       touch,
       delete: del,
