@@ -1,0 +1,372 @@
+/**
+ * A model-based property test: random interleavings of calls (successes, failures, slow calls,
+ * repairs), concurrent probes, interruptions, clock moves, isolate and reset, checked step by step
+ * against a small reference model of the state machine written from the contract in API.md.
+ */
+import { CircuitBreaker, Policy } from "@circuitry/breaker"
+import { describe, expect, it } from "@effect/vitest"
+import { Cause, Deferred, Effect, Exit, Fiber, Option, Queue, Schedule, TestClock, TestContext } from "effect"
+import * as fc from "fast-check"
+
+// ---------------------------------------------------------------------------------------------
+// configuration and commands
+// ---------------------------------------------------------------------------------------------
+
+type PolicyConfig =
+  | { readonly _tag: "Consecutive"; readonly threshold: number }
+  | {
+      readonly _tag: "Rate"
+      readonly window:
+        { readonly _tag: "Count"; readonly size: number } | { readonly _tag: "Time"; readonly millis: number }
+      readonly threshold: number
+      readonly minimumCalls: number
+      readonly slow: { readonly millis: number; readonly threshold: number } | undefined
+    }
+
+interface Config {
+  readonly policy: PolicyConfig
+  readonly openFor:
+    { readonly _tag: "Fixed"; readonly millis: number } | { readonly _tag: "Exponential"; readonly base: number }
+  readonly permits: number
+  readonly successesToClose: number
+}
+
+type Command =
+  | { readonly _tag: "Start"; readonly outcome: "ok" | "fail"; readonly repair: boolean; readonly count: number }
+  | { readonly _tag: "Call"; readonly outcome: "ok" | "fail"; readonly repair: boolean }
+  | { readonly _tag: "Finish"; readonly pick: number }
+  | { readonly _tag: "Interrupt"; readonly pick: number }
+  | { readonly _tag: "Advance"; readonly millis: number }
+  | { readonly _tag: "Isolate" }
+  | { readonly _tag: "Reset" }
+
+const policyArb: fc.Arbitrary<PolicyConfig> = fc.oneof(
+  fc.record({ _tag: fc.constant("Consecutive" as const), threshold: fc.integer({ min: 1, max: 4 }) }),
+  fc
+    .record({
+      window: fc.oneof(
+        fc.record({ _tag: fc.constant("Count" as const), size: fc.integer({ min: 1, max: 6 }) }),
+        fc.record({ _tag: fc.constant("Time" as const), millis: fc.constantFrom(2_000, 10_000, 45) })
+      ),
+      threshold: fc.constantFrom(0.25, 0.5, 1),
+      minimumCalls: fc.integer({ min: 1, max: 6 }),
+      slow: fc.option(fc.record({ millis: fc.constantFrom(500, 2_000), threshold: fc.constantFrom(0.5, 1) }), {
+        nil: undefined
+      })
+    })
+    .map((r) => ({
+      _tag: "Rate" as const,
+      ...r,
+      minimumCalls: r.window._tag === "Count" ? Math.min(r.minimumCalls, r.window.size) : r.minimumCalls
+    }))
+)
+
+const configArb: fc.Arbitrary<Config> = fc.record({
+  policy: policyArb,
+  openFor: fc.oneof(
+    fc.record({ _tag: fc.constant("Fixed" as const), millis: fc.constantFrom(1_000, 5_000) }),
+    fc.record({ _tag: fc.constant("Exponential" as const), base: fc.constantFrom(500, 1_000) })
+  ),
+  permits: fc.integer({ min: 1, max: 3 }),
+  successesToClose: fc.integer({ min: 1, max: 2 })
+})
+
+// Weighted towards failures, clock moves that cross an open episode's end, and bursts of calls, so
+// that most runs reach HalfOpen with every permit taken, repairs, reopenings and closings.
+const commandArb: fc.Arbitrary<Command> = fc.oneof(
+  {
+    weight: 40,
+    arbitrary: fc.record({
+      _tag: fc.constant("Call" as const),
+      outcome: fc.constantFrom("ok" as const, "fail" as const, "fail" as const),
+      repair: fc.boolean()
+    })
+  },
+  {
+    weight: 15,
+    arbitrary: fc.record({
+      _tag: fc.constant("Start" as const),
+      outcome: fc.constantFrom("ok" as const, "fail" as const, "fail" as const),
+      repair: fc.boolean(),
+      count: fc.oneof(
+        { weight: 3, arbitrary: fc.constant(1) },
+        { weight: 1, arbitrary: fc.integer({ min: 2, max: 4 }) }
+      )
+    })
+  },
+  { weight: 15, arbitrary: fc.record({ _tag: fc.constant("Finish" as const), pick: fc.nat() }) },
+  { weight: 3, arbitrary: fc.record({ _tag: fc.constant("Interrupt" as const), pick: fc.nat() }) },
+  {
+    weight: 20,
+    arbitrary: fc.record({
+      _tag: fc.constant("Advance" as const),
+      millis: fc.constantFrom(0, 1, 100, 600, 999, 1_000, 1_001, 2_500, 5_000, 5_000, 30_000)
+    })
+  },
+  { weight: 1, arbitrary: fc.constant({ _tag: "Isolate" as const }) },
+  { weight: 2, arbitrary: fc.constant({ _tag: "Reset" as const }) }
+)
+
+// ---------------------------------------------------------------------------------------------
+// the reference model
+// ---------------------------------------------------------------------------------------------
+
+type Tag = CircuitBreaker.StateTag
+type Kind = "run" | "probe" | "repair" | "rejected"
+
+class Model {
+  tag: Tag = "Closed"
+  until = 0
+  episode = 0
+  probes = 0
+  probeSuccesses = 0
+  repairFailed = false
+  openSteps = 0
+  window: Array<{ failure: boolean; slow: boolean; at: number }> = []
+  transitions: Array<string> = []
+
+  constructor(readonly config: Config) {}
+
+  private go(to: Tag, at: number) {
+    this.transitions.push(`${this.tag}->${to}@${at}`)
+    this.tag = to
+    this.episode++
+    this.probeSuccesses = 0
+    this.repairFailed = false
+    this.window = []
+  }
+
+  sync(now: number) {
+    if (this.tag === "Open" && now >= this.until) this.go("HalfOpen", this.until)
+  }
+
+  private open(now: number) {
+    const o = this.config.openFor
+    const delay = o._tag === "Fixed" ? o.millis : o.base * 2 ** this.openSteps++
+    this.until = now + delay
+    this.go("Open", now)
+  }
+
+  private close(now: number) {
+    this.openSteps = 0
+    if (this.tag === "Closed") {
+      this.episode++
+      this.window = []
+    } else {
+      this.go("Closed", now)
+    }
+  }
+
+  admit(now: number, repair: boolean): Kind {
+    this.sync(now)
+    if (this.tag === "Closed") return "run"
+    if (this.tag === "HalfOpen") {
+      if (this.probes < this.config.permits) {
+        this.probes++
+        return "probe"
+      }
+      return "rejected"
+    }
+    if (this.tag === "Open" && repair && !this.repairFailed) return "repair"
+    return "rejected"
+  }
+
+  private trips(now: number): boolean {
+    const p = this.config.policy
+    if (p._tag === "Consecutive") {
+      let run = 0
+      for (let i = this.window.length - 1; i >= 0 && this.window[i]!.failure; i--) run++
+      return run >= p.threshold
+    }
+    let entries = this.window
+    if (p.window._tag === "Count") {
+      entries = entries.slice(-p.window.size)
+    } else {
+      const width = Math.max(1, Math.ceil(p.window.millis / 20))
+      const buckets = Math.max(1, Math.ceil(p.window.millis / width))
+      entries = entries.filter((e) => Math.floor(e.at / width) > Math.floor(now / width) - buckets)
+    }
+    const calls = entries.length
+    if (calls < p.minimumCalls) return false
+    const failures = entries.filter((e) => e.failure).length
+    const slow = entries.filter((e) => e.slow).length
+    return failures / calls >= p.threshold || (p.slow !== undefined && slow / calls >= p.slow.threshold)
+  }
+
+  finish(kind: Kind, episode: number, failure: boolean, now: number, duration: number) {
+    this.sync(now)
+    if (kind === "run") {
+      if (episode !== this.episode || this.tag !== "Closed") return
+      const p = this.config.policy
+      const slow = p._tag === "Rate" && p.slow !== undefined && duration > p.slow.millis
+      this.window.push({ failure, slow, at: now })
+      if (this.trips(now)) this.open(now)
+    } else if (kind === "probe") {
+      this.probes--
+      if (episode !== this.episode || this.tag !== "HalfOpen") return
+      if (failure) this.open(now)
+      else if (++this.probeSuccesses >= this.config.successesToClose) this.close(now)
+    } else if (kind === "repair") {
+      if (failure && episode === this.episode && this.tag === "Open") this.repairFailed = true
+    }
+  }
+
+  interrupt(kind: Kind) {
+    if (kind === "probe") this.probes--
+  }
+
+  isolate(now: number) {
+    this.sync(now)
+    if (this.tag !== "Isolated") this.go("Isolated", now)
+  }
+
+  reset(now: number) {
+    this.sync(now)
+    this.close(now)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// running a scenario against the real breaker
+// ---------------------------------------------------------------------------------------------
+
+const toOptions = (config: Config): CircuitBreaker.Options => {
+  const p = config.policy
+  return {
+    name: "model",
+    policy:
+      p._tag === "Consecutive"
+        ? Policy.consecutiveFailures(p.threshold)
+        : Policy.failureRate({
+            threshold: p.threshold,
+            minimumCalls: p.minimumCalls,
+            window: p.window._tag === "Count" ? Policy.countWindow(p.window.size) : Policy.timeWindow(p.window.millis),
+            slowCall: p.slow === undefined ? undefined : { duration: p.slow.millis, threshold: p.slow.threshold }
+          }),
+    openFor: config.openFor._tag === "Fixed" ? config.openFor.millis : Schedule.exponential(config.openFor.base),
+    halfOpen: { permits: config.permits, successesToClose: config.successesToClose }
+  }
+}
+
+interface InFlight {
+  readonly kind: Kind
+  readonly episode: number
+  readonly startedAt: number
+  readonly outcome: "ok" | "fail"
+  readonly gate: Deferred.Deferred<void>
+  readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
+}
+
+const scenario = (config: Config, commands: ReadonlyArray<Command>) =>
+  Effect.gen(function* () {
+    const breaker = yield* CircuitBreaker.make(toOptions(config))
+    const transitions = yield* breaker.subscribe
+    const model = new Model(config)
+    const inFlight: Array<InFlight> = []
+    let lastStarted: InFlight | undefined
+    let now = 0
+    const step = (i: number, what: string) => `step ${i} (${what})`
+
+    // A "Call" is a call that starts and ends at the same instant: a Start, then a Finish of it.
+    const steps = commands.flatMap((c): ReadonlyArray<Command> =>
+      c._tag === "Call"
+        ? [
+            { _tag: "Start", outcome: c.outcome, repair: c.repair, count: 1 },
+            { _tag: "Finish", pick: -1 }
+          ]
+        : [c]
+    )
+    for (let i = 0; i < steps.length; i++) {
+      const command = steps[i]!
+      const where = step(i, JSON.stringify(command))
+      switch (command._tag) {
+        case "Start": {
+          lastStarted = undefined
+          for (let n = 0; n < command.count; n++) {
+            const gate = yield* Deferred.make<void>()
+            let started = false
+            const dependency = Effect.suspend(() => {
+              started = true
+              return Deferred.await(gate)
+            }).pipe(Effect.zipRight(command.outcome === "ok" ? Effect.succeed("ok") : Effect.fail("boom")))
+            const guarded = CircuitBreaker.withBreaker(dependency, breaker)
+            const fiber = yield* Effect.fork(command.repair ? CircuitBreaker.repairing(guarded) : guarded)
+            let exit = yield* Fiber.poll(fiber)
+            for (let spin = 0; spin < 50 && !started && Option.isNone(exit); spin++) {
+              yield* Effect.yieldNow()
+              exit = yield* Fiber.poll(fiber)
+            }
+            const kind = model.admit(now, command.repair)
+            if (kind === "rejected") {
+              expect(started, where).toBe(false)
+              expect(Option.isSome(exit), where).toBe(true)
+              const cause = Option.isSome(exit) && Exit.isFailure(exit.value) ? exit.value.cause : Cause.empty
+              const failure = Option.getOrUndefined(Cause.failureOption(cause))
+              expect(failure, where).toBeInstanceOf(CircuitBreaker.BreakerOpenError)
+              if (!(failure instanceof CircuitBreaker.BreakerOpenError)) continue
+              expect(failure?.state, where).toBe(model.tag)
+              expect(failure?.retryAfterMillis, where).toBe(model.tag === "Open" ? model.until - now : 0)
+            } else {
+              expect(started, where).toBe(true)
+              lastStarted = { kind, episode: model.episode, startedAt: now, outcome: command.outcome, gate, fiber }
+              inFlight.push(lastStarted)
+            }
+          }
+          break
+        }
+        case "Finish":
+        case "Interrupt": {
+          if (inFlight.length === 0) break
+          // pick -1 finishes the call the step before started, if it was admitted.
+          const index =
+            command.pick === -1 ? inFlight.findIndex((c) => c === lastStarted) : command.pick % inFlight.length
+          if (index === -1) break
+          const [call] = inFlight.splice(index, 1)
+          if (command._tag === "Finish") {
+            yield* Deferred.succeed(call!.gate, undefined)
+            yield* Fiber.await(call!.fiber)
+            model.finish(call!.kind, call!.episode, call!.outcome === "fail", now, now - call!.startedAt)
+          } else {
+            yield* Fiber.interrupt(call!.fiber)
+            model.interrupt(call!.kind)
+          }
+          break
+        }
+        case "Call":
+          break
+        case "Advance":
+          yield* TestClock.adjust(command.millis)
+          now += command.millis
+          break
+        case "Isolate":
+          yield* breaker.isolate
+          model.isolate(now)
+          break
+        case "Reset":
+          yield* breaker.reset
+          model.reset(now)
+          break
+      }
+      // After every step: the same state, and the same transitions announced in the same order.
+      const state = yield* breaker.state
+      model.sync(now)
+      expect(state._tag, where).toBe(model.tag)
+      if (state._tag === "Open") expect(state.until, where).toBe(model.until)
+      const announced = Array.from(yield* Queue.takeAll(transitions), (t) => `${t.from}->${t.to}@${t.at}`)
+      expect(announced, where).toEqual(model.transitions)
+      model.transitions = []
+      expect((yield* breaker.snapshot).probes, where).toBe(model.probes)
+    }
+    for (const call of inFlight) yield* Fiber.interrupt(call.fiber)
+  })
+
+describe("model", () => {
+  it("the breaker agrees with the reference model, step by step (1,000 runs)", async () => {
+    await fc.assert(
+      fc.asyncProperty(configArb, fc.array(commandArb, { minLength: 1, maxLength: 60 }), (config, commands) =>
+        Effect.runPromise(scenario(config, commands).pipe(Effect.scoped, Effect.provide(TestContext.TestContext)))
+      ),
+      { numRuns: 1_000 }
+    )
+  }, 120_000)
+})
