@@ -105,6 +105,12 @@ const stateColours: Record<CircuitBreaker.StateTag, string> = {
   Isolated: "#6e7781"
 }
 
+/** The time of day (UTC) and the wait left; the full ISO instant in a tooltip. */
+const openUntilCell = (openUntil: string, now: number): string => {
+  const seconds = Math.max(1, Math.ceil((Date.parse(openUntil) - now) / 1000))
+  return `<time datetime="${escapeHtml(openUntil)}" title="${escapeHtml(openUntil)}">${escapeHtml(openUntil.slice(11, 19))} UTC</time> (in ${seconds} s)`
+}
+
 /**
  * Renders a `Health` as a small HTML page that reloads itself every `refreshSeconds`.
  *
@@ -114,6 +120,7 @@ const stateColours: Record<CircuitBreaker.StateTag, string> = {
 export const renderHtml = (health: Health, options?: HtmlOptions): string => {
   const refresh = Math.max(1, Math.round(options?.refreshSeconds ?? 5))
   const title = escapeHtml(options?.title ?? "Circuit breakers")
+  const now = Date.parse(health.at)
   const rows = health.breakers
     .map((b) => {
       const state = b.state === "HalfOpen" ? "Half-open" : b.state
@@ -125,7 +132,7 @@ export const renderHtml = (health: Health, options?: HtmlOptions): string => {
   <td class="num">${b.counts.consecutiveFailures}</td>
   <td class="num">${b.counts.slowCalls}</td>
   <td class="num">${b.probes}</td>
-  <td>${b.openUntil === null ? "" : escapeHtml(b.openUntil)}</td>
+  <td>${b.openUntil === null ? "" : openUntilCell(b.openUntil, now)}</td>
 </tr>`
     })
     .join("\n")
@@ -142,7 +149,7 @@ export const renderHtml = (health: Health, options?: HtmlOptions): string => {
   h1 { font-size: 1.4rem; margin: 0 0 .25rem; }
   p.meta { color: #59636e; margin: 0 0 1rem; }
   table { border-collapse: collapse; min-width: 40rem; }
-  th, td { padding: .4rem .7rem; border-bottom: 1px solid #d1d9e0; text-align: left; }
+  th, td { padding: .4rem .7rem; border-bottom: 1px solid #d1d9e0; text-align: left; white-space: nowrap; }
   th { background: #f6f8fa; font-weight: 600; }
   td.num { text-align: right; font-variant-numeric: tabular-nums; }
   td.name { font-family: ui-monospace, monospace; }
