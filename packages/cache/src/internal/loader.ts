@@ -7,6 +7,7 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import type { CacheStore, WriteOptions } from "../CacheStore.js"
+import { Limiter } from "./limiter.js"
 
 /**
  * What a key's load ended with, handed to every fiber that asked: `None` when the fiber that ran
@@ -18,7 +19,7 @@ type Flight = Deferred.Deferred<Option.Option<Exit.Exit<string, unknown>>>
 export interface Loader {
   readonly flights: Map<string, Flight>
   /** Caps how many different keys load at once; unbounded when absent. */
-  readonly permits: Effect.Semaphore | undefined
+  readonly permits: Limiter | undefined
 }
 
 /** One loader per cache service value: single flight and the load cap are shared by its callers. */
@@ -28,7 +29,7 @@ const loaders = new WeakMap<object, Loader>()
 export const register = (cache: CacheStore<never>, maxConcurrentLoads: number | undefined): void => {
   loaders.set(cache, {
     flights: new Map(),
-    permits: maxConcurrentLoads === undefined ? undefined : Effect.unsafeMakeSemaphore(maxConcurrentLoads)
+    permits: maxConcurrentLoads === undefined ? undefined : new Limiter(maxConcurrentLoads)
   })
 }
 
@@ -89,7 +90,7 @@ const joinOrLead = <E, R>(
     const land = Effect.sync(() => {
       if (loader.flights.get(key) === flight) loader.flights.delete(key)
     })
-    const limited = loader.permits === undefined ? load : loader.permits.withPermits(1)(load)
+    const limited = loader.permits === undefined ? load : loader.permits.withPermit(load)
     return Effect.flatMap(Effect.exit(restore(limited)), (exit) => {
       if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) {
         return land.pipe(Effect.zipRight(Deferred.succeed(flight, Option.none())), Effect.zipRight(exit))
