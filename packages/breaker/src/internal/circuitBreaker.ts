@@ -304,13 +304,19 @@ const toState = (m: Machine.Machine): State => {
   }
 }
 
-/** What the background writer still owes the shared store. */
+/**
+ * What the background writer still owes the shared store, in the order it must be sent: the latest
+ * verdict, failures seen before a success, that success, failures since.
+ */
 interface Outbox {
   verdict: BreakerStore.Verdict | undefined
+  failuresBefore: number
+  lastFailureBeforeAt: number
+  success: boolean
+  successAt: number
   failures: number
   lastFailureAt: number
-  success: boolean
-  /** Failures were sent since the last success was. */
+  /** Failures reached the store since it last heard of a success. */
   dirty: boolean
   readonly signal: Queue.Queue<void>
 }
@@ -356,8 +362,11 @@ class Breaker implements CircuitBreaker {
     const outbox = this.outbox
     if (outbox === undefined) return
     outbox.verdict = { state, until: state === "Open" ? this.machine.until : 0, at, origin: this.origin }
-    outbox.failures = 0
+    // A transition starts the store's count again: pending counts are moot.
+    outbox.failuresBefore = 0
     outbox.success = false
+    outbox.failures = 0
+    outbox.dirty = false
     outbox.signal.unsafeOffer(undefined)
   }
 
@@ -479,9 +488,14 @@ class Breaker implements CircuitBreaker {
       outbox.signal.unsafeOffer(undefined)
     } else if (outbox.failures > 0 || outbox.dirty) {
       // Only the first success after failures tells the store anything: the count starts again.
+      if (outbox.failures > 0) {
+        outbox.failuresBefore += outbox.failures
+        outbox.lastFailureBeforeAt = outbox.lastFailureAt
+        outbox.failures = 0
+      }
       outbox.dirty = false
-      outbox.failures = 0
       outbox.success = true
+      outbox.successAt = now
       outbox.signal.unsafeOffer(undefined)
     }
   }
@@ -604,7 +618,10 @@ class Breaker implements CircuitBreaker {
         verdict: undefined,
         failures: 0,
         lastFailureAt: 0,
+        failuresBefore: 0,
+        lastFailureBeforeAt: 0,
         success: false,
+        successAt: 0,
         dirty: false,
         signal: yield* Queue.sliding<void>(1)
       }
@@ -615,40 +632,70 @@ class Breaker implements CircuitBreaker {
   }
 }
 
+/** The next thing the writer owes the store, and what to forget once the store has it. */
+const nextStep = (
+  shared: BreakerStore.SharedCircuit,
+  outbox: Outbox
+): readonly [Effect.Effect<void, BreakerStore.BreakerStoreError>, () => void] | undefined => {
+  const verdict = outbox.verdict
+  if (verdict !== undefined) {
+    return [
+      shared.save(verdict),
+      () => {
+        if (outbox.verdict === verdict) outbox.verdict = undefined
+      }
+    ]
+  }
+  const before = outbox.failuresBefore
+  if (before > 0) {
+    return [
+      shared.recordFailures(before, outbox.lastFailureBeforeAt),
+      () => {
+        outbox.failuresBefore = Math.max(0, outbox.failuresBefore - before)
+      }
+    ]
+  }
+  if (outbox.success) {
+    return [
+      shared.recordSuccess(outbox.successAt),
+      () => {
+        outbox.success = false
+      }
+    ]
+  }
+  const failures = outbox.failures
+  if (failures > 0) {
+    return [
+      shared.recordFailures(failures, outbox.lastFailureAt),
+      () => {
+        outbox.failures = Math.max(0, outbox.failures - failures)
+        outbox.dirty = true
+      }
+    ]
+  }
+  return undefined
+}
+
 /**
- * Drains the outbox into the store in the background. Only the latest verdict matters, failures
- * are sent as one sum, and what could not be sent is kept and sent again once the store is back.
+ * Drains the outbox into the store in the background, one step at a time: a step is forgotten only
+ * once the store has it, so nothing is lost and nothing is counted twice while the store is down.
  */
 const writer = (shared: BreakerStore.SharedCircuit, outbox: Outbox): Effect.Effect<never> => {
-  const flush = Effect.suspend(() => {
-    const verdict = outbox.verdict
-    const failures = outbox.failures
-    const lastFailureAt = outbox.lastFailureAt
-    const success = outbox.success
-    outbox.verdict = undefined
-    outbox.failures = 0
-    outbox.success = false
-    const steps: Array<Effect.Effect<void, BreakerStore.BreakerStoreError>> = []
-    if (verdict !== undefined) steps.push(shared.save(verdict))
-    if (success) steps.push(shared.recordSuccess(lastFailureAt))
-    if (failures > 0) {
-      outbox.dirty = true
-      steps.push(shared.recordFailures(failures, lastFailureAt))
-    }
-    return Effect.all(steps, { discard: true }).pipe(
+  const step = Effect.suspend(() => {
+    const next = nextStep(shared, outbox)
+    if (next === undefined) return Effect.succeed(false)
+    const [send, forget] = next
+    return send.pipe(
       Effect.timeout(Duration.seconds(5)),
-      Effect.tapError(() =>
-        Effect.sync(() => {
-          // Keep what was not sent, unless something newer took its place meanwhile.
-          if (outbox.verdict === undefined && verdict !== undefined) outbox.verdict = verdict
-          outbox.failures += failures
-          outbox.success ||= success
-        })
-      )
+      Effect.map(() => {
+        forget()
+        return true
+      })
     )
   })
+  const drain = Effect.repeat(step, { while: (more) => more })
   return Queue.take(outbox.signal).pipe(
-    Effect.zipRight(flush.pipe(Effect.retry(Schedule.spaced(STORE_RETRY)), Effect.ignore)),
+    Effect.zipRight(drain.pipe(Effect.retry(Schedule.spaced(STORE_RETRY)), Effect.ignore)),
     Effect.forever
   )
 }

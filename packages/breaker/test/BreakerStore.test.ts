@@ -1,0 +1,150 @@
+import { BreakerRegistry, BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Either, Fiber, Option, Stream, TestClock } from "effect"
+import { call, dependency, fail, succeed, tagOf } from "./utils.js"
+
+/** Lets the breakers' background fibers (store followers and writers) run. */
+const settle = Effect.gen(function* () {
+  for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+})
+
+const options: CircuitBreaker.Options = {
+  name: "shared",
+  policy: Policy.consecutiveFailures(2),
+  openFor: "10 seconds"
+}
+
+describe("BreakerStore (memory)", () => {
+  it.scoped("breakers of the same name share one verdict", () =>
+    Effect.gen(function* () {
+      const a = yield* CircuitBreaker.make(options)
+      const b = yield* CircuitBreaker.make(options)
+      const other = yield* CircuitBreaker.make({ ...options, name: "other" })
+      yield* call(a, fail)
+      yield* call(a, fail)
+      yield* settle
+      assert.deepStrictEqual(yield* b.state, CircuitBreaker.State.Open({ until: 10_000 }))
+      assert.strictEqual(yield* tagOf(other), "Closed")
+      // A breaker made later adopts the stored verdict.
+      const late = yield* CircuitBreaker.make(options)
+      assert.deepStrictEqual(yield* late.state, CircuitBreaker.State.Open({ until: 10_000 }))
+      // Closing is shared too.
+      yield* TestClock.adjust("10 seconds")
+      yield* call(b, succeed)
+      yield* settle
+      assert.strictEqual(yield* tagOf(a), "Closed")
+      assert.strictEqual(yield* tagOf(late), "Closed")
+    }).pipe(Effect.provide(BreakerStore.layerMemory))
+  )
+
+  it.scoped("one half-open probe for all members", () =>
+    Effect.gen(function* () {
+      const members = yield* Effect.all([1, 2, 3].map(() => CircuitBreaker.make(options)))
+      yield* call(members[0]!, fail)
+      yield* call(members[0]!, fail)
+      yield* settle
+      yield* TestClock.adjust("10 seconds")
+      const dep = yield* dependency
+      const gate = yield* Deferred.make<void>()
+      const probe = dep.effect.pipe(Effect.zipLeft(Deferred.await(gate)))
+      const calls = yield* Effect.forEach(
+        members.flatMap((m) => [m, m, m]),
+        (m) => Effect.fork(call(m, probe)),
+        { concurrency: "unbounded" }
+      )
+      yield* settle
+      assert.strictEqual(yield* dep.calls, 1)
+      yield* Deferred.succeed(gate, undefined)
+      const results = yield* Fiber.join(Fiber.all(calls))
+      assert.strictEqual(results.filter(Either.isRight).length, 1)
+      yield* settle
+      for (const m of members) assert.strictEqual(yield* tagOf(m), "Closed")
+    }).pipe(Effect.provide(BreakerStore.layerMemory))
+  )
+
+  it.scoped("failures are reported in the background, summed, and a success starts the count again", () =>
+    Effect.gen(function* () {
+      const store = yield* BreakerStore.BreakerStore
+      const circuit = yield* store.connect("counted")
+      const breaker = yield* CircuitBreaker.make({ name: "counted", policy: Policy.consecutiveFailures(100) })
+      for (let i = 0; i < 7; i++) yield* call(breaker, fail)
+      yield* settle
+      assert.deepStrictEqual(yield* circuit.counts, { consecutiveFailures: 7, lastFailureAt: 0 })
+      yield* TestClock.adjust("1 second")
+      yield* call(breaker, fail)
+      yield* call(breaker, succeed)
+      yield* settle
+      assert.deepStrictEqual(yield* circuit.counts, { consecutiveFailures: 0, lastFailureAt: 1000 })
+    }).pipe(Effect.provide(BreakerStore.layerMemory))
+  )
+
+  it.scoped("a store that fails never fails or blocks a call; the verdict reaches it once it is back", () =>
+    Effect.gen(function* () {
+      let down = true
+      const memory = yield* BreakerStore.makeMemory
+      const saved: Array<string> = []
+      const flaky = BreakerStore.BreakerStore.of({
+        connect: (name) =>
+          Effect.map(memory.connect(name), (circuit) => ({
+            ...circuit,
+            load: Effect.suspend(() => (down ? Effect.never : circuit.load)),
+            save: (verdict: BreakerStore.Verdict) =>
+              Effect.suspend(() =>
+                down
+                  ? Effect.fail(
+                      new BreakerStore.BreakerStoreError({ store: "flaky", operation: "save", message: "down" })
+                    )
+                  : Effect.zipRight(
+                      Effect.sync(() => saved.push(verdict.state)),
+                      circuit.save(verdict)
+                    )
+              ),
+            acquireProbe: () => Effect.never
+          }))
+      })
+      const makeBreaker = Effect.provideService(CircuitBreaker.make(options), BreakerStore.BreakerStore, flaky)
+      // Made while the store does not answer: make waits at most the store deadline.
+      const breakerFiber = yield* Effect.fork(makeBreaker)
+      yield* TestClock.adjust("250 millis")
+      const breaker = yield* Fiber.join(breakerFiber)
+      yield* call(breaker, fail)
+      yield* call(breaker, fail)
+      assert.strictEqual(yield* tagOf(breaker), "Open")
+      yield* settle
+      assert.deepStrictEqual(saved, [])
+      // Half-open with a store that never answers the lease: the probe goes ahead after the deadline.
+      yield* TestClock.adjust("10 seconds")
+      const probe = yield* Effect.fork(call(breaker, succeed))
+      yield* TestClock.adjust("250 millis")
+      assert.deepStrictEqual<unknown>(yield* Fiber.join(probe), Either.right("ok"))
+      assert.strictEqual(yield* tagOf(breaker), "Closed")
+      // The store comes back: the writer's next retry sends the latest verdict only.
+      down = false
+      yield* TestClock.adjust("1 second")
+      yield* settle
+      assert.deepStrictEqual(saved, ["Closed"])
+      assert.deepStrictEqual(
+        Option.map(yield* (yield* memory.connect("shared")).load, (v) => v.state),
+        Option.some("Closed")
+      )
+    })
+  )
+
+  it.scoped("the registry's breakers share through the store too", () =>
+    Effect.gen(function* () {
+      const store = yield* BreakerStore.BreakerStore
+      const circuit = yield* store.connect("api")
+      const registry = yield* BreakerRegistry.make({ defaults: { policy: Policy.consecutiveFailures(1) } })
+      yield* call(yield* registry.get("api"), fail)
+      yield* settle
+      const verdict = yield* circuit.load
+      assert.isTrue(Option.isSome(verdict) && verdict.value.state === "Open")
+      const first = yield* Stream.runHead(Stream.take(circuit.verdicts, 1)).pipe(Effect.fork)
+      yield* settle
+      yield* TestClock.adjust("30 seconds")
+      yield* call(yield* registry.get("api"), succeed)
+      const closed = yield* Fiber.join(first)
+      assert.isTrue(Option.isSome(closed) && closed.value.state === "Closed")
+    }).pipe(Effect.provide(BreakerStore.layerMemory))
+  )
+})
