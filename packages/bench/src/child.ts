@@ -1,0 +1,28 @@
+/**
+ * One scenario group in its own process: `node --expose-gc --import tsx src/child.ts <group> [arg]`.
+ * Prints its result as one JSON line after a marker (see protocol.ts).
+ */
+import * as burst from "./groups/burst.js"
+import * as closed from "./groups/closed.js"
+import * as memory from "./groups/memory.js"
+import * as rejection from "./groups/rejection.js"
+import type { GroupResult } from "./protocol.js"
+import { report } from "./protocol.js"
+
+const groups: Record<string, (arg: string | undefined) => Promise<GroupResult>> = {
+  "in-fiber": () => closed.run("in-fiber"),
+  "per-call": () => closed.run("per-call"),
+  rejection: () => rejection.run(),
+  burst: () => burst.run(),
+  memory: (arg) => memory.run(arg ?? "")
+}
+
+const [name, arg] = process.argv.slice(2)
+const group = name === undefined ? undefined : groups[name]
+if (group === undefined) {
+  process.stderr.write(`unknown group ${name}; one of ${Object.keys(groups).join(", ")}\n`)
+  process.exit(2)
+}
+report(await group(arg))
+// opossum and others may leave timers behind: the result is out, so stop here.
+process.exit(0)

@@ -1,0 +1,198 @@
+/**
+ * `pnpm bench`: every scenario group in a child process of its own, one after another, then one
+ * table for all of them, printed and written to docs/benchmarks.md.
+ */
+import { execFileSync, spawn } from "node:child_process"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import type { GroupResult } from "./protocol.js"
+import { parse } from "./protocol.js"
+import type { Other, Run } from "./report.js"
+import { markdown, memoryTable, TITLES, timedTable, verdictTable } from "./report.js"
+import { verdicts } from "./targets.js"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const pkg = path.resolve(here, "..")
+const root = path.resolve(pkg, "../..")
+const loader = path.join(pkg, "loader", "register.mjs")
+const child = path.join(here, "child.ts")
+
+interface Spawned {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+  readonly timedOut: boolean
+}
+
+const runNode = (args: ReadonlyArray<string>, cwd: string, timeoutMs: number): Promise<Spawned> =>
+  new Promise((resolve) => {
+    const proc = spawn(process.execPath, ["--expose-gc", ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    let timedOut = false
+    proc.stdout.on("data", (d) => (stdout += d))
+    proc.stderr.on("data", (d) => (stderr += d))
+    const timer = setTimeout(() => {
+      timedOut = true
+      proc.kill("SIGKILL")
+    }, timeoutMs)
+    proc.on("close", (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr, timedOut })
+    })
+  })
+
+const tail = (text: string, lines = 8): string => text.trim().split("\n").slice(-lines).join("\n")
+
+interface Group {
+  readonly title: string
+  readonly args: ReadonlyArray<string>
+  /** Load the sources through tsx instead of the TypeScript loader. */
+  readonly tsx?: boolean
+  readonly timeoutMs: number
+}
+
+const timedGroups: ReadonlyArray<Group> = ["in-fiber", "per-call", "rejection", "burst"].map((g) => ({
+  title: TITLES[g] ?? g,
+  args: [g],
+  timeoutMs: 150_000
+}))
+
+const memoryGroups: ReadonlyArray<Group> = [
+  ...["circuitry-consecutive", "circuitry-rate", "cockatiel-consecutive", "cockatiel-sampling", "opossum"].map(
+    (subject) => ({ title: `memory: ${subject}`, args: ["memory", subject], timeoutMs: 120_000 })
+  ),
+  {
+    title: "memory: circuitry-consecutive under tsx",
+    args: ["memory", "circuitry-consecutive", "tsx"],
+    tsx: true,
+    timeoutMs: 120_000
+  }
+]
+
+/** Benchmarks that other packages keep; run when they exist, each in its own process. */
+const extras = [
+  { title: "@circuitry/cache: guarded cache overhead per get", dir: "packages/cache", file: "bench/guard.ts" },
+  { title: "@circuitry/redis: Redis store against raw ioredis", dir: "packages/redis", file: "bench/throughput.ts" }
+]
+
+const loadAverage = () => os.loadavg().map((l) => Math.round(l * 100) / 100)
+
+const versionOf = (name: string): string => {
+  try {
+    if (name.startsWith("@circuitry/")) {
+      const file = path.join(root, "packages", name.slice("@circuitry/".length), "package.json")
+      return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version
+    }
+    const require = createRequire(path.join(pkg, "package.json"))
+    const file = require.resolve(`${name}/package.json`)
+    return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version
+  } catch {
+    return "not found"
+  }
+}
+
+const commitOf = (): string => {
+  try {
+    const sha = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root, encoding: "utf8" }).trim()
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", "packages"], { cwd: root, encoding: "utf8" })
+    return dirty.trim() === "" ? sha : `${sha} (with uncommitted changes under packages/)`
+  } catch {
+    return "unknown"
+  }
+}
+
+const main = async () => {
+  const started = performance.now()
+  const loadBefore = loadAverage()
+  const results: Array<GroupResult> = []
+  const others: Array<Other> = []
+
+  for (const group of [...timedGroups, ...memoryGroups]) {
+    const t0 = performance.now()
+    process.stdout.write(`${group.title} ... `)
+    const out = await runNode(["--import", group.tsx ? "tsx" : loader, child, ...group.args], pkg, group.timeoutMs)
+    const result = parse(out.stdout)
+    if (result === undefined || out.code !== 0) {
+      const why = out.timedOut ? `timed out after ${group.timeoutMs / 1000} s` : `exit code ${out.code}`
+      process.stdout.write(`FAILED (${why})\n${tail(out.stderr)}\n`)
+      others.push({ title: group.title, status: "failed", text: `${why}: ${tail(out.stderr, 3)}` })
+      continue
+    }
+    if (group.tsx && result._tag === "Memory") {
+      results.push({
+        ...result,
+        rows: result.rows.map((r) => ({ ...r, id: `${r.id}-tsx`, label: `${r.label}, loaded through tsx (keepNames)` }))
+      })
+    } else {
+      results.push(result)
+    }
+    process.stdout.write(`${((performance.now() - t0) / 1000).toFixed(1)} s\n`)
+  }
+
+  for (const extra of extras) {
+    const file = path.join(root, extra.dir, extra.file)
+    if (!existsSync(file)) {
+      process.stdout.write(`${extra.title}: skipped, ${extra.dir}/${extra.file} does not exist yet\n`)
+      others.push({ title: extra.title, status: "skipped", text: `${extra.dir}/${extra.file} does not exist yet.` })
+      continue
+    }
+    const t0 = performance.now()
+    process.stdout.write(`${extra.title} ... `)
+    const out = await runNode(["--import", "tsx", file], path.join(root, extra.dir), 120_000)
+    if (out.code !== 0) {
+      const why = out.timedOut ? "timed out after 120 s" : `exit code ${out.code}`
+      process.stdout.write(`FAILED (${why})\n${tail(out.stderr)}\n`)
+      others.push({ title: extra.title, status: "failed", text: `${why}: ${tail(out.stderr, 3)}` })
+      continue
+    }
+    process.stdout.write(`${((performance.now() - t0) / 1000).toFixed(1)} s\n`)
+    others.push({
+      title: extra.title,
+      status: "ran",
+      text: `$ node --expose-gc --import tsx ${extra.dir}/${extra.file}\n${out.stdout.trim()}`
+    })
+  }
+
+  const cpus = os.cpus()
+  const run: Run = {
+    machine: {
+      date: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+      cpu: cpus[0]?.model.trim() ?? "unknown",
+      cores: cpus.length,
+      memoryGiB: os.totalmem() / 2 ** 30,
+      os: `${os.type()} ${os.release()} ${os.arch()}`,
+      node: process.version,
+      loadBefore,
+      loadAfter: loadAverage(),
+      commit: commitOf(),
+      versions: {
+        "@circuitry/breaker": versionOf("@circuitry/breaker"),
+        effect: versionOf("effect"),
+        cockatiel: versionOf("cockatiel"),
+        opossum: versionOf("opossum"),
+        typescript: versionOf("typescript")
+      },
+      seconds: (performance.now() - started) / 1000
+    },
+    results,
+    verdicts: verdicts(results),
+    others
+  }
+
+  process.stdout.write("\n")
+  for (const result of results) {
+    if (result._tag === "Timed") process.stdout.write(`${TITLES[result.group]}\n${timedTable(result)}\n\n`)
+  }
+  const memory = results.flatMap((r) => (r._tag === "Memory" ? r.rows : []))
+  if (memory.length > 0) process.stdout.write(`Memory per breaker\n${memoryTable(memory)}\n\n`)
+  process.stdout.write(`Targets\n${verdictTable(run.verdicts)}\n\n`)
+  const doc = path.join(root, "docs", "benchmarks.md")
+  writeFileSync(doc, markdown(run, "pnpm bench"))
+  process.stdout.write(`Written to ${path.relative(process.cwd(), doc)} (${Math.round(run.machine.seconds)} s)\n`)
+}
+
+await main()

@@ -1,0 +1,158 @@
+/**
+ * Renders one run as Markdown: the machine, the versions, the targets with PASS/FAIL, and a
+ * table per scenario group.
+ */
+import type { Measured } from "./harness.js"
+import type { GroupResult, MemoryRow, TimedGroup } from "./protocol.js"
+import type { Verdict } from "./targets.js"
+
+export interface Machine {
+  readonly date: string
+  readonly cpu: string
+  readonly cores: number
+  readonly memoryGiB: number
+  readonly os: string
+  readonly node: string
+  readonly loadBefore: ReadonlyArray<number>
+  readonly loadAfter: ReadonlyArray<number>
+  readonly commit: string
+  readonly versions: Record<string, string>
+  readonly seconds: number
+}
+
+/** A group that could not be run, or an extra script's own output. */
+export interface Other {
+  readonly title: string
+  readonly status: "skipped" | "failed" | "ran"
+  readonly text: string
+}
+
+export interface Run {
+  readonly machine: Machine
+  readonly results: ReadonlyArray<GroupResult>
+  readonly verdicts: ReadonlyArray<Verdict>
+  readonly others: ReadonlyArray<Other>
+}
+
+export const TITLES: Record<string, string> = {
+  "in-fiber": "Closed path, many calls inside one Effect.gen loop",
+  "per-call": "Closed path, one Effect.runPromise per call",
+  rejection: "Open-state rejection",
+  burst: "Burst of 10,000 concurrent calls (closed)"
+}
+
+const fmtNs = (n: number): string => (n >= 10_000 ? Math.round(n).toLocaleString("en") : n.toFixed(n < 100 ? 1 : 0))
+
+const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string =>
+  [
+    `| ${head.join(" | ")} |`,
+    `| ${head.map((_, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`,
+    ...rows.map((r) => `| ${r.join(" | ")} |`)
+  ].join("\n")
+
+export const timedTable = (group: TimedGroup): string => {
+  const floor = group.rows.find((r) => r.id === group.floor)
+  const row = (r: Measured) => [
+    r.id === group.floor ? `**${r.label}**` : r.label,
+    fmtNs(r.nsPerCall),
+    `${Math.round(r.spread * 100)}%`,
+    floor === undefined ? "" : `${(r.nsPerCall / floor.nsPerCall).toFixed(2)}x`
+  ]
+  return table(["row", "ns/call (median)", "noise (IQR/2)", "x floor"], group.rows.map(row))
+}
+
+export const memoryTable = (rows: ReadonlyArray<MemoryRow>): string =>
+  table(
+    ["row", "bytes/breaker (median)", "samples", "make, us/breaker"],
+    rows.map((r) => [
+      r.label,
+      Math.round(r.bytesPerBreaker).toLocaleString("en"),
+      r.samples.map((s) => Math.round(s)).join(", "),
+      ((r.createMillis * 1000) / r.breakers).toFixed(1)
+    ])
+  )
+
+export const verdictTable = (verdicts: ReadonlyArray<Verdict>): string =>
+  table(
+    ["target", "measured", "verdict"],
+    verdicts.map((v) => [v.target, v.measured, v.pass === undefined ? "NOT MEASURED" : v.pass ? "PASS" : "**FAIL**"])
+  )
+
+export const markdown = (run: Run, command: string): string => {
+  const m = run.machine
+  const lines: Array<string> = []
+  lines.push("# Benchmarks", "")
+  lines.push(
+    `Written by \`${command}\` (packages/bench) on ${m.date}, in ${Math.round(m.seconds)} s. Every figure below comes from that one run.`,
+    ""
+  )
+  lines.push("## Machine", "")
+  lines.push(
+    table(
+      ["", ""],
+      [
+        ["CPU", `${m.cpu}, ${m.cores} cores`],
+        ["memory", `${m.memoryGiB.toFixed(0)} GiB`],
+        ["OS", m.os],
+        ["Node", m.node],
+        ["load average (1, 5, 15 min) before", m.loadBefore.map((l) => l.toFixed(2)).join(", ")],
+        ["load average after", m.loadAfter.map((l) => l.toFixed(2)).join(", ")],
+        ["commit", m.commit],
+        ...Object.entries(m.versions).map(([name, version]) => [name, version])
+      ]
+    ),
+    ""
+  )
+  lines.push(
+    "This machine is shared: other work may run during the benchmark (see the load average). Each timed figure is the median of several repeats, and the repeats visit the rows round-robin, so that load falls on all rows alike; compare rows within a table (the `x floor` column) rather than across runs. The `noise` column is half the interquartile range of the repeats over the median.",
+    ""
+  )
+  lines.push("## Targets", "")
+  lines.push(
+    "From the breaker issue: a closed `withBreaker` call at most 1.5x the cheapest Effect guard and at most 0.25x cockatiel bridged into Effect, an open rejection under 1 us, under 1 KB per breaker.",
+    ""
+  )
+  lines.push(verdictTable(run.verdicts), "")
+  const inFiber = run.results.find((r): r is TimedGroup => r._tag === "Timed" && r.group === "in-fiber")
+  const floor = inFiber?.rows.find((r) => r.id === "floor")
+  const bridge = inFiber?.rows.find((r) => r.id === "cockatiel-consecutive-bridged")
+  if (floor !== undefined && bridge !== undefined) {
+    lines.push(
+      `For scale: in this run the floor guard itself is ${(floor.nsPerCall / bridge.nsPerCall).toFixed(2)}x the bridged cockatiel call (${fmtNs(floor.nsPerCall)} ns against ${fmtNs(bridge.nsPerCall)} ns), so no guard can be under ${(floor.nsPerCall / bridge.nsPerCall).toFixed(2)}x here.`,
+      ""
+    )
+  }
+  for (const result of run.results) {
+    if (result._tag !== "Timed") continue
+    lines.push(`## ${TITLES[result.group] ?? result.group}`, "")
+    lines.push(timedTable(result), "")
+    for (const note of result.notes) lines.push(`- ${note}`)
+    lines.push("")
+  }
+  const memory = run.results.flatMap((r) => (r._tag === "Memory" ? r.rows : []))
+  if (memory.length > 0) {
+    lines.push("## Memory per breaker, 100,000 breakers", "")
+    lines.push(memoryTable(memory), "")
+    const notes = new Set(run.results.flatMap((r) => (r._tag === "Memory" ? r.notes : [])))
+    for (const note of notes) lines.push(`- ${note}`)
+    lines.push("")
+  }
+  for (const other of run.others) {
+    lines.push(`## ${other.title}`, "")
+    if (other.status !== "ran") lines.push(`${other.status === "skipped" ? "Skipped" : "Failed"}: ${other.text}`, "")
+    else lines.push("```", other.text.trim(), "```", "")
+  }
+  lines.push("## How it is measured", "")
+  lines.push(
+    [
+      "- One child process per scenario group (the parent only spawns, collects and prints). Each child loads the TypeScript sources through `typescript.transpileModule` (packages/bench/loader), as a compiled package would run: tsx's esbuild `keepNames` gives every named closure a property table of its own and would add its own cost to the breaker's memory.",
+      "- Each group warms every row up (two rounds) before the timed repeats, and calls `global.gc()` before each sample.",
+      "- The floor guard is the cheapest guard one can write with Effect combinators: `Effect.suspend` that checks a variable, then `Effect.catchAllCause(Effect.map(self, ...), ...)`. The naive breaker keeps its state in a `Ref` behind a `Semaphore` (lock, update, unlock per call) inside an `Effect.gen`.",
+      "- Bridged rows are what an Effect user writes to use a Promise breaker: `Effect.tryPromise(() => policy.execute(() => Effect.runPromise(self)))` (opossum: `Effect.tryPromise(() => breaker.fire(self))` with the action `(self) => Effect.runPromise(self)`). Raw rows are the same breaker used natively, Promise to Promise.",
+      "- cockatiel: `circuitBreaker(handleAll, { halfOpenAfter, breaker })` with `ConsecutiveBreaker(5)` or `SamplingBreaker({ threshold: 0.5, duration: 10 s })`. opossum: `new CircuitBreaker(fn, { timeout: false, resetTimeout, errorThresholdPercentage: 50 })`, its defaults otherwise (rolling stats, latency percentiles); the per-call timeout is off so that every row measures a breaker and not a timer.",
+      "- Memory: heap used after full collections, before and after making the breakers; names are made before the first reading. circuitry's breakers come from `BreakerRegistry.get(name)`, the peers' are kept in a `Map` by name."
+    ].join("\n"),
+    ""
+  )
+  return lines.join("\n")
+}
