@@ -130,7 +130,11 @@ for (const [backend, fresh] of backends) {
         assert.isTrue(yield* breaker.isCallAllowed)
         // No timer wrote anything: half-open is derived from open_until and the clock.
         yield* (yield* SqlBreakerStore.SqlBreakerStore.pipe(Effect.provide(yield* instance(db)))).poll
-        assert.deepStrictEqual(yield* row(db, "search"), Option.some(opened))
+        const after = Option.getOrThrow(yield* row(db, "search"))
+        assert.deepStrictEqual(
+          [after.state, after.open_until, after.verdict_at, after.origin],
+          [opened.state, opened.open_until, opened.verdict_at, opened.origin]
+        )
       })
     )
 
@@ -220,6 +224,22 @@ for (const [backend, fresh] of backends) {
         yield* poll
         yield* waitForTransition(bChanges, "Closed")
         assert.deepStrictEqual(yield* succeed(b), Either.right("ok"))
+      })
+    )
+
+    it.scoped("verdicts made elsewhere arrive by the background poll", () =>
+      Effect.gen(function* () {
+        const db = yield* fresh
+        const a = yield* breakerIn(yield* instance(db), "feed")
+        const b = yield* breakerIn(yield* instance(db, { pollInterval: "500 millis" }), "feed")
+        const changes = yield* b.subscribe
+        yield* times(3, fail(a))
+        yield* waitForState(db, "feed", "Open")
+        assert.strictEqual((yield* b.state)._tag, "Closed")
+        yield* TestClock.adjust(500)
+        const t = yield* waitForTransition(changes, "Open")
+        assert.strictEqual(t.at, 500)
+        assert.deepStrictEqual(yield* b.state, CircuitBreaker.State.Open({ until: OPEN_FOR }))
       })
     )
 

@@ -40,6 +40,12 @@ export interface Db {
   readonly filename: string
 }
 
+/**
+ * Tests read verdicts made elsewhere with an explicit `poll`, so that they do not depend on how
+ * many background polls a `TestClock.adjust` wakes; the background poll has tests of its own.
+ */
+const quiet = { pollInterval: "1 hour" } as const
+
 let counter = 0
 const unique = (prefix: string) => `${prefix}_${process.pid}_${Date.now().toString(36)}_${counter++}`
 
@@ -56,7 +62,7 @@ const sqlite: Effect.Effect<Db, unknown, Scope.Scope> = Effect.gen(function* () 
     table,
     filename,
     sql: Context.get(context, SqlClient.SqlClient),
-    store: (options) => SqlBreakerStore.layerSqlite({ filename }, { ...options, table })
+    store: (options) => SqlBreakerStore.layerSqlite({ filename }, { ...quiet, ...options, table })
   } satisfies Db
 })
 
@@ -73,7 +79,7 @@ const pg: Effect.Effect<Db, unknown, Scope.Scope> = Effect.gen(function* () {
     table,
     filename: "",
     sql,
-    store: (options) => SqlBreakerStore.layerPg(pgConfig, { ...options, table })
+    store: (options) => SqlBreakerStore.layerPg(pgConfig, { ...quiet, ...options, table })
   } satisfies Db
 })
 
@@ -127,12 +133,12 @@ export const countRows = (db: Db): Effect.Effect<number> =>
 
 /**
  * Waits, in real time, for background I/O (the breaker's writer, a child process) to reach the
- * database: the condition is checked again every 10 ms, for at most `tries` times.
+ * database: the condition is checked again every 10 ms, at most `tries` times (10 s by default: the machine may be busy).
  */
 export const eventually = <A, E, R>(
   check: Effect.Effect<A, E, R>,
   ok: (a: A) => boolean,
-  tries = 300
+  tries = 1000
 ): Effect.Effect<A, E | Error, R> =>
   Effect.gen(function* () {
     let last: A | undefined

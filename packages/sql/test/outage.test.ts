@@ -1,0 +1,109 @@
+import { CircuitBreaker, Policy } from "@circuitry/breaker"
+import { SqlBreakerStore } from "@circuitry/sql"
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Either, Layer, Option, Queue, TestClock } from "effect"
+import * as net from "node:net"
+import type { StoreContext } from "./backends.js"
+import { backends, eventually, pgConfig, row } from "./backends.js"
+
+const OPEN_FOR = 10_000
+
+const breakerIn = (ctx: StoreContext, name: string) =>
+  CircuitBreaker.make({ name, policy: Policy.consecutiveFailures(3), openFor: OPEN_FOR }).pipe(Effect.provide(ctx))
+
+/**
+ * A TCP proxy in front of the PostgreSQL server that the test can cut and restore: the database
+ * becomes truly unreachable for the store (connections reset, new ones refused).
+ */
+const proxy = (target: number) =>
+  Effect.gen(function* () {
+    const sockets = new Set<net.Socket>()
+    const server = net.createServer((client) => {
+      const upstream = net.connect(target, "127.0.0.1")
+      for (const s of [client, upstream]) {
+        sockets.add(s)
+        s.on("error", () => {})
+        s.on("close", () => {
+          sockets.delete(s)
+          client.destroy()
+          upstream.destroy()
+        })
+      }
+      client.pipe(upstream)
+      upstream.pipe(client)
+    })
+    const listen = (port: number) =>
+      Effect.async<number>((resume) => {
+        server.listen(port, "127.0.0.1", () => resume(Effect.succeed((server.address() as net.AddressInfo).port)))
+      })
+    const close = Effect.async<void>((resume) => {
+      for (const s of sockets) s.destroy()
+      if (!server.listening) return resume(Effect.void)
+      server.close(() => resume(Effect.void))
+    })
+    const port = yield* Effect.acquireRelease(listen(0), () => close)
+    return { port, cut: close, restore: Effect.asVoid(listen(port)) }
+  })
+
+const sqlite = backends.find(([name]) => name === "sqlite")![1]
+const pg = backends.find(([name]) => name === "pg")![1]
+
+describe("an unreachable database never blocks or fails a call", () => {
+  it.scoped("pg: calls carry on with local state, and the store catches up when it is back", () =>
+    Effect.gen(function* () {
+      const db = yield* pg
+      const link = yield* proxy(pgConfig.port)
+      const ctx = yield* Layer.build(SqlBreakerStore.layerPg({ ...pgConfig, port: link.port }, { table: db.table }))
+      const problems = yield* Context.get(ctx, SqlBreakerStore.SqlBreakerStore).subscribeProblems
+      const breaker = yield* breakerIn(ctx, "payments")
+      yield* link.cut
+
+      // A breaker made now starts from its local state.
+      const late = yield* breakerIn(ctx, "payments")
+      assert.deepStrictEqual(yield* Effect.either(late.execute(Effect.succeed(1))), Either.right(1))
+      // Calls run and are judged locally.
+      assert.deepStrictEqual(yield* Effect.either(breaker.execute(Effect.succeed(1))), Either.right(1))
+      for (let i = 0; i < 3; i++) yield* Effect.either(breaker.execute(Effect.fail("boom")))
+      assert.deepStrictEqual(yield* breaker.state, CircuitBreaker.State.Open({ until: OPEN_FOR }))
+      const rejected = yield* Effect.flip(breaker.execute(Effect.succeed(1)))
+      assert.strictEqual(rejected._tag, "BreakerOpenError")
+      // The background poll reports the outage once.
+      yield* TestClock.adjust(250)
+      const problem = yield* Queue.take(problems)
+      assert.strictEqual(problem.operation, "poll")
+      assert.deepStrictEqual(yield* row(db, "payments"), Option.none())
+
+      // Back: the writer retries (every second) and the verdict reaches the database.
+      yield* link.restore
+      yield* TestClock.adjust(1_000)
+      const stored = yield* eventually(
+        Effect.zipLeft(row(db, "payments"), TestClock.adjust(1_000)),
+        (r) => Option.isSome(r) && r.value.state === "Open"
+      )
+      assert.strictEqual(Option.getOrThrow(stored).open_until, OPEN_FOR)
+    })
+  )
+
+  it.scoped("sqlite: another process holding the write lock delays the store, never a call", () =>
+    Effect.gen(function* () {
+      const db = yield* sqlite
+      const ctx = yield* Layer.build(
+        SqlBreakerStore.layerSqlite({ filename: db.filename, busyTimeout: "5 millis" }, { table: db.table })
+      )
+      const breaker = yield* breakerIn(ctx, "mail")
+      // Another connection takes the write lock and keeps it.
+      yield* db.sql.unsafe("BEGIN EXCLUSIVE").pipe(Effect.orDie)
+      for (let i = 0; i < 3; i++) yield* Effect.either(breaker.execute(Effect.fail("boom")))
+      assert.strictEqual((yield* breaker.state)._tag, "Open")
+      assert.isTrue(Either.isLeft(yield* Effect.either(breaker.execute(Effect.succeed(1)))))
+      yield* TestClock.adjust(1_000)
+      assert.deepStrictEqual(yield* row(db, "mail"), Option.none())
+      yield* db.sql.unsafe("COMMIT").pipe(Effect.orDie)
+      const stored = yield* eventually(
+        Effect.zipLeft(row(db, "mail"), TestClock.adjust(1_000)),
+        (r) => Option.isSome(r) && r.value.state === "Open"
+      )
+      assert.strictEqual(Option.getOrThrow(stored).open_until, OPEN_FOR)
+    })
+  )
+})
