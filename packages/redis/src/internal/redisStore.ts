@@ -9,6 +9,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type { Redis } from "ioredis"
 import { DEFAULT_URL, failFastOptions, makeClient, messageOf, within } from "./client.js"
+import { Deadlines } from "./deadlines.js"
 
 /** @internal */
 export class DeadlineExceeded extends Schema.TaggedError<DeadlineExceeded>()("DeadlineExceeded", {
@@ -175,7 +176,6 @@ export const makeWith = (
     const { deadlineMillis, livenessMillis, prefix } = resolved
     const clock = yield* Effect.clock
     const liveness = new Liveness(() => clock.unsafeCurrentTimeMillis())
-    const deadline = Duration.millis(deadlineMillis)
 
     // The watchdog: silence past `liveness` means the connection is dead even if TCP says
     // otherwise. Tearing it down fails the callers still waiting (ioredis flushes its queue) and
@@ -197,6 +197,7 @@ export const makeWith = (
       Effect.forkScoped
     )
 
+    const deadlines = yield* Deadlines.make(deadlineMillis)
     /**
      * One call: its own deadline, which fails only this caller. The command stays in ioredis's
      * queue when the deadline passes, so its late reply is matched to it (and dropped) and never
@@ -211,28 +212,39 @@ export const makeWith = (
           resume(Effect.fail(new CacheError({ operation, message: messageOf(e), cause: e })))
           return
         }
+        let settled = false
+        const cancel = deadlines.start(() => {
+          if (settled) return
+          settled = true
+          resume(
+            Effect.fail(
+              new CacheError({
+                operation,
+                message: `no reply within the deadline of ${deadlineMillis} ms`,
+                cause: new DeadlineExceeded({ operation, deadlineMillis })
+              })
+            )
+          )
+        })
         liveness.sent()
         promise.then(
           (a) => {
             liveness.settled()
+            if (settled) return // abandoned: the caller has its timeout, the reply goes nowhere
+            settled = true
+            cancel()
             resume(Effect.succeed(a))
           },
           (e) => {
             liveness.settled()
+            if (settled) return
+            settled = true
+            cancel()
             resume(Effect.fail(new CacheError({ operation, message: messageOf(e), cause: e })))
           }
         )
-      }).pipe(
-        Effect.timeoutFail({
-          duration: deadline,
-          onTimeout: () =>
-            new CacheError({
-              operation,
-              message: `no reply within the deadline of ${deadlineMillis} ms`,
-              cause: new DeadlineExceeded({ operation, deadlineMillis })
-            })
-        })
-      )
+        return Effect.sync(cancel)
+      })
 
     const invalid = <A>(key: string, message: string, cause?: unknown): Effect.Effect<Option.Option<A>> => {
       const error = new CacheError({ operation: "get", message: `key "${key}": ${message}`, cause })

@@ -1,0 +1,117 @@
+/**
+ * get/set throughput of RedisStore next to raw ioredis, on the same server in the same run.
+ *
+ *   npx tsx packages/redis/bench/throughput.ts [--json]
+ *
+ * REDIS_URL (default redis://127.0.0.1:6379), OPS (operations per round, default 20000), ROUNDS
+ * (default 5), CONCURRENCY (calls in flight in the concurrent mode, default 64). Each figure is the
+ * median over the rounds; raw and store rounds alternate, so that drift on the machine hits both.
+ * Keys live under a prefix of this run's own and are deleted at the end.
+ */
+import { Effect, Exit, Scope } from "effect"
+import { Redis } from "ioredis"
+import { RedisStore } from "../src/index.js"
+
+const url = process.env.REDIS_URL ?? "redis://127.0.0.1:6379"
+const ops = Number(process.env.OPS ?? 20_000)
+const rounds = Number(process.env.ROUNDS ?? 5)
+const concurrency = Number(process.env.CONCURRENCY ?? 64)
+const json = process.argv.includes("--json")
+const prefix = `bench:redis:${process.pid}:`
+const value = "v".repeat(100)
+const keyCount = 1_000
+
+const median = (xs: ReadonlyArray<number>): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}
+
+/** Runs `n` calls of `op`, `inFlight` at a time, and returns operations per second. */
+const rawRound = async (op: (i: number) => Promise<unknown>, n: number, inFlight: number): Promise<number> => {
+  let next = 0
+  const start = performance.now()
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < n) await op(next++)
+    })
+  )
+  return n / ((performance.now() - start) / 1_000)
+}
+
+const storeRound = async (op: (i: number) => Effect.Effect<unknown, unknown>, n: number, inFlight: number) => {
+  const indices = Array.from({ length: n }, (_, i) => i)
+  const start = performance.now()
+  await Effect.runPromise(Effect.forEach(indices, op, { concurrency: inFlight, discard: true }))
+  return n / ((performance.now() - start) / 1_000)
+}
+
+const main = async () => {
+  const raw = new Redis(url)
+  const scope = Effect.runSync(Scope.make())
+  // deadline and liveness well above any reply time here: the bench measures the path, not timeouts
+  const store = await Effect.runPromise(
+    Scope.extend(RedisStore.make({ url, prefix: prefix + "store:", deadline: "5 seconds" }), scope)
+  )
+  const rawKey = (i: number) => `${prefix}raw:k${i % keyCount}`
+  const storeKey = (i: number) => `k${i % keyCount}`
+
+  const cases = [
+    { op: "set", mode: "sequential", inFlight: 1 },
+    { op: "get", mode: "sequential", inFlight: 1 },
+    { op: "set", mode: `concurrent ${concurrency}`, inFlight: concurrency },
+    { op: "get", mode: `concurrent ${concurrency}`, inFlight: concurrency }
+  ] as const
+  const results: Array<{ op: string; mode: string; rawOpsPerSec: number; storeOpsPerSec: number; ratio: number }> = []
+  try {
+    // warm up: connections, JIT, scripts, and the keys that get reads
+    await rawRound((i) => raw.set(rawKey(i), value), keyCount, 16)
+    await storeRound((i) => store.set(storeKey(i), value), keyCount, 16)
+    for (const c of cases) {
+      const rawOp = c.op === "set" ? (i: number) => raw.set(rawKey(i), value) : (i: number) => raw.get(rawKey(i))
+      const storeOp =
+        c.op === "set" ? (i: number) => store.set(storeKey(i), value) : (i: number) => store.get(storeKey(i))
+      const n = c.inFlight === 1 ? Math.max(1, Math.floor(ops / 4)) : ops
+      await rawRound(rawOp, Math.min(n, 2_000), c.inFlight)
+      await storeRound(storeOp, Math.min(n, 2_000), c.inFlight)
+      const rawRates: Array<number> = []
+      const storeRates: Array<number> = []
+      for (let r = 0; r < rounds; r++) {
+        rawRates.push(await rawRound(rawOp, n, c.inFlight))
+        storeRates.push(await storeRound(storeOp, n, c.inFlight))
+      }
+      const rawOpsPerSec = median(rawRates)
+      const storeOpsPerSec = median(storeRates)
+      results.push({ op: c.op, mode: c.mode, rawOpsPerSec, storeOpsPerSec, ratio: storeOpsPerSec / rawOpsPerSec })
+    }
+  } finally {
+    let cursor = "0"
+    do {
+      const [next, keys] = await raw.scan(cursor, "MATCH", prefix + "*", "COUNT", 1000)
+      if (keys.length > 0) await raw.del(...keys)
+      cursor = next
+    } while (cursor !== "0")
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    raw.disconnect()
+  }
+
+  if (json) {
+    process.stdout.write(JSON.stringify({ url, ops, rounds, concurrency, valueBytes: value.length, results }) + "\n")
+    return
+  }
+  const fmt = (n: number) => Math.round(n).toLocaleString("en-US")
+  console.log(`RedisStore vs raw ioredis on ${url}: ${rounds} rounds, median ops/s, ${value.length}-byte values`)
+  console.log("op   mode            raw ioredis   RedisStore   store/raw")
+  for (const r of results) {
+    console.log(
+      `${r.op.padEnd(5)}${r.mode.padEnd(16)}${fmt(r.rawOpsPerSec).padStart(11)}  ${fmt(r.storeOpsPerSec).padStart(11)}   ${(
+        r.ratio * 100
+      ).toFixed(0)}%`
+    )
+  }
+}
+
+main().catch((e) => {
+  console.error(e)
+  process.exit(1)
+})
