@@ -307,6 +307,21 @@ describe("RedisBreakerStore", () => {
       20_000
     )
 
+    it.scoped("while Redis is down, a half-open instance probes on its own instead of waiting for a lease", () =>
+      Effect.gen(function* () {
+        const server = yield* startServer
+        const prefix = uniquePrefix("probe-down")
+        const a = yield* instance(prefix, "payments", server.url)
+        yield* open(a)
+        yield* server.kill
+        yield* TestClock.adjust("10 seconds")
+        assert.strictEqual(yield* tagOf(a), "HalfOpen")
+        // the lease cannot be taken (the store fails fast): the probe runs locally and closes the circuit
+        assert.strictEqual(yield* CircuitBreaker.withBreaker(Effect.succeed("probed"), a), "probed")
+        assert.strictEqual(yield* tagOf(a), "Closed")
+      })
+    )
+
     it.scoped("members that missed a verdict while their subscriber was away resynchronise on reconnect", () =>
       Effect.gen(function* () {
         const server = yield* startServer
