@@ -199,8 +199,13 @@ export const layerSqlite = (
   config: SqliteOptions,
   options?: Options
 ): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, InvalidStoreOptions | BreakerStore.BreakerStoreError> => {
-  const busy = Duration.decodeUnknown(config.busyTimeout ?? "250 millis")
-  const busyMillis = busy._tag === "Some" && Duration.isFinite(busy.value) ? Duration.toMillis(busy.value) : -1
+  const busy = Duration.decodeUnknown(config?.busyTimeout ?? "250 millis")
+  const busyMillis =
+    typeof config?.busyTimeout === "number" && !(config.busyTimeout >= 0) // Duration clamps negatives to zero
+      ? -1
+      : busy._tag === "Some" && Duration.isFinite(busy.value)
+        ? Duration.toMillis(busy.value)
+        : -1
   if (typeof config?.filename !== "string" || config.filename.length === 0 || busyMillis < 0) {
     return Layer.fail(
       new InvalidStoreOptions({
