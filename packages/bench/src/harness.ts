@@ -5,6 +5,7 @@
  * load from other work on the machine falls on all of them alike; each figure is the median of
  * the repeats.
  */
+import { gc } from "./gc.js"
 import { median, spread } from "./stats.js"
 
 /** One row of a group: `run(n)` makes `n` calls and resolves when they are done. */
@@ -32,11 +33,6 @@ export interface Plan {
   /** Calls per warm-up round (two rounds per case, before any sample). */
   readonly warmup: number
   readonly repeats: number
-}
-
-const gc = (): void => {
-  const g = (globalThis as { gc?: () => void }).gc
-  if (g !== undefined) g()
 }
 
 /** Runs every case `plan.repeats` times after a warm-up; returns medians in the cases' order. */

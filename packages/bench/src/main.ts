@@ -8,6 +8,7 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { extras, renderOutput } from "./extras.js"
 import type { GroupResult } from "./protocol.js"
 import { parse } from "./protocol.js"
 import type { Other, Run } from "./report.js"
@@ -67,16 +68,10 @@ const memoryGroups: ReadonlyArray<Group> = [
   ),
   {
     title: "memory: circuitry-consecutive under tsx",
-    args: ["memory", "circuitry-consecutive", "tsx"],
+    args: ["memory", "circuitry-consecutive", "1"],
     tsx: true,
     timeoutMs: 120_000
   }
-]
-
-/** Benchmarks that other packages keep; run when they exist, each in its own process. */
-const extras = [
-  { title: "@circuitry/cache: guarded cache overhead per get", dir: "packages/cache", file: "bench/guard.ts" },
-  { title: "@circuitry/redis: Redis store against raw ioredis", dir: "packages/redis", file: "bench/throughput.ts" }
 ]
 
 const loadAverage = () => os.loadavg().map((l) => Math.round(l * 100) / 100)
@@ -142,7 +137,7 @@ const main = async () => {
     }
     const t0 = performance.now()
     process.stdout.write(`${extra.title} ... `)
-    const out = await runNode(["--import", "tsx", file], path.join(root, extra.dir), 120_000)
+    const out = await runNode(["--import", loader, file, "--json"], path.join(root, extra.dir), 120_000)
     if (out.code !== 0) {
       const why = out.timedOut ? "timed out after 120 s" : `exit code ${out.code}`
       process.stdout.write(`FAILED (${why})\n${tail(out.stderr)}\n`)
@@ -150,11 +145,14 @@ const main = async () => {
       continue
     }
     process.stdout.write(`${((performance.now() - t0) / 1000).toFixed(1)} s\n`)
-    others.push({
-      title: extra.title,
-      status: "ran",
-      text: `$ node --expose-gc --import tsx ${extra.dir}/${extra.file}\n${out.stdout.trim()}`
-    })
+    const rendered = renderOutput(extra, out.stdout)
+    const command = `${extra.dir}/${extra.file} --json, in its own process`
+    others.push(
+      rendered === undefined
+        ? { title: extra.title, status: "ran", text: `${command}; its output:\n\n\`\`\`\n${out.stdout.trim()}\n\`\`\`` }
+        : { title: extra.title, status: "ran", text: `${command}. ${rendered}` }
+    )
+    process.stdout.write(`${rendered ?? out.stdout.trim()}\n`)
   }
 
   const cpus = os.cpus()

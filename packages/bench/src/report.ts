@@ -140,7 +140,7 @@ export const markdown = (run: Run, command: string): string => {
   for (const other of run.others) {
     lines.push(`## ${other.title}`, "")
     if (other.status !== "ran") lines.push(`${other.status === "skipped" ? "Skipped" : "Failed"}: ${other.text}`, "")
-    else lines.push("```", other.text.trim(), "```", "")
+    else lines.push(other.text.trim(), "")
   }
   lines.push("## How it is measured", "")
   lines.push(

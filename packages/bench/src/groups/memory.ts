@@ -8,6 +8,7 @@ import { BreakerRegistry } from "@circuitry/breaker"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
+import { gc } from "../gc.js"
 import { median } from "../stats.js"
 import type { MemoryGroup, MemoryRow } from "../protocol.js"
 import { scaled } from "../protocol.js"
@@ -79,8 +80,6 @@ export const subjects: Record<string, Subject> = {
 }
 
 const heapUsed = (): number => {
-  const gc = (globalThis as { gc?: () => void }).gc
-  if (gc === undefined) throw new Error("run with --expose-gc")
   for (let i = 0; i < 4; i++) gc()
   return process.memoryUsage().heapUsed
 }
@@ -111,11 +110,11 @@ export const measureSubject = async (id: string, breakers: number, repeats: numb
   }
 }
 
-export const run = async (id: string): Promise<MemoryGroup> => ({
+export const run = async (id: string, repeats: number): Promise<MemoryGroup> => ({
   _tag: "Memory",
   group: `memory:${id}`,
-  rows: [await measureSubject(id, scaled(BREAKERS), 2)],
+  rows: [await measureSubject(id, scaled(BREAKERS), repeats)],
   notes: [
-    `Each row: ${scaled(BREAKERS).toLocaleString("en")} breakers with distinct names, twice in one process (both samples shown); "make" is the time to create them, per breaker.`
+    `Each row: ${scaled(BREAKERS).toLocaleString("en")} breakers with distinct names, made and dropped in turn in one process (every sample shown); "make" is the time to create them, per breaker.`
   ]
 })

@@ -1,0 +1,89 @@
+/**
+ * Benchmarks that other packages keep (their files, their figures): run with `--json` in their
+ * own process, rendered here as tables. Output that cannot be read is shown as it came.
+ */
+
+export interface Extra {
+  readonly title: string
+  /** The package folder, from the repository root. */
+  readonly dir: string
+  /** The script, from the package folder. */
+  readonly file: string
+  readonly render: (json: unknown) => string | undefined
+}
+
+const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string =>
+  [
+    `| ${head.join(" | ")} |`,
+    `| ${head.map((_, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`,
+    ...rows.map((r) => `| ${r.join(" | ")} |`)
+  ].join("\n")
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
+
+const num = (u: unknown, digits = 0): string =>
+  typeof u === "number" && Number.isFinite(u) ? u.toLocaleString("en", { maximumFractionDigits: digits }) : "?"
+
+/** packages/cache/bench/guard.ts --json: `{ figures: [{ name, nsPerGet, overheadNs, ratio }] }` */
+export const renderCache = (json: unknown): string | undefined => {
+  if (!isRecord(json) || !Array.isArray(json["figures"])) return undefined
+  const head = `Median of ${num(json["repeats"])} samples of ${num(json["batch"])} gets of one cached key, in one Effect.`
+  return `${head}\n\n${table(
+    ["case", "ns/get", "over the bare get", "x bare"],
+    json["figures"]
+      .filter(isRecord)
+      .map((f) => [
+        String(f["name"]),
+        num(f["nsPerGet"]),
+        `${typeof f["overheadNs"] === "number" && f["overheadNs"] >= 0 ? "+" : ""}${num(f["overheadNs"])} ns`,
+        `${num(f["ratio"], 2)}x`
+      ])
+  )}`
+}
+
+/** packages/redis/bench/throughput.ts --json: `{ results: [{ op, mode, rawOpsPerSec, storeOpsPerSec, ratio }] }` */
+export const renderRedis = (json: unknown): string | undefined => {
+  if (!isRecord(json) || !Array.isArray(json["results"])) return undefined
+  const head = `Median ops/s over ${num(json["rounds"])} rounds of ${num(json["ops"])} operations, ${num(json["valueBytes"])}-byte values, Redis at ${String(json["url"])}.`
+  return `${head}\n\n${table(
+    ["op", "mode", "raw ioredis, ops/s", "RedisStore, ops/s", "store / raw"],
+    json["results"]
+      .filter(isRecord)
+      .map((r) => [
+        String(r["op"]),
+        String(r["mode"]),
+        num(r["rawOpsPerSec"]),
+        num(r["storeOpsPerSec"]),
+        typeof r["ratio"] === "number" ? `${Math.round(r["ratio"] * 100)}%` : "?"
+      ])
+  )}`
+}
+
+export const extras: ReadonlyArray<Extra> = [
+  {
+    title: "@circuitry/cache: guarded cache overhead per get",
+    dir: "packages/cache",
+    file: "bench/guard.ts",
+    render: renderCache
+  },
+  {
+    title: "@circuitry/redis: RedisStore against raw ioredis",
+    dir: "packages/redis",
+    file: "bench/throughput.ts",
+    render: renderRedis
+  }
+]
+
+/** The last line of `stdout` that parses as JSON, rendered; undefined when there is none. */
+export const renderOutput = (extra: Extra, stdout: string): string | undefined => {
+  const lines = stdout.trim().split("\n").reverse()
+  for (const line of lines) {
+    if (!line.startsWith("{")) continue
+    try {
+      return extra.render(JSON.parse(line))
+    } catch {
+      // not JSON: keep looking
+    }
+  }
+  return undefined
+}

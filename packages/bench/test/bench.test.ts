@@ -1,0 +1,186 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { burstCases } from "../src/groups/burst.js"
+import { closedCases } from "../src/groups/closed.js"
+import { measureSubject } from "../src/groups/memory.js"
+import { rejectionCases } from "../src/groups/rejection.js"
+import { renderCache, renderOutput, renderRedis, extras } from "../src/extras.js"
+import { measure } from "../src/harness.js"
+import type { GroupResult, TimedGroup } from "../src/protocol.js"
+import { MARKER, parse } from "../src/protocol.js"
+import { median, spread } from "../src/stats.js"
+import * as S from "../src/subjects.js"
+import { verdicts } from "../src/targets.js"
+
+describe("stats", () => {
+  it("median of odd and even counts, whatever the order", () => {
+    assert.strictEqual(median([3, 1, 2]), 2)
+    assert.strictEqual(median([4, 1, 3, 2]), 2.5)
+    assert.isNaN(median([]))
+  })
+  it("spread is half the interquartile range over the median", () => {
+    assert.strictEqual(spread([10, 10, 10, 10]), 0)
+    // quartiles of [1..5] are 2 and 4, median 3: (4 - 2) / 2 / 3
+    assert.closeTo(spread([5, 1, 4, 2, 3]), 1 / 3, 1e-12)
+  })
+})
+
+describe("subjects", () => {
+  const failing: S.Work = Effect.fail("boom")
+  it.effect("the floor guard opens after 5 failures in a row and then runs nothing", () =>
+    Effect.gen(function* () {
+      const floor = S.makeFloor()
+      let ran = 0
+      const work: S.Work = Effect.sync(() => ++ran)
+      for (let i = 0; i < 4; i++) yield* Effect.either(floor.guard(failing))
+      yield* floor.guard(work) // a success resets the count
+      for (let i = 0; i < 4; i++) yield* Effect.either(floor.guard(failing))
+      assert.isFalse(floor.isOpen())
+      yield* Effect.either(floor.guard(failing))
+      assert.isTrue(floor.isOpen())
+      const result = yield* Effect.either(floor.guard(work))
+      assert.isTrue(result._tag === "Left")
+      assert.strictEqual(ran, 1)
+    })
+  )
+  it.effect("the naive breaker opens after 5 failures in a row and then runs nothing", () =>
+    Effect.gen(function* () {
+      const naive = yield* S.makeNaive
+      let ran = 0
+      const work: S.Work = Effect.sync(() => ++ran)
+      assert.strictEqual(yield* naive.guard(work), 1)
+      for (let i = 0; i < 5; i++) yield* Effect.either(naive.guard(failing))
+      assert.isTrue(naive.isOpen())
+      const result = yield* Effect.either(naive.guard(work))
+      assert.isTrue(result._tag === "Left" && (result.left as { _tag: string })._tag === "NaiveOpen")
+      assert.strictEqual(ran, 1)
+    })
+  )
+})
+
+describe("cases", () => {
+  it("every closed-path row runs the work once per call, in both shapes", async () => {
+    for (const shape of ["in-fiber", "per-call"] as const) {
+      const cases = await closedCases(shape)
+      assert.strictEqual(new Set(cases.map((c) => c.id)).size, cases.length)
+      for (const c of cases) await c.run(3) // rejects if any call fails
+    }
+  })
+
+  it("every rejection row is refused without running the work", async () => {
+    let ran = 0
+    const cases = await rejectionCases(
+      Effect.sync(() => ++ran),
+      () => Promise.resolve(++ran)
+    )
+    assert.isAbove(cases.length, 5)
+    for (const c of cases) await c.run(5)
+    assert.strictEqual(ran, 0)
+  })
+
+  it("every burst row completes its calls", async () => {
+    const cases = await burstCases()
+    for (const c of cases) await c.run(50)
+  })
+
+  it("measure reports one median per case, in order, from `repeats` samples", async () => {
+    let calls = 0
+    const rows = await measure(
+      [
+        { id: "a", label: "A", run: async (n) => void (calls += n) },
+        { id: "b", label: "B", run: async (n) => void (calls += n) }
+      ],
+      { calls: 10, warmup: 2, repeats: 3 }
+    )
+    assert.deepStrictEqual(
+      rows.map((r) => [r.id, r.samples.length, r.callsPerSample]),
+      [
+        ["a", 3, 10],
+        ["b", 3, 10]
+      ]
+    )
+    assert.strictEqual(calls, 2 * (2 * 2 + 3 * 10))
+  })
+})
+
+describe("memory", () => {
+  it("measures each subject over the number of breakers asked for", async () => {
+    for (const id of ["circuitry-consecutive", "opossum"]) {
+      const row = await measureSubject(id, 200, 1)
+      assert.strictEqual(row.breakers, 200)
+      assert.strictEqual(row.samples.length, 1)
+    }
+  })
+})
+
+describe("report", () => {
+  const timed = (group: string, rows: Record<string, number>): TimedGroup => ({
+    _tag: "Timed",
+    group,
+    floor: "floor",
+    notes: [],
+    rows: Object.entries(rows).map(([id, nsPerCall]) => ({
+      id,
+      label: id,
+      nsPerCall,
+      spread: 0,
+      samples: [nsPerCall],
+      callsPerSample: 1
+    }))
+  })
+  const memory = (id: string, bytesPerBreaker: number): GroupResult => ({
+    _tag: "Memory",
+    group: `memory:${id}`,
+    notes: [],
+    rows: [{ id, label: id, bytesPerBreaker, samples: [bytesPerBreaker], breakers: 1, createMillis: 0 }]
+  })
+
+  it("verdicts: ratios at most the limit pass, absolute limits must be undercut", () => {
+    const results: Array<GroupResult> = [
+      timed("in-fiber", {
+        floor: 400,
+        "circuitry-consecutive": 600, // 1.5x the floor: passes; 0.3x the bridge: fails
+        "circuitry-rate": 601, // just over 1.5x
+        "cockatiel-consecutive-bridged": 2000
+      }),
+      timed("rejection", { floor: 100, "circuitry-consecutive": 999, "circuitry-rate": 1000 }),
+      memory("circuitry-consecutive", 999.9),
+      memory("circuitry-rate", 1000)
+    ]
+    const pass = Object.fromEntries(verdicts(results).map((v) => [v.target, v.pass]))
+    assert.deepStrictEqual(Object.values(pass), [true, false, false, false, true, false, true, false])
+  })
+
+  it("verdicts: a figure missing from the run is NOT MEASURED, never a pass", () => {
+    const all = verdicts([timed("in-fiber", { floor: 400 })])
+    assert.isTrue(all.every((v) => v.pass === undefined && v.measured === "not measured"))
+  })
+
+  it("a child's result is found after its marker, among other output", () => {
+    const result = timed("burst", { floor: 1 })
+    const stdout = `warming up\n{"not":"this"}\n${MARKER}${JSON.stringify(result)}\nbye\n`
+    assert.deepStrictEqual(parse(stdout), result)
+    assert.isUndefined(parse("no marker here\n"))
+  })
+
+  it("renders the cache and Redis scripts' JSON as tables, and says nothing of unreadable output", () => {
+    const cache = renderCache({
+      batch: 20000,
+      repeats: 25,
+      figures: [{ name: "MemoryStore.get (baseline)", nsPerGet: 120.4, overheadNs: 0, ratio: 1 }]
+    })
+    assert.include(cache, "| MemoryStore.get (baseline) | 120 | +0 ns | 1x |")
+    const redis = renderRedis({
+      url: "redis://127.0.0.1:6379",
+      ops: 10,
+      rounds: 2,
+      valueBytes: 100,
+      results: [{ op: "get", mode: "sequential", rawOpsPerSec: 20000, storeOpsPerSec: 15000, ratio: 0.75 }]
+    })
+    assert.include(redis, "| get | sequential | 20,000 | 15,000 | 75% |")
+    assert.isUndefined(renderCache({ something: "else" }))
+    const stdout = `progress\n${JSON.stringify({ figures: [] })}\n`
+    assert.isString(renderOutput(extras[0]!, stdout))
+    assert.isUndefined(renderOutput(extras[0]!, "no json\n"))
+  })
+})
