@@ -3,7 +3,7 @@ import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { CacheStore } from "../CacheStore.js"
+import type { CacheEntry, CacheStore } from "../CacheStore.js"
 
 /** @internal */
 export type ErrorReport = Data.TaggedEnum<{
@@ -136,33 +136,46 @@ export const guard = <E>(
 ): CacheStore<never> => {
   const reporter = new Reporter(breaker, options?.onError ?? logReport)
 
-  const through = <A>(effect: Effect.Effect<A, unknown>, operation: string, fallback: A) =>
-    Effect.matchCauseEffect(effect, {
-      onSuccess: (a) => (reporter.episode === undefined ? Effect.succeed(a) : Effect.as(reporter.succeeded, a)),
-      onFailure: (cause) => {
-        if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
-        if (isShed(cause)) return Effect.succeed(fallback)
-        return Effect.as(reporter.failed(operation, cause), fallback)
-      }
-    }) as Effect.Effect<A>
+  /** The outcome handlers of one operation, made once: the hot path allocates no closures. */
+  const handlers = <A>(operation: string, fallback: A) => ({
+    onSuccess: (a: A): Effect.Effect<A> =>
+      reporter.episode === undefined ? Effect.succeed(a) : Effect.as(reporter.succeeded, a),
+    onFailure: (cause: Cause.Cause<unknown>): Effect.Effect<A> => {
+      if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause) as Effect.Effect<never>
+      if (isShed(cause)) return Effect.succeed(fallback)
+      return Effect.as(reporter.failed(operation, cause), fallback)
+    }
+  })
+  const onGet = handlers<Option.Option<string>>("get", Option.none())
+  const onGetEntry = handlers<Option.Option<CacheEntry>>("get", Option.none())
+  const onKeys = handlers<ReadonlyArray<string>>("keys", [])
+  const onSize = handlers("size", 0)
+  const onPing = handlers("ping", false)
+  const onSet = handlers("set", false)
+  const onTouch = handlers("touch", false)
+  const onDelete = handlers("delete", false)
 
-  const run = <A>(operation: string, effect: Effect.Effect<A, E>, fallback: A): Effect.Effect<A> =>
-    through(breaker.execute(effect), operation, fallback)
+  const read = <A>(effect: Effect.Effect<A, E>, on: ReturnType<typeof handlers<A>>): Effect.Effect<A> =>
+    Effect.matchCauseEffect(breaker.execute(effect), on)
 
   // Writes are repair traffic: while the circuit is open they still reach the store, once per
   // episode until one fails. The mark covers the admission and the store call, not the error hook.
-  const write = (operation: string, effect: Effect.Effect<boolean, E>): Effect.Effect<boolean> =>
-    through(CircuitBreaker.repairing(breaker.execute(effect)), operation, false)
+  const write = (effect: Effect.Effect<boolean, E>, on: ReturnType<typeof handlers<boolean>>): Effect.Effect<boolean> =>
+    Effect.matchCauseEffect(CircuitBreaker.repairing(breaker.execute(effect)), on)
 
   const getEntry = store.getEntry
   return {
-    get: (key) => run("get", store.get(key), Option.none()),
-    set: (key, value, options) => write("set", store.set(key, value, options)),
-    touch: (key, options) => write("touch", store.touch(key, options)),
-    delete: (key) => write("delete", store.delete(key)),
-    keys: (prefix) => run("keys", store.keys(prefix), []),
-    size: run("size", store.size, 0),
-    ping: run("ping", store.ping, false),
-    ...(getEntry !== undefined ? { getEntry: (key: string) => run("get", getEntry(key), Option.none()) } : {})
+    get: (key) => read(store.get(key), onGet),
+    set: (key, value, options) => write(store.set(key, value, options), onSet),
+    touch: (key, options) => write(store.touch(key, options), onTouch),
+    delete: (key) => write(store.delete(key), onDelete),
+    keys: (prefix) => read(store.keys(prefix), onKeys),
+    get size() {
+      return read(store.size, onSize)
+    },
+    get ping() {
+      return read(store.ping, onPing)
+    },
+    ...(getEntry !== undefined ? { getEntry: (key: string) => read(getEntry(key), onGetEntry) } : {})
   }
 }
