@@ -14,6 +14,9 @@ const config: ViteUserConfig = {
     setupFiles: [path.join(root, "vitest.setup.ts")],
     fakeTimers: { toFake: undefined },
     include: ["test/**/*.test.ts"],
+    // Tests run against real servers on a 2-core machine that may be busy: time out late, never flake.
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
     alias: {
       ...alias("breaker"),
       ...alias("cache"),

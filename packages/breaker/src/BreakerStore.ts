@@ -77,7 +77,11 @@ export interface SharedCircuit {
   readonly verdicts: Stream.Stream<Verdict>
   /** Stores a verdict and tells every member. */
   readonly save: (verdict: Verdict) => Effect.Effect<void, BreakerStoreError>
-  /** Adds failures (atomically, never losing one) and records the time of the last. */
+  /**
+   * Adds failures (atomically, never losing one) and records the time of the last. `count` may be
+   * 0: then only the time is recorded (for the failure that opened the circuit, whose verdict
+   * started the count again).
+   */
   readonly recordFailures: (count: number, at: number) => Effect.Effect<void, BreakerStoreError>
   /** A success: the fleet's consecutive failure count starts again. */
   readonly recordSuccess: (at: number) => Effect.Effect<void, BreakerStoreError>

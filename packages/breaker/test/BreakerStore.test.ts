@@ -78,6 +78,33 @@ describe("BreakerStore (memory)", () => {
     }).pipe(Effect.provide(BreakerStore.layerMemory))
   )
 
+  it.scoped("the failure that opens the circuit starts no count in the new episode, and its time is kept", () =>
+    Effect.gen(function* () {
+      const store = yield* BreakerStore.BreakerStore
+      const circuit = yield* store.connect("tripping")
+      const breaker = yield* CircuitBreaker.make({ name: "tripping", policy: Policy.consecutiveFailures(3) })
+      yield* TestClock.adjust("7 millis")
+      for (let i = 0; i < 3; i++) yield* call(breaker, fail)
+      yield* settle
+      assert.strictEqual(yield* tagOf(breaker), "Open")
+      assert.deepStrictEqual(yield* circuit.counts, { consecutiveFailures: 0, lastFailureAt: 7 })
+    }).pipe(Effect.provide(BreakerStore.layerMemory))
+  )
+
+  it.scoped("a member made after the stored episode ended joins the half-open probe instead of closing", () =>
+    Effect.gen(function* () {
+      const store = yield* BreakerStore.BreakerStore
+      const circuit = yield* store.connect("late")
+      yield* circuit.save({ state: "Open", until: 1000, at: 0, origin: "another-process" })
+      yield* TestClock.adjust("2 seconds")
+      const breaker = yield* CircuitBreaker.make({ name: "late" })
+      assert.strictEqual(yield* tagOf(breaker), "HalfOpen")
+      // Its probe decides for it: one call goes through, and closes it.
+      assert.deepStrictEqual<unknown>(yield* call(breaker, succeed), Either.right("ok"))
+      assert.strictEqual(yield* tagOf(breaker), "Closed")
+    }).pipe(Effect.provide(BreakerStore.layerMemory))
+  )
+
   it.scoped("a store that fails never fails or blocks a call; the verdict reaches it once it is back", () =>
     Effect.gen(function* () {
       let down = true

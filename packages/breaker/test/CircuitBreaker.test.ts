@@ -205,27 +205,32 @@ describe("CircuitBreaker", () => {
       })
     )
 
-    it.scoped("10,000 concurrent calls at the moment it turns half-open reach the dependency `permits` times", () =>
-      Effect.gen(function* () {
-        for (const permits of [1, 3]) {
-          const breaker = yield* opened({ halfOpen: { permits } })
-          const dep = yield* dependency
-          yield* dep.down
-          const slowDep = Effect.sleep("1 second").pipe(Effect.zipRight(dep.effect))
-          const results = yield* Effect.fork(
-            Effect.all(
-              Array.from({ length: 10_000 }, () => call(breaker, slowDep)),
-              { concurrency: "unbounded" }
+    it.scoped(
+      "10,000 concurrent calls at the moment it turns half-open reach the dependency `permits` times",
+      () =>
+        Effect.gen(function* () {
+          for (const permits of [1, 3]) {
+            const breaker = yield* opened({ halfOpen: { permits } })
+            const dep = yield* dependency
+            yield* dep.down
+            const slowDep = Effect.sleep("1 second").pipe(Effect.zipRight(dep.effect))
+            const results = yield* Effect.fork(
+              Effect.all(
+                Array.from({ length: 10_000 }, () => call(breaker, slowDep)),
+                { concurrency: "unbounded" }
+              )
             )
-          )
-          yield* TestClock.adjust("1 second")
-          const outcomes = yield* Fiber.join(results)
-          assert.strictEqual(yield* dep.calls, permits)
-          const rejected = outcomes.filter((r) => Either.isLeft(r) && r.left instanceof CircuitBreaker.BreakerOpenError)
-          assert.strictEqual(rejected.length, 10_000 - permits)
-          assert.strictEqual(yield* tagOf(breaker), "Open")
-        }
-      })
+            yield* TestClock.adjust("1 second")
+            const outcomes = yield* Fiber.join(results)
+            assert.strictEqual(yield* dep.calls, permits)
+            const rejected = outcomes.filter(
+              (r) => Either.isLeft(r) && r.left instanceof CircuitBreaker.BreakerOpenError
+            )
+            assert.strictEqual(rejected.length, 10_000 - permits)
+            assert.strictEqual(yield* tagOf(breaker), "Open")
+          }
+        }),
+      60_000 // 20,000 fibers: generous on a loaded 2-core machine
     )
   })
 

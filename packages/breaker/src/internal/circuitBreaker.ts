@@ -1,11 +1,12 @@
 import * as Cause from "effect/Cause"
-import type * as Clock from "effect/Clock"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
@@ -291,6 +292,11 @@ const PROBE_LEASE_MILLIS = 60_000
 /** How long the background writer waits before trying an unreachable store again. */
 const STORE_RETRY = Duration.seconds(1)
 
+const ClockTag = Clock.Clock
+
+const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock =>
+  Context.get(fiber.currentDefaultServices, ClockTag)
+
 const toState = (m: Machine.Machine): State => {
   switch (m.tag) {
     case "Closed":
@@ -316,6 +322,8 @@ interface Outbox {
   successAt: number
   failures: number
   lastFailureAt: number
+  /** The last failure's time is owed, without a count (the failure opened the circuit). */
+  timeOnly: boolean
   /** Failures reached the store since it last heard of a success. */
   dirty: boolean
   readonly signal: Queue.Queue<void>
@@ -325,6 +333,9 @@ class Breaker implements CircuitBreaker {
   readonly machine: Machine.Machine
   private hub: PubSub.PubSub<Transition> | undefined
   private readonly metrics: BreakerMetrics
+  /** The policy reads the clock on every outcome (a failure rate can trip on a success). */
+  private readonly clocked: boolean
+  /** The policy needs each call's start time (time windows, slow calls). */
   private readonly timed: boolean
   private readonly isFailure: (cause: Cause.Cause<unknown>) => boolean
   /** Set when a shared store is in the context. */
@@ -338,7 +349,8 @@ class Breaker implements CircuitBreaker {
     delays: OpenDelays
   ) {
     this.metrics = new BreakerMetrics(name)
-    this.timed = resolved.policy._tag !== "ConsecutiveFailures"
+    this.clocked = resolved.policy._tag !== "ConsecutiveFailures"
+    this.timed = resolved.policy.timed
     this.isFailure = resolved.isFailure
     this.origin = `${name}#${Math.random().toString(36).slice(2, 10)}`
     this.machine = new Machine.Machine({
@@ -438,20 +450,27 @@ class Breaker implements CircuitBreaker {
   // -- calls -----------------------------------------------------------------------------------
 
   execute<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | BreakerOpenError, R> {
-    const m = this.machine
-    if (this.timed) {
-      return Effect.clockWith((clock) =>
-        m.tag === "Closed"
-          ? this.runClosed(self, m.generation, clock, clock.unsafeCurrentTimeMillis())
-          : this.admit(self)
-      )
-    }
-    // The closed path: no clock, no lock, no fiber; the machine is read and written synchronously.
-    return Effect.suspend(() =>
-      m.tag === "Closed" ? this.runClosed(self, m.generation, undefined, 0) : this.admit(self)
-    )
+    return Effect.withFiberRuntime((fiber) => {
+      const m = this.machine
+      if (m.tag === "Closed") {
+        // The closed path: no lock, no fiber, no Promise; the machine is read and written
+        // synchronously, and the clock is read only when the policy needs it.
+        if (!this.clocked) return this.runClosed(self, m.generation, undefined, 0)
+        const clock = clockOf(fiber)
+        return this.runClosed(self, m.generation, clock, this.timed ? clock.unsafeCurrentTimeMillis() : 0)
+      }
+      const clock = clockOf(fiber)
+      const now = clock.unsafeCurrentTimeMillis()
+      if (!m.wouldAdmit(now, isRepair(self, fiber.getFiberRef(repairTraffic)))) {
+        // A rejection takes nothing and changes nothing, so it needs no uninterruptible region.
+        this.metrics.call("rejected")
+        return Effect.fail(rejection(this.name, m.tag as "Open" | "HalfOpen" | "Isolated", m.retryAfter(now)))
+      }
+      return this.admit(self, clock)
+    })
   }
 
+  /** A call admitted while Closed: its outcome goes into the policy (if its window is still current). */
   private runClosed<A, E, R>(
     self: Effect.Effect<A, E, R>,
     generation: number,
@@ -469,7 +488,7 @@ class Breaker implements CircuitBreaker {
         const failure = this.counts(cause)
         const record = (c: Clock.Clock) => {
           const now = c.unsafeCurrentTimeMillis()
-          this.recordClosed(generation, failure, now, clock === undefined ? 0 : now - start)
+          this.recordClosed(generation, failure, now, this.timed ? now - start : 0)
           return Effect.failCause(cause)
         }
         return clock === undefined ? Effect.clockWith(record) : record(clock)
@@ -478,12 +497,19 @@ class Breaker implements CircuitBreaker {
   }
 
   private recordClosed(generation: number, failure: boolean, now: number, durationMillis: number): void {
+    const before = this.machine.generation
     this.machine.recordClosed(generation, failure, now, durationMillis)
     this.metrics.call(failure ? "failure" : "success")
     const outbox = this.outbox
     if (outbox === undefined) return
     if (failure) {
-      outbox.failures++
+      if (this.machine.generation === before) {
+        outbox.failures++
+      } else {
+        // This failure opened the circuit: the verdict starts the store's count again, but the
+        // time of the last failure is still worth keeping.
+        outbox.timeOnly = true
+      }
       outbox.lastFailureAt = now
       outbox.signal.unsafeOffer(undefined)
     } else if (outbox.failures > 0 || outbox.dirty) {
@@ -516,33 +542,31 @@ class Breaker implements CircuitBreaker {
   }
 
   /** Every state but Closed: decided atomically, with the permit (if any) taken uninterruptibly. */
-  private admit<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | BreakerOpenError, R> {
-    return Effect.clockWith((clock) =>
-      Effect.uninterruptibleMask((restore) =>
-        Effect.withFiberRuntime<A, E | BreakerOpenError, R>((fiber) => {
-          const m = this.machine
-          const now = clock.unsafeCurrentTimeMillis()
-          const decision = m.admit(now, isRepair(self, fiber.getFiberRef(repairTraffic)))
-          const generation = m.generation
-          switch (decision) {
-            case Machine.RUN:
-              return this.runClosed(restore(self), generation, clock, now)
-            case Machine.PROBE:
-              return this.probe(restore, self, generation, clock)
-            case Machine.REPAIR:
-              return Effect.onExit(restore(self), (exit) =>
-                Effect.sync(() => {
-                  const outcome = this.outcome(exit)
-                  if (outcome !== Machine.INTERRUPTED) this.metrics.call("repair")
-                  m.endRepair(generation, outcome)
-                })
-              )
-            case Machine.REJECT:
-              this.metrics.call("rejected")
-              return Effect.fail(rejection(this.name, m.tag as "Open" | "HalfOpen" | "Isolated", m.retryAfter(now)))
-          }
-        })
-      )
+  private admit<A, E, R>(self: Effect.Effect<A, E, R>, clock: Clock.Clock): Effect.Effect<A, E | BreakerOpenError, R> {
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.withFiberRuntime<A, E | BreakerOpenError, R>((fiber) => {
+        const m = this.machine
+        const now = clock.unsafeCurrentTimeMillis()
+        const decision = m.admit(now, isRepair(self, fiber.getFiberRef(repairTraffic)))
+        const generation = m.generation
+        switch (decision) {
+          case Machine.RUN:
+            return this.runClosed(restore(self), generation, clock, now)
+          case Machine.PROBE:
+            return this.probe(restore, self, generation, clock)
+          case Machine.REPAIR:
+            return Effect.onExit(restore(self), (exit) =>
+              Effect.sync(() => {
+                const outcome = this.outcome(exit)
+                if (outcome !== Machine.INTERRUPTED) this.metrics.call("repair")
+                m.endRepair(generation, outcome)
+              })
+            )
+          case Machine.REJECT:
+            this.metrics.call("rejected")
+            return Effect.fail(rejection(this.name, m.tag as "Open" | "HalfOpen" | "Isolated", m.retryAfter(now)))
+        }
+      })
     )
   }
 
@@ -622,6 +646,7 @@ class Breaker implements CircuitBreaker {
         lastFailureBeforeAt: 0,
         success: false,
         successAt: 0,
+        timeOnly: false,
         dirty: false,
         signal: yield* Queue.sliding<void>(1)
       }
@@ -660,6 +685,14 @@ const nextStep = (
       shared.recordSuccess(outbox.successAt),
       () => {
         outbox.success = false
+      }
+    ]
+  }
+  if (outbox.timeOnly) {
+    return [
+      shared.recordFailures(0, outbox.lastFailureAt),
+      () => {
+        outbox.timeOnly = false
       }
     ]
   }

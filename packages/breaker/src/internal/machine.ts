@@ -164,12 +164,14 @@ export class Machine {
         if (this.tag !== "Isolated") this.transition("Isolated", now, true)
         return
       case "Open":
-        if (until <= now) return // already over: nothing to adopt
         if (this.tag === "Open") {
           this.until = Math.max(this.until, until)
-        } else if (this.tag !== "Isolated") {
-          this.until = until
+        } else if (this.tag === "Closed" || (this.tag === "HalfOpen" && until > now)) {
+          // An episode that is already over still means the fleet is probing: join it as HalfOpen
+          // (through Open, so that every transition is announced) rather than letting traffic through.
+          this.until = Math.max(until, now)
           this.transition("Open", now, true)
+          this.sync(now)
         }
         return
     }
