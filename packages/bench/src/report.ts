@@ -4,6 +4,7 @@
  */
 import type { Measured } from "./harness.js"
 import type { GroupResult, MemoryRow, TimedGroup } from "./protocol.js"
+import { pairedRatio } from "./stats.js"
 import type { Verdict } from "./targets.js"
 
 export interface Machine {
@@ -56,7 +57,7 @@ export const timedTable = (group: TimedGroup): string => {
     r.id === group.floor ? `**${r.label}**` : r.label,
     fmtNs(r.nsPerCall),
     `${Math.round(r.spread * 100)}%`,
-    floor === undefined ? "" : `${(r.nsPerCall / floor.nsPerCall).toFixed(2)}x`
+    floor === undefined ? "" : `${pairedRatio(r.samples, floor.samples).toFixed(2)}x`
   ]
   return table(["row", "ns/call (median)", "noise (IQR/2)", "x floor"], group.rows.map(row))
 }
@@ -104,7 +105,7 @@ export const markdown = (run: Run, command: string): string => {
     ""
   )
   lines.push(
-    "This machine is shared: other work may run during the benchmark (see the load average). Each timed figure is the median of several repeats, and the repeats visit the rows round-robin, so that load falls on all rows alike; compare rows within a table (the `x floor` column) rather than across runs. The `noise` column is half the interquartile range of the repeats over the median.",
+    "This machine is shared: other work may run during the benchmark (see the load average). Each timed figure is the median of several repeats, and the repeats visit the rows round-robin, so that load falls on all rows alike; compare rows within a table rather than across runs. The `x floor` column is the median over the repeats of (the row's sample / the floor's sample of the same repeat), which cancels most of the drift between repeats; it can differ a little from the ratio of the two medians. The `noise` column is half the interquartile range of the repeats over the median.",
     ""
   )
   lines.push("## Targets", "")
@@ -118,7 +119,7 @@ export const markdown = (run: Run, command: string): string => {
   const bridge = inFiber?.rows.find((r) => r.id === "cockatiel-consecutive-bridged")
   if (floor !== undefined && bridge !== undefined) {
     lines.push(
-      `For scale: in this run the floor guard itself is ${(floor.nsPerCall / bridge.nsPerCall).toFixed(2)}x the bridged cockatiel call (${fmtNs(floor.nsPerCall)} ns against ${fmtNs(bridge.nsPerCall)} ns), so no guard can be under ${(floor.nsPerCall / bridge.nsPerCall).toFixed(2)}x here.`,
+      `For scale: in this run the floor guard itself is ${pairedRatio(floor.samples, bridge.samples).toFixed(2)}x the bridged cockatiel call (${fmtNs(floor.nsPerCall)} ns against ${fmtNs(bridge.nsPerCall)} ns), so nothing that does a guard's work can be under ${pairedRatio(floor.samples, bridge.samples).toFixed(2)}x here.`,
       ""
     )
   }

@@ -23,3 +23,10 @@ export const spread = (values: ReadonlyArray<number>): number => {
   const m = median(sorted)
   return m === 0 ? 0 : (at(0.75) - at(0.25)) / 2 / m
 }
+
+/**
+ * The median of per-repeat ratios `a[i] / b[i]`: samples of the same repeat ran back to back, so
+ * their ratio cancels most of the drift of the machine's load between repeats.
+ */
+export const pairedRatio = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): number =>
+  median(a.slice(0, Math.min(a.length, b.length)).map((x, i) => x / b[i]!))

@@ -2,6 +2,7 @@
  * The breaker's targets (from the breaker issue) and their verdicts, computed from one run.
  */
 import type { GroupResult, MemoryGroup, TimedGroup } from "./protocol.js"
+import { pairedRatio } from "./stats.js"
 
 export interface Verdict {
   readonly target: string
@@ -27,14 +28,18 @@ const timed = (results: ReadonlyArray<GroupResult>, group: string): TimedGroup |
 const ns = (group: TimedGroup | undefined, id: string): number | undefined =>
   group?.rows.find((r) => r.id === id)?.nsPerCall
 
+/** Paired by repeat (see `pairedRatio`). */
+const ratioOf = (group: TimedGroup | undefined, id: string, to: string): number | undefined => {
+  const a = group?.rows.find((r) => r.id === id)
+  const b = group?.rows.find((r) => r.id === to)
+  return a === undefined || b === undefined ? undefined : pairedRatio(a.samples, b.samples)
+}
+
 const bytes = (results: ReadonlyArray<GroupResult>, id: string): number | undefined =>
   results
     .filter((r): r is MemoryGroup => r._tag === "Memory")
     .flatMap((r) => r.rows)
     .find((r) => r.id === id)?.bytesPerBreaker
-
-const ratio = (a: number | undefined, b: number | undefined): number | undefined =>
-  a === undefined || b === undefined || b === 0 ? undefined : a / b
 
 /** `strict`: the figure must be under the limit ("under 1 us"); otherwise at most the limit ("at most 1.5x"). */
 const verdict = (
@@ -60,20 +65,18 @@ export const POLICIES = [
 export const verdicts = (results: ReadonlyArray<GroupResult>): ReadonlyArray<Verdict> => {
   const inFiber = timed(results, "in-fiber")
   const rejection = timed(results, "rejection")
-  const floor = ns(inFiber, "floor")
-  const bridge = ns(inFiber, "cockatiel-consecutive-bridged")
   const out: Array<Verdict> = []
   for (const [id, policy] of POLICIES) {
     out.push(
       verdict(
         `closed call, ${policy}: <= ${LIMITS.floorRatio}x the floor guard (in-fiber)`,
-        ratio(ns(inFiber, id), floor),
+        ratioOf(inFiber, id, "floor"),
         LIMITS.floorRatio,
         times
       ),
       verdict(
         `closed call, ${policy}: <= ${LIMITS.bridgeRatio}x cockatiel ConsecutiveBreaker bridged (in-fiber)`,
-        ratio(ns(inFiber, id), bridge),
+        ratioOf(inFiber, id, "cockatiel-consecutive-bridged"),
         LIMITS.bridgeRatio,
         times
       )

@@ -8,7 +8,7 @@ import { renderCache, renderOutput, renderRedis, extras } from "../src/extras.js
 import { measure } from "../src/harness.js"
 import type { GroupResult, TimedGroup } from "../src/protocol.js"
 import { MARKER, parse } from "../src/protocol.js"
-import { median, spread } from "../src/stats.js"
+import { median, pairedRatio, spread } from "../src/stats.js"
 import * as S from "../src/subjects.js"
 import { verdicts } from "../src/targets.js"
 
@@ -17,6 +17,9 @@ describe("stats", () => {
     assert.strictEqual(median([3, 1, 2]), 2)
     assert.strictEqual(median([4, 1, 3, 2]), 2.5)
     assert.isNaN(median([]))
+  })
+  it("pairedRatio is the median of the per-repeat ratios", () => {
+    assert.strictEqual(pairedRatio([2, 20, 9], [1, 10, 3]), 2) // ratios 2, 2, 3
   })
   it("spread is half the interquartile range over the median", () => {
     assert.strictEqual(spread([10, 10, 10, 10]), 0)
