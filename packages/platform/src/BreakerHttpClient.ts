@@ -33,6 +33,8 @@ export interface Options {
    * The registry name of the breaker guarding a request. Default: the request URL's origin
    * (`"https://payments.example.com"`), so each upstream host gets its own circuit. Return a
    * finer key to isolate routes, e.g. `"payment-gateway/charge"` and `"payment-gateway/refund"`.
+   * It sees the request as sent (after `prependUrl` and the like) and must not throw (a throw is
+   * a defect). Keep keys to a bounded set: route templates, not ids.
    */
   readonly key?: ((request: HttpClientRequest.HttpClientRequest) => string) | undefined
   /**

@@ -204,6 +204,20 @@ describe("BreakerHttpClient", () => {
     }).pipe(Effect.provide(Env))
   )
 
+  it.scoped("a failed half-open probe with Retry-After reopens for at least that long", () =>
+    Effect.gen(function* () {
+      const { get, registry, server } = yield* setup()
+      for (let i = 0; i < 3; i++) yield* get("/fail")
+      yield* TestClock.adjust("30 seconds")
+      assert.strictEqual((yield* get("/busy?after=100")).status, 503) // the probe
+      assert.deepStrictEqual(
+        (yield* stateOf(registry, server.url)).state,
+        CircuitBreaker.State.Open({ until: 30_000 + 100_000 })
+      )
+      assert.strictEqual(server.received.length, 4)
+    }).pipe(Effect.provide(Env))
+  )
+
   it.scoped("Retry-After as an HTTP date on a 429; a shorter one never shortens openFor", () =>
     Effect.gen(function* () {
       const { get, registry, server } = yield* setup()
