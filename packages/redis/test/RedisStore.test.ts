@@ -326,6 +326,31 @@ describe("RedisStore", () => {
       })
     )
 
+    it.scoped(
+      "a server that is gone fails calls at once, and the store reconnects when it is back",
+      () =>
+        Effect.gen(function* () {
+          const server = yield* startServer
+          const store = yield* RedisStore.make({ url: server.url, deadline: "1 second", liveness: "5 seconds" })
+          yield* store.set("k", "v")
+          yield* server.kill
+          // no offline queue: with the TestClock still, a queued call would hang here instead of failing
+          assert.isTrue(yield* eventually(Effect.map(Effect.either(store.get("k")), Either.isLeft)))
+          const failed = yield* Effect.either(store.get("k"))
+          assert.isTrue(Either.isLeft(failed) && !RedisStore.isDeadlineExceeded(failed.left))
+          yield* server.restart
+          assert.isTrue(
+            yield* eventually(
+              Effect.orElseSucceed(store.ping, () => false),
+              5_000
+            )
+          )
+          assert.isTrue(yield* store.set("k", "again"))
+          assert.deepStrictEqual(yield* store.get("k"), Option.some("again"))
+        }),
+      15_000
+    )
+
     it.scoped("without silence past liveness, a slow but answering server keeps its connection", () =>
       Effect.gen(function* () {
         const server = yield* startServer
