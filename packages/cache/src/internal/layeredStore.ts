@@ -127,10 +127,15 @@ export const make = <E1, E2>(
       })
 
     const store: CacheStore<E1 | E2> = {
+      // The hot path: an L1 hit reads only the value.
       get: (key) =>
-        Effect.map(
-          getEntry(key),
-          Option.map((entry) => entry.value)
+        Effect.flatMap(l1.get(key), (hit) =>
+          Option.isSome(hit)
+            ? Effect.succeed(hit)
+            : Effect.map(
+                fromL2(key),
+                Option.map((entry) => entry.value)
+              )
         ),
       getEntry,
       set: (key, value, options?: WriteOptions) =>
