@@ -93,6 +93,10 @@ describe("RedisBreakerStore", () => {
         assert.isTrue(yield* eventually(Effect.map(Effect.orDie(circuit.load), Option.isSome)))
         const c = yield* instance(prefix, "payments")
         assert.deepStrictEqual(yield* c.state, CircuitBreaker.State.Open({ until }))
+        // one that joins after the open time is over joins the fleet's probe instead of letting traffic through
+        yield* TestClock.adjust("11 seconds")
+        const d = yield* instance(prefix, "payments")
+        assert.strictEqual(yield* tagOf(d), "HalfOpen")
       })
     )
 
