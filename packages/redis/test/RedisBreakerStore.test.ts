@@ -190,6 +190,7 @@ describe("RedisBreakerStore", () => {
         const server = yield* startServer
         const prefix = uniquePrefix("quiet")
         const a = yield* instance(prefix, "payments", server.url)
+        yield* realSleep(50) // let the startup's own commands (the resync on ready) land first
         const before = yield* server.info("total_commands_processed")
         for (let i = 0; i < 200; i++) yield* CircuitBreaker.withBreaker(Effect.void, a)
         yield* realSleep(50)
