@@ -427,6 +427,33 @@ describe("CircuitBreaker", () => {
       })
     )
 
+    it.scoped("until one repair succeeds, repairs run one at a time: a hung store costs one call per episode", () =>
+      Effect.gen(function* () {
+        const breaker = yield* openBreaker
+        const dep = yield* dependency
+        const hung = dep.effect.pipe(Effect.zipLeft(Effect.sleep("1 second")))
+        const first = yield* Effect.fork(call(breaker, CircuitBreaker.repairing(hung)))
+        yield* Effect.yieldNow()
+        for (let i = 0; i < 5; i++) rejectedWith(yield* call(breaker, CircuitBreaker.repairing(hung)))
+        assert.strictEqual(yield* dep.calls, 1)
+        yield* TestClock.adjust("1 second")
+        assert.deepStrictEqual<unknown>(yield* Fiber.join(first), Either.right("ok"))
+        // One repair succeeded: now they run side by side.
+        const many = yield* Effect.fork(
+          Effect.all(
+            Array.from({ length: 5 }, () => call(breaker, CircuitBreaker.repairing(hung))),
+            {
+              concurrency: "unbounded"
+            }
+          )
+        )
+        for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+        assert.strictEqual(yield* dep.calls, 6)
+        yield* TestClock.adjust("1 second")
+        yield* Fiber.join(many)
+      })
+    )
+
     it.scoped("behaves like any call while Closed: a failing repair can open the circuit", () =>
       Effect.gen(function* () {
         const breaker = yield* CircuitBreaker.make({ policy: Policy.consecutiveFailures(2) })

@@ -41,7 +41,7 @@ type Command =
   | { readonly _tag: "Reset" }
 
 const policyArb: fc.Arbitrary<PolicyConfig> = fc.oneof(
-  fc.record({ _tag: fc.constant("Consecutive" as const), threshold: fc.integer({ min: 1, max: 4 }) }),
+  fc.record({ _tag: fc.constant("Consecutive" as const), threshold: fc.integer({ min: 1, max: 3 }) }),
   fc
     .record({
       window: fc.oneof(
@@ -49,7 +49,7 @@ const policyArb: fc.Arbitrary<PolicyConfig> = fc.oneof(
         fc.record({ _tag: fc.constant("Time" as const), millis: fc.constantFrom(2_000, 10_000, 45) })
       ),
       threshold: fc.constantFrom(0.25, 0.5, 1),
-      minimumCalls: fc.integer({ min: 1, max: 6 }),
+      minimumCalls: fc.integer({ min: 1, max: 3 }),
       slow: fc.option(fc.record({ millis: fc.constantFrom(500, 2_000), threshold: fc.constantFrom(0.5, 1) }), {
         nil: undefined
       })
@@ -100,7 +100,7 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
     weight: 20,
     arbitrary: fc.record({
       _tag: fc.constant("Advance" as const),
-      millis: fc.constantFrom(0, 1, 100, 600, 999, 1_000, 1_001, 2_500, 5_000, 5_000, 30_000)
+      millis: fc.constantFrom(0, 1, 100, 600, 999, 1_000, 1_000, 1_001, 2_500, 5_000, 5_000, 30_000)
     })
   },
   { weight: 1, arbitrary: fc.constant({ _tag: "Isolate" as const }) },
@@ -121,6 +121,8 @@ class Model {
   probes = 0
   probeSuccesses = 0
   repairFailed = false
+  repairProven = false
+  repairs = 0
   openSteps = 0
   window: Array<{ failure: boolean; slow: boolean; at: number }> = []
   transitions: Array<string> = []
@@ -133,6 +135,8 @@ class Model {
     this.episode++
     this.probeSuccesses = 0
     this.repairFailed = false
+    this.repairProven = false
+    this.repairs = 0
     this.window = []
   }
 
@@ -167,7 +171,10 @@ class Model {
       }
       return "rejected"
     }
-    if (this.tag === "Open" && repair && !this.repairFailed) return "repair"
+    if (this.tag === "Open" && repair && !this.repairFailed && (this.repairProven || this.repairs === 0)) {
+      this.repairs++
+      return "repair"
+    }
     return "rejected"
   }
 
@@ -207,12 +214,16 @@ class Model {
       if (failure) this.open(now)
       else if (++this.probeSuccesses >= this.config.successesToClose) this.close(now)
     } else if (kind === "repair") {
-      if (failure && episode === this.episode && this.tag === "Open") this.repairFailed = true
+      if (episode !== this.episode || this.tag !== "Open") return
+      this.repairs--
+      if (failure) this.repairFailed = true
+      else this.repairProven = true
     }
   }
 
-  interrupt(kind: Kind) {
+  interrupt(kind: Kind, episode: number) {
     if (kind === "probe") this.probes--
+    if (kind === "repair" && episode === this.episode && this.tag === "Open") this.repairs--
   }
 
   isolate(now: number) {
@@ -328,7 +339,7 @@ const scenario = (config: Config, commands: ReadonlyArray<Command>) =>
             model.finish(call!.kind, call!.episode, call!.outcome === "fail", now, now - call!.startedAt)
           } else {
             yield* Fiber.interrupt(call!.fiber)
-            model.interrupt(call!.kind)
+            model.interrupt(call!.kind, call!.episode)
           }
           break
         }

@@ -59,6 +59,10 @@ export class Machine {
   probeSuccesses = 0
   /** Open only: a repair failed in this episode, so repair traffic is rejected until it ends. */
   repairFailed = false
+  /** Open only: a repair succeeded in this episode, so repairs may run side by side. */
+  repairProven = false
+  /** Open only: repairs of this episode in flight. */
+  repairs = 0
 
   constructor(readonly config: MachineConfig) {}
 
@@ -82,10 +86,22 @@ export class Machine {
         }
         return REJECT
       case "Open":
-        return repair && !this.repairFailed ? REPAIR : REJECT
+        if (this.repairAllowed(repair)) {
+          this.repairs++
+          return REPAIR
+        }
+        return REJECT
       case "Isolated":
         return REJECT
     }
+  }
+
+  /**
+   * Repairs run while Open until one fails. Until one has succeeded, they run one at a time, so
+   * that a cache that hangs costs one repair per episode, not one per caller.
+   */
+  private repairAllowed(repair: boolean): boolean {
+    return repair && !this.repairFailed && (this.repairProven || this.repairs === 0)
   }
 
   /** Read-only twin of `admit`: takes no permit. */
@@ -97,7 +113,7 @@ export class Machine {
       case "HalfOpen":
         return this.probes < this.config.permits
       case "Open":
-        return repair && !this.repairFailed
+        return this.repairAllowed(repair)
       case "Isolated":
         return false
     }
@@ -129,9 +145,10 @@ export class Machine {
 
   /** A repair (admitted while Open in `generation`) ended. */
   endRepair(generation: number, outcome: Outcome): void {
-    if (outcome === FAILURE && generation === this.generation && this.tag === "Open") {
-      this.repairFailed = true
-    }
+    if (generation !== this.generation || this.tag !== "Open") return
+    this.repairs--
+    if (outcome === FAILURE) this.repairFailed = true
+    else if (outcome === SUCCESS) this.repairProven = true
   }
 
   /** Keeps an open circuit open at least until `until` (an upstream's Retry-After). */
@@ -199,6 +216,8 @@ export class Machine {
     this.generation++
     this.probeSuccesses = 0
     this.repairFailed = false
+    this.repairProven = false
+    this.repairs = 0
     this.config.tracker.reset()
     this.config.onTransition({ from, to, at }, remote)
   }
