@@ -30,15 +30,12 @@ describe("breaker findings", () => {
     })
   )
 
-  // FINDING (breaker, internal/machine.ts `admit`): while Open, every repair that arrives before
-  // the first one has failed is admitted, so concurrent writes to a hung cache each pay the full
-  // deadline: the "one extra timeout per open episode" bound of seeds/repair-while-open.txt holds
-  // only for sequential traffic. It is the half-open burst trap of seeds/layered-cache-breaker.txt,
-  // on the repair path. Expected: while the episode's first repair is in flight (health unknown),
-  // other repairs are refused; once one repair succeeded, repairs run freely until one fails.
-  // `it.scoped.fails` keeps the suite green while the breaker admits all five; when the breaker is
-  // fixed this starts failing: then turn it into a plain `it.scoped`.
-  it.scoped.fails("concurrent repairs against a dead cache: one call per open episode", () =>
+  // Found from the cache side: while Open, every repair that arrived before the first one failed
+  // was admitted, so concurrent writes to a hung cache each paid the full deadline, and the "one
+  // extra timeout per open episode" bound of seeds/repair-while-open.txt held only for sequential
+  // traffic (the half-open burst trap of seeds/layered-cache-breaker.txt, on the repair path). The
+  // breaker now runs an episode's repairs one at a time until one has succeeded.
+  it.scoped("concurrent repairs against a dead cache: one call per open episode", () =>
     Effect.gen(function* () {
       const { cache, store } = yield* openWithSlowDeadStore
       const writes = yield* Effect.fork(
@@ -46,7 +43,25 @@ describe("breaker findings", () => {
       )
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(writes)
-      assert.strictEqual(store.calls.set, 1) // actual today: 5
+      assert.strictEqual(store.calls.set, 1)
+    })
+  )
+})
+
+describe("breaker findings: a healthy cache under concurrent repairs", () => {
+  it.scoped("once a repair succeeded in the episode, concurrent repairs all land", () =>
+    Effect.gen(function* () {
+      const { cache, store } = yield* openWithSlowDeadStore
+      store.failing = false
+      const first = yield* Effect.fork(cache.set("first", "v"))
+      yield* TestClock.adjust("1 second")
+      assert.isTrue(yield* Fiber.join(first))
+      const writes = yield* Effect.fork(
+        Effect.forEach([1, 2, 3, 4, 5], (i) => cache.set(`k${i}`, "v"), { concurrency: "unbounded" })
+      )
+      yield* TestClock.adjust("1 second")
+      assert.deepStrictEqual(yield* Fiber.join(writes), [true, true, true, true, true])
+      assert.strictEqual(store.calls.set, 6)
     })
   )
 })
