@@ -1,40 +1,47 @@
 /**
- * A first look: a breaker in front of a flaky dependency, in virtual time. Each transition is
- * printed as it happens; an hour of traffic replays in a blink because the clock is a TestClock.
+ * `pnpm start`: the incident replay. See `--help`, and docs/incident.md for the write-up.
  */
-import { CircuitBreaker, Policy } from "@circuitry/breaker"
-import { Console, Effect, Fiber, Schedule, Stream, TestClock, TestContext } from "effect"
+import { Effect, Either } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Flags from "./Flags.js"
+import * as Replay from "./Replay.js"
+import * as Report from "./Report.js"
+import * as Strategies from "./Strategies.js"
+import * as Svg from "./Svg.js"
 
-const program = Effect.gen(function* () {
-  const breaker = yield* CircuitBreaker.make({
-    name: "flaky-dependency",
-    policy: Policy.consecutiveFailures(3),
-    openFor: Schedule.exponential("2 seconds")
-  })
-  const printer = yield* breaker.changes.pipe(
-    Stream.runForEach((t) => Console.log(`  t=${(t.at / 1000).toFixed(1).padStart(5)} s  ${t.from} -> ${t.to}`)),
-    Effect.fork
-  )
-  yield* Effect.yieldNow()
-  // The dependency is down from t=10 s to t=25 s, and healthy otherwise.
-  const dependency = Effect.clockWith((clock) => {
-    const now = clock.unsafeCurrentTimeMillis()
-    return now >= 10_000 && now < 25_000 ? Effect.fail("unavailable" as const) : Effect.succeed("ok" as const)
-  })
-  const tally = { ok: 0, failed: 0, rejected: 0 }
-  for (let second = 0; second < 60 * 10; second++) {
-    const result = yield* dependency.pipe(CircuitBreaker.withBreaker(breaker), Effect.either)
-    if (result._tag === "Right") tally.ok++
-    else if (result.left === "unavailable") tally.failed++
-    else tally.rejected++
-    yield* TestClock.adjust("100 millis")
-  }
-  yield* Effect.yieldNow()
-  yield* Fiber.interrupt(printer)
-  yield* Console.log(
-    `\n  ${tally.ok} calls succeeded, ${tally.failed} reached the dead dependency, ${tally.rejected} were refused at once`
-  )
-})
+const parsed = Flags.parse(process.argv.slice(2))
+if (Either.isLeft(parsed)) {
+  console.error(`circuitry replay: ${parsed.left.message}\nRun with --help to see every flag.`)
+  process.exit(2)
+}
+const command = parsed.right
+if (command.help) {
+  console.log(Flags.help)
+  process.exit(0)
+}
 
-console.log("circuitry: a breaker in front of a dependency that is down from t=10 s to t=25 s (10 calls/s)\n")
-Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(TestContext.TestContext)))
+const { config } = command
+const color = command.color ?? (process.stdout.isTTY === true && process.env.NO_COLOR === undefined)
+const out = path.resolve(command.out ?? path.join(os.tmpdir(), "circuitry-incident-replay.svg"))
+
+console.log("circuitry: replaying the cache incident (seeds/repair-while-open) in virtual time\n")
+console.log(Report.describe(config) + "\n")
+for (const name of config.strategies) console.log(`  ${name.padEnd(14)} ${Strategies.descriptions[name]}`)
+console.log("")
+
+const started = performance.now()
+const result = await Effect.runPromise(Replay.run(config))
+const wall = (performance.now() - started) / 1000
+
+console.log(Report.table(result, command.intervalSeconds) + "\n")
+for (const metric of Report.metrics) {
+  console.log(Report.chart(result, metric, { width: 100, height: 10, color }) + "\n")
+}
+console.log(Report.legend(result, color) + "\n")
+console.log(Report.summary(result) + "\n")
+fs.mkdirSync(path.dirname(out), { recursive: true })
+fs.writeFileSync(out, Svg.render(result))
+console.log(`chart written to ${out}`)
+console.log(`${config.durationMillis / 1000} s of traffic replayed in ${wall.toFixed(1)} s`)
