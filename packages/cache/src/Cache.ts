@@ -87,8 +87,9 @@ export const logReport: (report: ErrorReport) => Effect.Effect<void> = guardInte
  * - Reads (`get`, `getEntry`, `keys`, `size`, `ping`) go through the breaker and are shed while
  *   it is open.
  * - Writes (`set`, `touch`, `delete`) are repair traffic (`CircuitBreaker.repairing`): while the
- *   circuit is open they still reach the store, unrecorded, once per open episode until one
- *   fails; while it is not open they count like any call, so failing writes can open it. An
+ *   circuit is open they still reach the store, unrecorded, until one fails in that open episode
+ *   (one at a time until one has succeeded, so a hung store costs one call per episode); while it
+ *   is not open they count like any call, so failing writes can open it. An
  *   invalidation (`delete`) is a write: it reaches the store during an outage, so a stale value
  *   does not outlive it.
  * - The value read back after a write is the value written: the guard adds no state of its own.
