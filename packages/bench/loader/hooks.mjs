@@ -1,14 +1,35 @@
 // Module hooks: `.ts` files are transpiled by TypeScript (no type check, no helpers added), and a
 // relative `./x.js` that does not exist resolves to `./x.ts`, as under NodeNext resolution.
-import { readFile } from "node:fs/promises"
+// Outputs are cached in packages/bench/.tmp by content, so that TypeScript itself (a large module)
+// is loaded only when a source changed.
+import { createHash } from "node:crypto"
+import { mkdir, readFile, writeFile } from "node:fs/promises"
 import { fileURLToPath } from "node:url"
-import ts from "typescript"
 
-const compilerOptions = {
-  target: ts.ScriptTarget.ES2022,
-  module: ts.ModuleKind.ESNext,
-  isolatedModules: true,
-  sourceMap: false
+const cacheDir = fileURLToPath(new URL("../.tmp/transpiled/", import.meta.url))
+let typescript
+
+const transpile = async (fileName, source) => {
+  const key = createHash("sha1").update(fileName).update("\0").update(source).digest("hex")
+  const cached = `${cacheDir}${key}.js`
+  try {
+    return await readFile(cached, "utf8")
+  } catch {
+    // not cached yet
+  }
+  typescript ??= (await import("typescript")).default
+  const output = typescript.transpileModule(source, {
+    fileName,
+    compilerOptions: {
+      target: typescript.ScriptTarget.ES2022,
+      module: typescript.ModuleKind.ESNext,
+      isolatedModules: true,
+      sourceMap: false
+    }
+  }).outputText
+  await mkdir(cacheDir, { recursive: true })
+  await writeFile(cached, output)
+  return output
 }
 
 export async function resolve(specifier, context, next) {
@@ -26,8 +47,7 @@ export async function load(url, context, next) {
   if (url.startsWith("file:") && /\.m?ts$/.test(url)) {
     const fileName = fileURLToPath(url)
     const source = await readFile(fileName, "utf8")
-    const output = ts.transpileModule(source, { fileName, compilerOptions })
-    return { format: "module", source: output.outputText, shortCircuit: true }
+    return { format: "module", source: await transpile(fileName, source), shortCircuit: true }
   }
   return next(url, context)
 }

@@ -14,7 +14,7 @@ const groups: Record<string, (arg: string | undefined) => Promise<GroupResult>> 
   "per-call": () => closed.run("per-call"),
   rejection: () => rejection.run(),
   burst: () => burst.run(),
-  memory: (arg) => memory.run(arg ?? "", Number(process.argv[4] ?? "2"))
+  memory: (arg) => memory.run(arg ?? "", Number(process.argv[4] ?? "1"))
 }
 
 const [name, arg] = process.argv.slice(2)

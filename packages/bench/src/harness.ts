@@ -42,9 +42,9 @@ export const measure = async (cases: ReadonlyArray<Case>, plan: Plan): Promise<R
   }
   const samples = cases.map(() => [] as Array<number>)
   for (let r = 0; r < plan.repeats; r++) {
+    gc() // a clean heap for each round (one per round: a full collection costs tens of ms)
     for (let k = 0; k < cases.length; k++) {
       const i = (k + r) % cases.length
-      gc() // so that one case's garbage is not collected on another's time
       const start = process.hrtime.bigint()
       await cases[i]!.run(plan.calls)
       const elapsed = Number(process.hrtime.bigint() - start)

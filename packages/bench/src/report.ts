@@ -147,7 +147,7 @@ export const markdown = (run: Run, command: string): string => {
   lines.push(
     [
       "- One child process per scenario group (the parent only spawns, collects and prints). Each child loads the TypeScript sources through `typescript.transpileModule` (packages/bench/loader), as a compiled package would run: tsx's esbuild `keepNames` gives every named closure a property table of its own and would add its own cost to the breaker's memory.",
-      "- Each group warms every row up (two rounds) before the timed repeats, and calls `global.gc()` before each sample.",
+      "- Each group warms every row up (two rounds) before the timed repeats, and calls `global.gc()` before each round of repeats.",
       "- The floor guard is the cheapest guard one can write with Effect combinators: `Effect.suspend` that checks a variable, then `Effect.catchAllCause(Effect.map(self, ...), ...)`. The naive breaker keeps its state in a `Ref` behind a `Semaphore` (lock, update, unlock per call) inside an `Effect.gen`.",
       "- Bridged rows are what an Effect user writes to use a Promise breaker: `Effect.tryPromise(() => policy.execute(() => Effect.runPromise(self)))` (opossum: `Effect.tryPromise(() => breaker.fire(self))` with the action `(self) => Effect.runPromise(self)`). Raw rows are the same breaker used natively, Promise to Promise.",
       "- cockatiel: `circuitBreaker(handleAll, { halfOpenAfter, breaker })` with `ConsecutiveBreaker(5)` or `SamplingBreaker({ threshold: 0.5, duration: 10 s })`. opossum: `new CircuitBreaker(fn, { timeout: false, resetTimeout, errorThresholdPercentage: 50 })`, its defaults otherwise (rolling stats, latency percentiles); the per-call timeout is off so that every row measures a breaker and not a timer.",

@@ -58,7 +58,7 @@ export const burstCases = async (): Promise<ReadonlyArray<Case>> => {
 }
 
 export const run = async (): Promise<TimedGroup> => {
-  const rows = await measure(await burstCases(), { calls: scaled(BURST), warmup: scaled(BURST), repeats: 9 })
+  const rows = await measure(await burstCases(), { calls: scaled(BURST), warmup: scaled(BURST / 5), repeats: 7 })
   return {
     _tag: "Timed",
     group: "burst",

@@ -76,7 +76,7 @@ export const run = async (): Promise<TimedGroup> => {
   const work: Work = Effect.sync(() => ++ran)
   const native = () => Promise.resolve(++ran)
   const rows = await measure(await rejectionCases(work, native), {
-    calls: scaled(30_000),
+    calls: scaled(20_000),
     warmup: scaled(10_000),
     repeats: 9
   })
