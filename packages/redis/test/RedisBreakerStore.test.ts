@@ -1,6 +1,6 @@
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { RedisBreakerStore } from "@circuitry/redis"
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Fiber, Layer, Option, Stream, TestClock } from "effect"
 import { Redis } from "ioredis"
 import { spawn } from "node:child_process"
@@ -399,11 +399,11 @@ describe("RedisBreakerStore", () => {
         const older: BreakerStore.Verdict = { state: "Closed", until: 0, at: 1_000, origin: "two" }
         yield* one.save(newer)
         yield* two.save(older)
-        assert.deepStrictEqual(yield* one.load, Option.some(newer))
-        assert.deepStrictEqual(yield* two.load, Option.some(newer))
+        expect(yield* one.load).toStrictEqual(Option.some(newer))
+        expect(yield* two.load).toStrictEqual(Option.some(newer))
         const newest: BreakerStore.Verdict = { state: "Closed", until: 0, at: 3_000, origin: "two" }
         yield* two.save(newest)
-        assert.deepStrictEqual(yield* one.load, Option.some(newest))
+        expect(yield* one.load).toStrictEqual(Option.some(newest))
       })
     )
 

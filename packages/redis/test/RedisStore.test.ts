@@ -1,5 +1,5 @@
 import { RedisStore } from "@circuitry/redis"
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Fiber, FiberRef, HashSet, Logger, Option, TestClock } from "effect"
 import { Redis } from "ioredis"
 import { cleanup, eventually, startServer, uniquePrefix } from "./utils/server.js"
@@ -42,15 +42,15 @@ describe("RedisStore", () => {
         assert.isTrue(Option.isNone(yield* store.get("a")))
         assert.isTrue(yield* store.set("a", "1"))
         assert.isTrue(yield* store.set("b", "2", { ttl: "10 seconds" }))
-        assert.deepStrictEqual(yield* store.get("a"), Option.some("1"))
-        assert.deepStrictEqual(yield* store.get("b"), Option.some("2"))
+        expect(yield* store.get("a")).toStrictEqual(Option.some("1"))
+        expect(yield* store.get("b")).toStrictEqual(Option.some("2"))
         // under the prefix, in our envelope, with a millisecond expiry
         assert.strictEqual(yield* Effect.promise(() => admin.get(prefix + "a")), RedisStore.ENVELOPE + "1")
         assert.strictEqual(yield* Effect.promise(() => admin.pttl(prefix + "a")), -1)
         const pttl = yield* Effect.promise(() => admin.pttl(prefix + "b"))
         assert.isTrue(pttl > 9_000 && pttl <= 10_000, `pttl ${pttl}`)
         assert.isTrue(yield* store.set("a", "3"))
-        assert.deepStrictEqual(yield* store.get("a"), Option.some("3"))
+        expect(yield* store.get("a")).toStrictEqual(Option.some("3"))
       })
     )
 
@@ -260,7 +260,7 @@ describe("RedisStore", () => {
         const reads = yield* Effect.forEach([...keys.slice(4), ...keys.slice(0, 4)], (k) =>
           Effect.map(store.get(k), (v) => [k, v] as const)
         )
-        for (const [k, v] of reads) assert.deepStrictEqual(v, Option.some(`value of ${k}`), k)
+        for (const [k, v] of reads) expect(v, k).toStrictEqual(Option.some(`value of ${k}`))
       })
     )
 
@@ -282,7 +282,7 @@ describe("RedisStore", () => {
         assert.strictEqual(stalled.length, 8)
         assert.isTrue(stalled.every((r) => Either.isLeft(r) && RedisStore.isDeadlineExceeded(r.left)))
         yield* server.resume
-        assert.deepStrictEqual(yield* store.get("k"), Option.some("v"))
+        expect(yield* store.get("k")).toStrictEqual(Option.some("v"))
         assert.isTrue(yield* store.ping)
         assert.strictEqual(yield* server.info("total_connections_received"), connectionsBefore)
       })
@@ -321,7 +321,7 @@ describe("RedisStore", () => {
             5_000
           )
         )
-        assert.deepStrictEqual(yield* store.get("k"), Option.some("v"))
+        expect(yield* store.get("k")).toStrictEqual(Option.some("v"))
         assert.isTrue((yield* server.info("total_connections_received")) > connectionsBefore)
       })
     )
@@ -346,7 +346,7 @@ describe("RedisStore", () => {
             )
           )
           assert.isTrue(yield* store.set("k", "again"))
-          assert.deepStrictEqual(yield* store.get("k"), Option.some("again"))
+          expect(yield* store.get("k")).toStrictEqual(Option.some("again"))
         }),
       15_000
     )
@@ -359,7 +359,7 @@ describe("RedisStore", () => {
         const connectionsBefore = yield* server.info("total_connections_received")
         // idle for longer than liveness: nothing is owed, so nothing is torn down
         yield* TestClock.adjust("2 seconds")
-        assert.deepStrictEqual(yield* store.get("k"), Option.some("v"))
+        expect(yield* store.get("k")).toStrictEqual(Option.some("v"))
         assert.strictEqual(yield* server.info("total_connections_received"), connectionsBefore)
       })
     )

@@ -1,6 +1,6 @@
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { SqlBreakerStore } from "@circuitry/sql"
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Either, Exit, Fiber, Option, Queue, Scope, TestClock } from "effect"
 import type { Db, StoreContext } from "./backends.js"
 import { backends, countRows, eventually, instance, row, rows } from "./backends.js"
@@ -196,7 +196,7 @@ for (const [backend, fresh] of backends) {
         const db = yield* fresh
         const store = yield* BreakerStore.BreakerStore.pipe(Effect.provide(yield* instance(db)))
         const shared = yield* store.connect("nobody")
-        assert.deepStrictEqual(yield* shared.load, Option.none())
+        expect(yield* shared.load).toStrictEqual(Option.none())
         assert.deepStrictEqual(yield* shared.counts, { consecutiveFailures: 0, lastFailureAt: undefined })
         yield* shared.recordSuccess(5)
         assert.strictEqual(yield* countRows(db), 0)
@@ -273,7 +273,7 @@ for (const [backend, fresh] of backends) {
         assert.strictEqual((yield* b.state)._tag, "Closed")
         yield* waitForState(db, "a", "Open")
         yield* eventually(row(db, "b"), (r) => Option.isSome(r) && r.value.consecutive_failures === 1)
-        assert.deepStrictEqual(yield* stateOf(db, "b"), Option.some(null as string | null))
+        expect(yield* stateOf(db, "b")).toStrictEqual(Option.some(null as string | null))
         const b2 = yield* breakerIn(yield* instance(db), "b")
         assert.strictEqual((yield* b2.state)._tag, "Closed")
       })

@@ -632,7 +632,7 @@ class Breaker implements CircuitBreaker {
         Effect.clockWith((clock) =>
           Effect.sync(() => {
             if (verdict.origin !== this.origin)
-              this.machine.adopt(verdict.state, verdict.until, clock.unsafeCurrentTimeMillis())
+              this.machine.adopt(verdict.state, verdict.until, verdict.at, clock.unsafeCurrentTimeMillis())
           })
         )
       const initial = yield* shared.load.pipe(Effect.timeout(STORE_DEADLINE), Effect.option)

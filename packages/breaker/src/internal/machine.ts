@@ -63,6 +63,8 @@ export class Machine {
   repairProven = false
   /** Open only: repairs of this episode in flight. */
   repairs = 0
+  /** When the last transition happened: older remote verdicts are out of date. */
+  lastTransitionAt = 0
 
   constructor(readonly config: MachineConfig) {}
 
@@ -170,9 +172,10 @@ export class Machine {
     this.close(now, false)
   }
 
-  /** Adopts a verdict made by another member of a shared store. */
-  adopt(state: "Closed" | "Open" | "Isolated", until: number, now: number): void {
+  /** Adopts a verdict made (at `at`) by another member of a shared store, unless it is older than ours. */
+  adopt(state: "Closed" | "Open" | "Isolated", until: number, at: number, now: number): void {
     this.sync(now)
+    if (at < this.lastTransitionAt) return
     switch (state) {
       case "Closed":
         if (this.tag !== "Closed") this.close(now, true)
@@ -213,6 +216,7 @@ export class Machine {
   private transition(to: StateTag, at: number, remote: boolean): void {
     const from = this.tag
     this.tag = to
+    this.lastTransitionAt = at
     this.generation++
     this.probeSuccesses = 0
     this.repairFailed = false
