@@ -38,8 +38,12 @@ export class InvalidCacheOptions extends Schema.TaggedError<InvalidCacheOptions>
  * @category models
  */
 export interface WriteOptions {
-  /** How long the entry lives; no TTL means it lives until evicted or deleted. */
-  readonly ttl?: Duration.DurationInput | undefined
+  /**
+   * How long the entry lives; no TTL means it lives until evicted or deleted. Exactly as API.md
+   * writes it (no `| undefined`), so that a store written to the contract under
+   * `exactOptionalPropertyTypes` is a `CacheStore`.
+   */
+  readonly ttl?: Duration.DurationInput
 }
 
 /**
