@@ -182,6 +182,11 @@ export interface DatabaseOptions {
  * @since 0.1.0
  * @category models
  */
+/** The value the database holds for a key. */
+export const rowOf = (key: string): string => `row of ${key}`
+
+const unavailable = new DatabaseUnavailable({ message: "database unavailable: over capacity" })
+
 export class Database {
   private tokens: number
   private refilledAt = 0
@@ -197,18 +202,27 @@ export class Database {
     this.tokens = options.capacity / 10
   }
 
+  /**
+   * Sends one query now: the virtual time its answer arrives, or undefined when the database
+   * refuses it.
+   */
+  send(): number | undefined {
+    const now = this.timeline.now
+    const second = this.counters.current
+    second.queries++
+    if (!this.take(now)) {
+      second.refused++
+      return undefined
+    }
+    return now + this.latency()
+  }
+
   /** The answer for one key, after the database's latency; refused when it is full. */
   query(key: string): Effect.Effect<string, DatabaseUnavailable> {
     return Effect.async<string, DatabaseUnavailable>((resume) => {
-      const now = this.timeline.now
-      const second = this.counters.current
-      second.queries++
-      if (!this.take(now)) {
-        second.refused++
-        resume(Effect.fail(new DatabaseUnavailable({ message: "database unavailable: over capacity" })))
-        return
-      }
-      this.timeline.at(now + this.latency(), () => resume(Effect.succeed(`row of ${key}`)))
+      const answerAt = this.send()
+      if (answerAt === undefined) resume(Effect.fail(unavailable))
+      else this.timeline.at(answerAt, () => resume(Effect.succeed(rowOf(key))))
     })
   }
 

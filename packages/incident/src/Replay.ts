@@ -14,7 +14,7 @@ import * as Queue from "effect/Queue"
 import * as Runtime from "effect/Runtime"
 import * as TestClock from "effect/TestClock"
 import * as TestContext from "effect/TestContext"
-import { Counters, Database, random, type Second, stalling, Timeline, Zipf } from "./Model.js"
+import { Counters, Database, random, rowOf, type Second, stalling, Timeline, Zipf } from "./Model.js"
 import * as Strategies from "./Strategies.js"
 
 /**
@@ -156,6 +156,7 @@ export const summarize = (seconds: ReadonlyArray<Second>, config: Config): Summa
 interface Running {
   readonly strategy: Strategies.Strategy
   readonly counters: Counters
+  readonly database: Database
   readonly transitions: Queue.Dequeue<CircuitBreaker.Transition> | undefined
 }
 
@@ -203,27 +204,34 @@ export const run = (config: Config): Effect.Effect<Result> =>
         maxConcurrentLoads: config.maxConcurrentLoads
       })
       const transitions = strategy.breaker === undefined ? undefined : yield* strategy.breaker.subscribe
-      lanes.push({ strategy, counters, transitions })
+      lanes.push({ strategy, counters, database, transitions })
     }
 
-    // A read completes at once unless the cache is stalled, so reads run inline, and a request
-    // gets a fiber of its own only when it may wait: after a miss (on the database, or on another
-    // fiber's load), or for the whole request while the cache is stalled.
+    // Most steps of a request complete at once, so the replay runs them inline, each at its
+    // virtual time: a read when the request arrives; for a cache-aside miss, the query, and the
+    // write-back when the database answers. A request gets a fiber of its own only when a step may
+    // wait: a getOrLoad miss (it may wait for another fiber's load, or for a load permit), and any
+    // step while the cache is stalled.
     const start = Runtime.runFork(yield* Effect.runtime<never>())
-    const settle = (lane: Running, startedAt: number) => ({
-      onFailure: () => {
-        lane.counters.current.failed++
-      },
-      onSuccess: () => {
-        if (timeline.now - startedAt > config.deadlineMillis) lane.counters.current.failed++
-      }
-    })
-    const whole = (lane: Running, key: string) =>
-      Effect.match(
-        Effect.flatMap(lane.strategy.read(key), (hit) => (hit ? Effect.void : lane.strategy.miss(key))),
-        settle(lane, timeline.now)
-      )
     const stallEnd = config.stallAtMillis + config.stallMillis
+    const stalled = () => timeline.now >= config.stallAtMillis && timeline.now < stallEnd
+    const failed = (lane: Running) => {
+      lane.counters.current.failed++
+    }
+    const answered = (lane: Running, startedAt: number) => {
+      if (timeline.now - startedAt > config.deadlineMillis) lane.counters.current.failed++
+    }
+    const settle = (lane: Running, startedAt: number) => ({
+      onFailure: () => failed(lane),
+      onSuccess: () => answered(lane, startedAt)
+    })
+    interface WriteBack {
+      readonly lane: Running
+      readonly strategy: Strategies.CacheAside
+      readonly key: string
+      readonly startedAt: number
+    }
+    let writeBacks: Array<WriteBack> = []
 
     const traffic = random(config.seed)
     const clockEvery = clockStepMillis / stepMillis
@@ -234,17 +242,43 @@ export const run = (config: Config): Effect.Effect<Result> =>
       timeline.advanceTo(step)
       // Let the fibers woken by the timeline run to their next wait before new requests arrive.
       yield* Effect.yieldNow()
+      const due = writeBacks
+      writeBacks = []
+      for (const { key, lane, startedAt, strategy } of due) {
+        const write = strategy.write(key, rowOf(key))
+        if (stalled()) start(Effect.match(write, settle(lane, startedAt)))
+        else {
+          yield* write
+          answered(lane, startedAt)
+        }
+      }
       owed += (config.rate * stepMillis) / 1000
       const arrivals = Math.floor(owed)
       owed -= arrivals
       for (let i = 0; i < arrivals; i++) {
         const key = keyNames[zipf.sample(traffic())]!
-        const stalled = timeline.now >= config.stallAtMillis && timeline.now < stallEnd
         for (const lane of lanes) {
+          const strategy = lane.strategy
+          const startedAt = timeline.now
           lane.counters.current.requests++
-          if (stalled) start(whole(lane, key))
-          else if (!(yield* lane.strategy.read(key)))
-            start(Effect.match(lane.strategy.miss(key), settle(lane, timeline.now)))
+          if (stalled()) {
+            const request =
+              strategy._tag === "CacheAside"
+                ? strategy.request(key)
+                : Effect.flatMap(strategy.read(key), (hit) => (hit ? Effect.void : strategy.miss(key)))
+            start(Effect.match(request, settle(lane, startedAt)))
+          } else if (!(yield* strategy.read(key))) {
+            if (strategy._tag === "GetOrLoad") {
+              start(Effect.match(strategy.miss(key), settle(lane, startedAt)))
+            } else {
+              const answerAt = lane.database.send()
+              if (answerAt === undefined) failed(lane)
+              else {
+                const writeBack: WriteBack = { lane, strategy, key, startedAt }
+                timeline.at(answerAt, () => writeBacks.push(writeBack))
+              }
+            }
+          }
         }
       }
     }

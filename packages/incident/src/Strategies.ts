@@ -58,12 +58,40 @@ export interface StrategyOptions {
  * @since 0.1.0
  * @category models
  */
-export interface Strategy {
+export type Strategy = CacheAside | GetOrLoad
+
+/**
+ * A request in the cache-aside style: `read`; on a miss, query the database and `write` the value
+ * back. The replay runs these steps itself, each at its virtual time.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CacheAside {
+  readonly _tag: "CacheAside"
   readonly name: StrategyName
   readonly breaker: CircuitBreaker.CircuitBreaker | undefined
   /** Reads the cache: true on a hit. */
   readonly read: (key: string) => Effect.Effect<boolean>
-  /** What a request does after a miss: load the value, and write it back. */
+  /** Writes a loaded value back. */
+  readonly write: (key: string, value: string) => Effect.Effect<void>
+  /** The whole request as one effect (used while the cache is stalled, when any step may wait). */
+  readonly request: (key: string) => Effect.Effect<void, DatabaseUnavailable>
+}
+
+/**
+ * A request through `Cache.getOrLoad`: `read`; on a miss, `miss` runs in a fiber of its own
+ * (getOrLoad reads once more, then joins or leads the key's load).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface GetOrLoad {
+  readonly _tag: "GetOrLoad"
+  readonly name: StrategyName
+  readonly breaker: CircuitBreaker.CircuitBreaker | undefined
+  /** Reads the cache: true on a hit. */
+  readonly read: (key: string) => Effect.Effect<boolean>
   readonly miss: (key: string) => Effect.Effect<void, DatabaseUnavailable>
 }
 
@@ -129,19 +157,27 @@ const shedding = (
 
 const hit = (cache: CacheStore.CacheStore<never>) => (key: string) => Effect.map(cache.get(key), Option.isSome)
 
-/** Cache-aside after a miss: load from the database and write the value back. */
-const loadAndWrite =
-  (cache: CacheStore.CacheStore<never>, database: Database, ttlMillis: number) =>
-  (key: string): Effect.Effect<void, DatabaseUnavailable> =>
-    Effect.flatMap(database.query(key), (value) => cache.set(key, value, { ttl: ttlMillis }))
-
 const cacheAside = (
   name: StrategyName,
   breaker: CircuitBreaker.CircuitBreaker | undefined,
   cache: CacheStore.CacheStore<never>,
   database: Database,
   ttlMillis: number
-): Strategy => ({ name, breaker, read: hit(cache), miss: loadAndWrite(cache, database, ttlMillis) })
+): CacheAside => {
+  const read = hit(cache)
+  const write = (key: string, value: string) => Effect.asVoid(cache.set(key, value, { ttl: ttlMillis }))
+  return {
+    _tag: "CacheAside",
+    name,
+    breaker,
+    read,
+    write,
+    request: (key) =>
+      Effect.flatMap(read(key), (found) =>
+        found ? Effect.void : Effect.flatMap(database.query(key), (value) => write(key, value))
+      )
+  }
+}
 
 /**
  * Builds a strategy over a store (the stalling cache) and a database of its own.
@@ -177,6 +213,7 @@ export const make = (
         // The read is the one getOrLoad starts with; a request only enters getOrLoad after a miss
         // (getOrLoad then reads once more, and joins or leads the key's load).
         return {
+          _tag: "GetOrLoad",
           name,
           breaker,
           read: hit(counting(guarded, counters)),

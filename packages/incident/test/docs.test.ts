@@ -1,0 +1,108 @@
+/**
+ * Every ```ts block in docs/**\/*.md, the packages' README.md files and the root README.md is
+ * typechecked against the sources (`@circuitry/*` resolves through the repository's tsconfig
+ * paths), so no example can rot. A block fenced as ```ts no-check is skipped.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import ts from "typescript"
+import { root } from "../src/apidocs.js"
+import { type Block, extract, markdownFiles } from "./docs.js"
+
+const files = markdownFiles(root)
+const blocks: Array<Block> = files.flatMap((file) => extract(root, file))
+const checked = blocks.filter((block) => !block.skip)
+
+/**
+ * Each block becomes a module of its own in a git-ignored folder inside the repository
+ * (packages/<pkg>/.tmp/docs-<pid>), in a package whose dependencies include what the block
+ * imports: third-party imports resolve from the folder the file is in.
+ */
+const packagesDir = path.join(root, "packages")
+const resolves = (dir: string, specifier: string): boolean => {
+  const name = specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]!
+  for (let d = dir; d.startsWith(root); d = path.dirname(d)) {
+    if (fs.existsSync(path.join(d, "node_modules", name))) return true
+  }
+  return false
+}
+const homeOf = (block: Block): string => {
+  const imports = [...block.code.matchAll(/from\s+"([^".][^"]*)"/g)].map((m) => m[1]!)
+  const external = imports.filter((s) => !s.startsWith("@circuitry/") && !s.startsWith("node:"))
+  const candidates = [
+    ...imports.filter((s) => s.startsWith("@circuitry/")).map((s) => s.split("/")[1]!),
+    /^docs\/([a-z-]+)\.md$/.exec(block.file)?.[1],
+    /^packages\/([a-z-]+)\/README\.md$/.exec(block.file)?.[1],
+    "incident"
+  ].filter((name): name is string => name !== undefined && fs.existsSync(path.join(packagesDir, name, "package.json")))
+  const home = candidates.find((name) => external.every((s) => resolves(path.join(packagesDir, name), s)))
+  return home ?? "incident"
+}
+
+const diagnostics = (): Map<Block, Array<string>> => {
+  const folders = new Set<string>()
+  const byFile = new Map<string, Block>()
+  checked.forEach((block, i) => {
+    const folder = path.join(packagesDir, homeOf(block), ".tmp", `docs-${process.pid}`)
+    if (!folders.has(folder)) {
+      fs.rmSync(folder, { recursive: true, force: true })
+      fs.mkdirSync(folder, { recursive: true })
+      folders.add(folder)
+    }
+    const name = `${block.file.replace(/[^A-Za-z0-9]+/g, "_")}_L${block.line}_${i}.ts`
+    const file = path.join(folder, name)
+    // `export {}` keeps each block a module, so that blocks never see each other's names.
+    fs.writeFileSync(file, block.code + "\nexport {}\n")
+    byFile.set(path.normalize(file), block)
+  })
+  try {
+    return check(byFile)
+  } finally {
+    for (const folder of folders) fs.rmSync(folder, { recursive: true, force: true })
+  }
+}
+
+const check = (byFile: Map<string, Block>): Map<Block, Array<string>> => {
+  const config = ts.readConfigFile(path.join(root, "tsconfig.base.json"), (p) => ts.sys.readFile(p))
+  const options = ts.parseJsonConfigFileContent(config.config, ts.sys, root).options
+  // An example shows values it does not go on to use.
+  const program = ts.createProgram([...byFile.keys()], {
+    ...options,
+    noUnusedLocals: false,
+    noUnusedParameters: false,
+    noEmit: true
+  })
+  const found = new Map<Block, Array<string>>()
+  for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
+    const block = diagnostic.file === undefined ? undefined : byFile.get(path.normalize(diagnostic.file.fileName))
+    if (block === undefined || diagnostic.file === undefined) continue
+    const { line } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0)
+    const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n")
+    const list = found.get(block) ?? []
+    list.push(`${block.file}:${block.line + 1 + line}: TS${diagnostic.code} ${message}`)
+    found.set(block, list)
+  }
+  return found
+}
+
+describe("code blocks in the docs", () => {
+  it("finds the docs and their blocks", () => {
+    assert.include(files, "README.md")
+    assert.isTrue(files.some((file) => file.startsWith("docs/")))
+    assert.isAbove(checked.length, 0)
+  })
+
+  // One program for every block (a program per block would take minutes), then one test per file.
+  let found: Map<Block, Array<string>> | undefined
+  const errorsOf = (file: string) => {
+    found ??= diagnostics()
+    return checked.filter((block) => block.file === file).flatMap((block) => found!.get(block) ?? [])
+  }
+  for (const file of files.filter((file) => checked.some((block) => block.file === file))) {
+    it(`${file} compiles`, { timeout: 120_000 }, () => {
+      const errors = errorsOf(file)
+      assert.deepStrictEqual(errors, [], `\n${errors.join("\n")}`)
+    })
+  }
+})
