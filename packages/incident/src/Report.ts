@@ -48,6 +48,24 @@ export const styles: Record<StrategyName, { readonly symbol: string; readonly an
 const group = (n: number): string => Math.round(n).toLocaleString("en-US")
 
 /**
+ * The top of a chart's scale: the highest value once the few highest (a burst of one or two
+ * seconds) are set aside, so that a single spike does not flatten everything else. Values above it
+ * are drawn clipped at the top.
+ *
+ * @since 0.1.0
+ * @category charts
+ */
+export const scaleTop = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => b - a)
+  const max = sorted[0] ?? 0
+  const robust = (sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.015))] ?? 0) * 1.2
+  return Math.max(1, robust > 0 && robust < max ? robust : max)
+}
+
+/** Drawn last, so on top: the strategies the incident is about. */
+const drawOrder: ReadonlyArray<StrategyName> = ["none", "single-flight", "repair", "shed"]
+
+/**
  * The model in one paragraph, with every number it used.
  *
  * @since 0.1.0
@@ -161,13 +179,15 @@ export const chart = (
     }
     return { lane, values }
   })
-  const max = Math.max(1, ...series.flatMap((s) => s.values))
+  const max = scaleTop(result.lanes.flatMap((lane) => lane.seconds.map(metric.value)))
+  const clipped = series.some((s) => s.values.some((v) => v > max))
   const grid: Array<Array<string>> = Array.from({ length: height }, () => Array.from({ length: columns }, () => " "))
-  for (const { lane, values } of series) {
+  const ordered = [...series].sort((a, b) => drawOrder.indexOf(a.lane.name) - drawOrder.indexOf(b.lane.name))
+  for (const { lane, values } of ordered) {
     const style = styles[lane.name]
     const mark = color ? `\x1b[${style.ansi}m${style.symbol}\x1b[0m` : style.symbol
     values.forEach((v, c) => {
-      const row = height - 1 - Math.round((v / max) * (height - 1))
+      const row = height - 1 - Math.round((Math.min(v, max) / max) * (height - 1))
       grid[row]![c] = mark
     })
   }
@@ -175,7 +195,7 @@ export const chart = (
     const value = ((height - 1 - row) / (height - 1)) * max
     return row === 0 || row === height - 1 || row === Math.floor((height - 1) / 2) ? group(value) : ""
   }
-  const lines = [`  ${metric.title}`]
+  const lines = [`  ${metric.title}${clipped ? " (a burst above the top is drawn at the top)" : ""}`]
   grid.forEach((cells, row) => lines.push(`${label(row).padStart(8)} ┤${cells.join("")}`))
   // The x axis: a tick every 30 s, and the stall under it.
   const axis = Array.from({ length: columns }, () => "─")

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import type { Result } from "./Replay.js"
-import { metrics, openEpisodes, styles } from "./Report.js"
+import { metrics, openEpisodes, scaleTop, styles } from "./Report.js"
 
 const escape = (s: string): string =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
@@ -61,11 +61,14 @@ export const render = (result: Result): string => {
   const breakerLane = result.lanes.find((lane) => lane.transitions.length > 0)
   metrics.forEach((metric, i) => {
     const y0 = top + i * (panelHeight + gap)
-    const max = Math.max(1, ...result.lanes.flatMap((lane) => lane.seconds.map(metric.value)))
+    const values = result.lanes.flatMap((lane) => lane.seconds.map(metric.value))
+    const peak = Math.max(0, ...values)
+    const max = scaleTop(values)
     const step = niceStep(max)
     const yMax = Math.ceil(max / step) * step
-    const y = (v: number) => y0 + panelHeight - (v / yMax) * panelHeight
-    out.push(`<text x="${left}" y="${y0 - 8}" font-weight="600">${escape(metric.title)}</text>`)
+    const y = (v: number) => y0 + panelHeight - (Math.min(v, yMax) / yMax) * panelHeight
+    const clipped = peak > yMax ? ` (peak ${peak.toLocaleString("en-US")}, clipped at the top)` : ""
+    out.push(`<text x="${left}" y="${y0 - 8}" font-weight="600">${escape(metric.title + clipped)}</text>`)
     // Shading: the stall and the open episodes.
     const stallFrom = config.stallAtMillis / 1000
     const stallTo = (config.stallAtMillis + config.stallMillis) / 1000
