@@ -57,9 +57,13 @@ export const timedTable = (group: TimedGroup): string => {
     r.id === group.floor ? `**${r.label}**` : r.label,
     fmtNs(r.nsPerCall),
     `${Math.round(r.spread * 100)}%`,
+    fmtNs(r.wallNsPerCall),
     floor === undefined ? "" : `${pairedRatio(r.samples, floor.samples).toFixed(2)}x`
   ]
-  return table(["row", "ns/call (median)", "noise (IQR/2)", "x floor"], group.rows.map(row))
+  return table(
+    ["row", "ns/call, CPU (median)", "noise (IQR/2)", "ns/call, wall (median)", "x floor"],
+    group.rows.map(row)
+  )
 }
 
 export const memoryTable = (rows: ReadonlyArray<MemoryRow>): string =>
@@ -105,7 +109,7 @@ export const markdown = (run: Run, command: string): string => {
     ""
   )
   lines.push(
-    "This machine is shared: other work may run during the benchmark (see the load average). Each timed figure is the median of several repeats, and the repeats visit the rows round-robin, so that load falls on all rows alike; compare rows within a table rather than across runs. The `x floor` column is the median over the repeats of (the row's sample / the floor's sample of the same repeat), which cancels most of the drift between repeats; it can differ a little from the ratio of the two medians. The `noise` column is half the interquartile range of the repeats over the median.",
+    "This machine is shared: other work may run during the benchmark (see the load average). Timed figures are CPU time of the benchmark's process (user + system) per call, so that time spent waiting for a core is not counted; wall-clock time is shown beside it, and is higher when the machine is busy. Each figure is the median of several repeats, and the repeats visit the rows round-robin, so that load falls on all rows alike; compare rows within a table rather than across runs. The `x floor` column is the median over the repeats of (the row's sample / the floor's sample of the same repeat), which cancels most of the drift between repeats; it can differ a little from the ratio of the two medians. The `noise` column is half the interquartile range of the repeats over the median.",
     ""
   )
   lines.push("## Targets", "")
@@ -147,7 +151,7 @@ export const markdown = (run: Run, command: string): string => {
   lines.push(
     [
       "- One child process per scenario group (the parent only spawns, collects and prints). Each child loads the TypeScript sources through `typescript.transpileModule` (packages/bench/loader), as a compiled package would run: tsx's esbuild `keepNames` gives every named closure a property table of its own and would add its own cost to the breaker's memory.",
-      "- Each group warms every row up (two rounds) before the timed repeats, and calls `global.gc()` before each round of repeats.",
+      "- Each group warms every row up (two rounds) before the timed repeats, and forces no garbage collection between samples: a full `gc()` makes the next sample several times slower (the young generation and inline caches start cold), which would penalise whichever row runs right after it. The burst group measures wall time as well as CPU time; with 10,000 calls in flight its CPU figure is the one to compare.",
       "- The floor guard is the cheapest guard one can write with Effect combinators: `Effect.suspend` that checks a variable, then `Effect.catchAllCause(Effect.map(self, ...), ...)`. The naive breaker keeps its state in a `Ref` behind a `Semaphore` (lock, update, unlock per call) inside an `Effect.gen`.",
       "- Bridged rows are what an Effect user writes to use a Promise breaker: `Effect.tryPromise(() => policy.execute(() => Effect.runPromise(self)))` (opossum: `Effect.tryPromise(() => breaker.fire(self))` with the action `(self) => Effect.runPromise(self)`). Raw rows are the same breaker used natively, Promise to Promise.",
       "- cockatiel: `circuitBreaker(handleAll, { halfOpenAfter, breaker })` with `ConsecutiveBreaker(5)` or `SamplingBreaker({ threshold: 0.5, duration: 10 s })`. opossum: `new CircuitBreaker(fn, { timeout: false, resetTimeout, errorThresholdPercentage: 50 })`, its defaults otherwise (rolling stats, latency percentiles); the per-call timeout is off so that every row measures a breaker and not a timer.",

@@ -103,6 +103,7 @@ describe("cases", () => {
       ]
     )
     assert.strictEqual(calls, 2 * (2 * 2 + 3 * 10))
+    assert.isTrue(rows.every((r) => r.samples.every((s) => s >= 0 && Number.isFinite(s)) && r.wallNsPerCall >= 0))
   })
 })
 
@@ -126,6 +127,7 @@ describe("report", () => {
       id,
       label: id,
       nsPerCall,
+      wallNsPerCall: nsPerCall,
       spread: 0,
       samples: [nsPerCall],
       callsPerSample: 1

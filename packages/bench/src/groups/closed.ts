@@ -50,9 +50,9 @@ export const closedCases = async (shape: "in-fiber" | "per-call"): Promise<Reado
 
 export const run = async (shape: "in-fiber" | "per-call"): Promise<TimedGroup> => {
   const rows = await measure(await closedCases(shape), {
-    calls: scaled(shape === "in-fiber" ? 30_000 : 10_000),
+    calls: scaled(shape === "in-fiber" ? 20_000 : 8_000),
     warmup: scaled(10_000),
-    repeats: 9
+    repeats: 15
   })
   return {
     _tag: "Timed",

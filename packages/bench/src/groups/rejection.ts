@@ -76,9 +76,9 @@ export const run = async (): Promise<TimedGroup> => {
   const work: Work = Effect.sync(() => ++ran)
   const native = () => Promise.resolve(++ran)
   const rows = await measure(await rejectionCases(work, native), {
-    calls: scaled(20_000),
+    calls: scaled(15_000),
     warmup: scaled(10_000),
-    repeats: 9
+    repeats: 13
   })
   if (ran !== 0) throw new Error(`an open breaker ran the work ${ran} times`)
   return {
