@@ -69,7 +69,7 @@ export const consecutiveFailures = (threshold: number): Policy => ({
     ? undefined
     : `policy: consecutiveFailures threshold must be a whole number >= 1, got ${threshold}`,
   timed: false,
-  makeTracker: () => Tracker.consecutiveFailures(threshold)
+  makeTracker: () => new Tracker.ConsecutiveFailures(threshold)
 })
 
 /**
@@ -159,8 +159,8 @@ export const failureRate = (options: {
     timed: window?._tag === "TimeWindow" || slowMillis !== undefined,
     makeTracker: () =>
       window!._tag === "CountWindow"
-        ? Tracker.countWindow(window!.size, rate)
-        : Tracker.timeWindow(millis(window!.duration)!, rate)
+        ? new Tracker.CountWindow(window!.size, rate)
+        : new Tracker.TimeWindow(millis(window!.duration)!, rate)
   }
 }
 

@@ -183,9 +183,13 @@ export const resolve = (options: Options | undefined): Either.Either<Resolved, I
 // open durations
 // ---------------------------------------------------------------------------------------------
 
-interface OpenDelays {
-  readonly next: (now: number) => number
-  readonly reset: () => void
+/** A fixed wait: one object per breaker, no closures. */
+class FixedDelays implements Machine.OpenDelays {
+  constructor(private readonly millis: number) {}
+  next(): number {
+    return this.millis
+  }
+  reset(): void {}
 }
 
 /**
@@ -197,11 +201,8 @@ const openDelays = (
   openFor: Resolved["openFor"],
   runtime: Runtime.Runtime<never>,
   name: string
-): Either.Either<OpenDelays, InvalidBreakerOptions> => {
-  if (openFor._tag === "Fixed") {
-    const millis = openFor.millis
-    return Either.right({ next: () => millis, reset: () => {} })
-  }
+): Either.Either<Machine.OpenDelays, InvalidBreakerOptions> => {
+  if (openFor._tag === "Fixed") return Either.right(new FixedDelays(openFor.millis))
   const schedule = openFor.schedule
   const runStep = Runtime.runSyncExit(runtime)
   const step = (now: number, state: unknown): [unknown, number] | undefined => {
@@ -329,7 +330,7 @@ interface Outbox {
   readonly signal: Queue.Queue<void>
 }
 
-class Breaker implements CircuitBreaker {
+class Breaker implements CircuitBreaker, Machine.TransitionListener {
   readonly machine: Machine.Machine
   private hub: PubSub.PubSub<Transition> | undefined
   private readonly metrics: BreakerMetrics
@@ -341,29 +342,28 @@ class Breaker implements CircuitBreaker {
   /** Set when a shared store is in the context. */
   shared: BreakerStore.SharedCircuit | undefined
   outbox: Outbox | undefined
-  readonly origin: string
+  /** Who made a verdict, in a shared store (set when the breaker joins one). */
+  origin = ""
 
   constructor(
     readonly name: string,
     resolved: Resolved,
-    delays: OpenDelays
+    delays: Machine.OpenDelays
   ) {
     this.metrics = new BreakerMetrics(name)
     this.clocked = resolved.policy._tag !== "ConsecutiveFailures"
     this.timed = resolved.policy.timed
     this.isFailure = resolved.isFailure
-    this.origin = `${name}#${Math.random().toString(36).slice(2, 10)}`
     this.machine = new Machine.Machine({
       tracker: resolved.policy.makeTracker(),
       permits: resolved.permits,
       successesToClose: resolved.successesToClose,
-      nextOpenDelay: delays.next,
-      resetOpenDelay: delays.reset,
-      onTransition: (t, remote) => this.onTransition(t, remote)
+      delays,
+      listener: this
     })
   }
 
-  private onTransition(t: Transition, remote: boolean): void {
+  onTransition(t: Transition, remote: boolean): void {
     this.metrics.transition(t)
     this.hub?.unsafeOffer(t)
     if (!remote && t.to !== "HalfOpen") this.share(t.to, t.at)
@@ -628,6 +628,7 @@ class Breaker implements CircuitBreaker {
         return
       }
       const shared = connected.right
+      this.origin = `${this.name}#${Math.random().toString(36).slice(2, 10)}`
       const adopt = (verdict: BreakerStore.Verdict) =>
         Effect.clockWith((clock) =>
           Effect.sync(() => {

@@ -33,17 +33,32 @@ export const INTERRUPTED = 2
 /** @internal */
 export type Outcome = typeof SUCCESS | typeof FAILURE | typeof INTERRUPTED
 
+/** The waits of open episodes (from `openFor`). */
+export interface OpenDelays {
+  /** The wait of the next open episode, in milliseconds (steps the `openFor` schedule). */
+  next(now: number): number
+  /** Restarts the `openFor` schedule (on close and on reset). */
+  reset(): void
+}
+
 /** @internal */
+export interface TransitionListener {
+  /** Called once per transition, in order, inside the method that caused it. */
+  onTransition(transition: Transition, remote: boolean): void
+}
+
+/**
+ * The parts of a machine. Objects with methods rather than closures: a registry may hold 100,000
+ * breakers, and a closure per breaker per callback adds up.
+ *
+ * @internal
+ */
 export interface MachineConfig {
   readonly tracker: Tracker
   readonly permits: number
   readonly successesToClose: number
-  /** The wait of the next open episode, in milliseconds (steps the `openFor` schedule). */
-  readonly nextOpenDelay: (now: number) => number
-  /** Restarts the `openFor` schedule (on close and on reset). */
-  readonly resetOpenDelay: () => void
-  /** Called once per transition, in order, inside the method that caused it. */
-  readonly onTransition: (transition: Transition, remote: boolean) => void
+  readonly delays: OpenDelays
+  readonly listener: TransitionListener
 }
 
 /** @internal */
@@ -198,12 +213,12 @@ export class Machine {
   }
 
   private open(now: number): void {
-    this.until = now + Math.max(0, this.config.nextOpenDelay(now))
+    this.until = now + Math.max(0, this.config.delays.next(now))
     this.transition("Open", now, false)
   }
 
   private close(now: number, remote: boolean): void {
-    this.config.resetOpenDelay()
+    this.config.delays.reset()
     if (this.tag === "Closed") {
       // Nothing to announce: a circuit that was never open does not "close".
       this.generation++
@@ -223,6 +238,6 @@ export class Machine {
     this.repairProven = false
     this.repairs = 0
     this.config.tracker.reset()
-    this.config.onTransition({ from, to, at }, remote)
+    this.config.listener.onTransition({ from, to, at }, remote)
   }
 }

@@ -17,35 +17,40 @@ export interface Counts {
 /** @internal */
 export interface Tracker {
   /** Records one outcome; true when the policy now says "open". */
-  readonly record: (failure: boolean, now: number, durationMillis: number) => boolean
+  record(failure: boolean, now: number, durationMillis: number): boolean
   /** Empties the window (every transition starts a new one). */
-  readonly reset: () => void
+  reset(): void
   /** What the window holds at `now`. */
-  readonly counts: (now: number) => Counts
+  counts(now: number): Counts
 }
 
-/** @internal */
-export const consecutiveFailures = (threshold: number): Tracker => {
-  let consecutive = 0
-  let calls = 0
-  let failures = 0
-  return {
-    record: (failure) => {
-      calls++
-      if (failure) {
-        failures++
-        consecutive++
-        return consecutive >= threshold
-      }
-      consecutive = 0
-      return false
-    },
-    reset: () => {
-      consecutive = 0
-      calls = 0
-      failures = 0
-    },
-    counts: () => ({ calls, failures, slowCalls: 0, consecutiveFailures: consecutive })
+/**
+ * Trackers are classes, not closures: a registry may hold 100,000 breakers, and methods on a
+ * prototype cost nothing per breaker.
+ *
+ * @internal
+ */
+export class ConsecutiveFailures implements Tracker {
+  private consecutive = 0
+  private calls = 0
+  private failures = 0
+  constructor(private readonly threshold: number) {}
+  record(failure: boolean): boolean {
+    this.calls++
+    if (failure) {
+      this.failures++
+      return ++this.consecutive >= this.threshold
+    }
+    this.consecutive = 0
+    return false
+  }
+  reset(): void {
+    this.consecutive = 0
+    this.calls = 0
+    this.failures = 0
+  }
+  counts(): Counts {
+    return { calls: this.calls, failures: this.failures, slowCalls: 0, consecutiveFailures: this.consecutive }
   }
 }
 
@@ -66,43 +71,54 @@ const SLOW = 2
  *
  * @internal
  */
-export const countWindow = (size: number, options: RateOptions): Tracker => {
-  const ring = new Uint8Array(size)
-  let next = 0
-  let calls = 0
-  let failures = 0
-  let slowCalls = 0
-  let consecutive = 0
-  return {
-    record: (failure, _now, durationMillis) => {
-      if (calls === size) {
-        const old = ring[next]!
-        if (old & FAILURE) failures--
-        if (old & SLOW) slowCalls--
-      } else {
-        calls++
-      }
-      const slow = options.slowMillis !== undefined && durationMillis > options.slowMillis
-      ring[next] = (failure ? FAILURE : 0) | (slow ? SLOW : 0)
-      next = (next + 1) % size
-      if (failure) {
-        failures++
-        consecutive++
-      } else {
-        consecutive = 0
-      }
-      if (slow) slowCalls++
-      return verdict(options, calls, failures, slowCalls)
-    },
-    reset: () => {
-      ring.fill(0)
-      next = 0
-      calls = 0
-      failures = 0
-      slowCalls = 0
-      consecutive = 0
-    },
-    counts: () => ({ calls, failures, slowCalls, consecutiveFailures: consecutive })
+export class CountWindow implements Tracker {
+  private readonly ring: Uint8Array
+  private next = 0
+  private calls = 0
+  private failures = 0
+  private slowCalls = 0
+  private consecutive = 0
+  constructor(
+    private readonly size: number,
+    private readonly options: RateOptions
+  ) {
+    this.ring = new Uint8Array(size)
+  }
+  record(failure: boolean, _now: number, durationMillis: number): boolean {
+    if (this.calls === this.size) {
+      const old = this.ring[this.next]!
+      if (old & FAILURE) this.failures--
+      if (old & SLOW) this.slowCalls--
+    } else {
+      this.calls++
+    }
+    const slow = this.options.slowMillis !== undefined && durationMillis > this.options.slowMillis
+    this.ring[this.next] = (failure ? FAILURE : 0) | (slow ? SLOW : 0)
+    this.next = (this.next + 1) % this.size
+    if (failure) {
+      this.failures++
+      this.consecutive++
+    } else {
+      this.consecutive = 0
+    }
+    if (slow) this.slowCalls++
+    return verdict(this.options, this.calls, this.failures, this.slowCalls)
+  }
+  reset(): void {
+    this.ring.fill(0)
+    this.next = 0
+    this.calls = 0
+    this.failures = 0
+    this.slowCalls = 0
+    this.consecutive = 0
+  }
+  counts(): Counts {
+    return {
+      calls: this.calls,
+      failures: this.failures,
+      slowCalls: this.slowCalls,
+      consecutiveFailures: this.consecutive
+    }
   }
 }
 
@@ -126,65 +142,83 @@ export const timeWindowGeometry = (durationMillis: number): { readonly width: nu
  *
  * @internal
  */
-export const timeWindow = (durationMillis: number, options: RateOptions): Tracker => {
-  const { buckets, width } = timeWindowGeometry(durationMillis)
-  const index = new Float64Array(buckets).fill(-1)
-  const bucketCalls = new Uint32Array(buckets)
-  const bucketFailures = new Uint32Array(buckets)
-  const bucketSlow = new Uint32Array(buckets)
-  let calls = 0
-  let failures = 0
-  let slowCalls = 0
-  let consecutive = 0
-  const evict = (now: number) => {
-    const current = Math.floor(now / width)
-    for (let i = 0; i < buckets; i++) {
-      if (index[i]! >= 0 && index[i]! <= current - buckets) {
-        calls -= bucketCalls[i]!
-        failures -= bucketFailures[i]!
-        slowCalls -= bucketSlow[i]!
-        index[i] = -1
-        bucketCalls[i] = 0
-        bucketFailures[i] = 0
-        bucketSlow[i] = 0
+export class TimeWindow implements Tracker {
+  private readonly width: number
+  private readonly buckets: number
+  private readonly index: Float64Array
+  private readonly bucketCalls: Uint32Array
+  private readonly bucketFailures: Uint32Array
+  private readonly bucketSlow: Uint32Array
+  private calls = 0
+  private failures = 0
+  private slowCalls = 0
+  private consecutive = 0
+  constructor(
+    durationMillis: number,
+    private readonly options: RateOptions
+  ) {
+    const { buckets, width } = timeWindowGeometry(durationMillis)
+    this.width = width
+    this.buckets = buckets
+    this.index = new Float64Array(buckets).fill(-1)
+    this.bucketCalls = new Uint32Array(buckets)
+    this.bucketFailures = new Uint32Array(buckets)
+    this.bucketSlow = new Uint32Array(buckets)
+  }
+  /** Drops the buckets that left the window; returns the current bucket's index. */
+  private evict(now: number): number {
+    const current = Math.floor(now / this.width)
+    for (let i = 0; i < this.buckets; i++) {
+      const index = this.index[i]!
+      if (index >= 0 && index <= current - this.buckets) {
+        this.calls -= this.bucketCalls[i]!
+        this.failures -= this.bucketFailures[i]!
+        this.slowCalls -= this.bucketSlow[i]!
+        this.index[i] = -1
+        this.bucketCalls[i] = 0
+        this.bucketFailures[i] = 0
+        this.bucketSlow[i] = 0
       }
     }
     return current
   }
-  return {
-    record: (failure, now, durationMillis) => {
-      const current = evict(now)
-      const slot = current % buckets
-      index[slot] = current
-      const slow = options.slowMillis !== undefined && durationMillis > options.slowMillis
-      bucketCalls[slot]!++
-      calls++
-      if (failure) {
-        bucketFailures[slot]!++
-        failures++
-        consecutive++
-      } else {
-        consecutive = 0
-      }
-      if (slow) {
-        bucketSlow[slot]!++
-        slowCalls++
-      }
-      return verdict(options, calls, failures, slowCalls)
-    },
-    reset: () => {
-      index.fill(-1)
-      bucketCalls.fill(0)
-      bucketFailures.fill(0)
-      bucketSlow.fill(0)
-      calls = 0
-      failures = 0
-      slowCalls = 0
-      consecutive = 0
-    },
-    counts: (now) => {
-      evict(now)
-      return { calls, failures, slowCalls, consecutiveFailures: consecutive }
+  record(failure: boolean, now: number, durationMillis: number): boolean {
+    const current = this.evict(now)
+    const slot = current % this.buckets
+    this.index[slot] = current
+    const slow = this.options.slowMillis !== undefined && durationMillis > this.options.slowMillis
+    this.bucketCalls[slot]!++
+    this.calls++
+    if (failure) {
+      this.bucketFailures[slot]!++
+      this.failures++
+      this.consecutive++
+    } else {
+      this.consecutive = 0
+    }
+    if (slow) {
+      this.bucketSlow[slot]!++
+      this.slowCalls++
+    }
+    return verdict(this.options, this.calls, this.failures, this.slowCalls)
+  }
+  reset(): void {
+    this.index.fill(-1)
+    this.bucketCalls.fill(0)
+    this.bucketFailures.fill(0)
+    this.bucketSlow.fill(0)
+    this.calls = 0
+    this.failures = 0
+    this.slowCalls = 0
+    this.consecutive = 0
+  }
+  counts(now: number): Counts {
+    this.evict(now)
+    return {
+      calls: this.calls,
+      failures: this.failures,
+      slowCalls: this.slowCalls,
+      consecutiveFailures: this.consecutive
     }
   }
 }
