@@ -158,7 +158,9 @@ const time = (
  */
 export const parse = (argv: ReadonlyArray<string>): Either.Either<Command, InvalidFlag> => {
   try {
-    const { values } = parseArgs({ args: [...argv], options: flags, strict: true, allowPositionals: false })
+    // `pnpm start -- --help` passes the `--` on: it is not an argument.
+    const args = argv[0] === "--" ? argv.slice(1) : [...argv]
+    const { values } = parseArgs({ args, options: flags, strict: true, allowPositionals: false })
     const strategies =
       values.strategies === undefined
         ? defaults.strategies

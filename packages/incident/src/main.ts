@@ -24,7 +24,11 @@ if (command.help) {
 
 const { config } = command
 const color = command.color ?? (process.stdout.isTTY === true && process.env.NO_COLOR === undefined)
-const out = path.resolve(command.out ?? path.join(os.tmpdir(), "circuitry-incident-replay.svg"))
+// A relative --out is relative to where the command was typed (pnpm runs scripts in the package).
+const out = path.resolve(
+  process.env.INIT_CWD ?? process.cwd(),
+  command.out ?? path.join(os.tmpdir(), "circuitry-incident-replay.svg")
+)
 
 console.log("circuitry: replaying the cache incident (seeds/repair-while-open) in virtual time\n")
 console.log(Report.describe(config) + "\n")

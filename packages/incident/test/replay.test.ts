@@ -140,7 +140,18 @@ describe("flags", () => {
 
   it("reads times with units, numbers and a list of strategies", () => {
     const command = Either.getOrThrow(
-      Flags.parse(["--rate", "500", "--stall", "2500ms", "--open-for", "1m", "--strategies", "shed,repair", "--help"])
+      Flags.parse([
+        "--",
+        "--rate",
+        "500",
+        "--stall",
+        "2500ms",
+        "--open-for",
+        "1m",
+        "--strategies",
+        "shed,repair",
+        "--help"
+      ])
     )
     assert.strictEqual(command.config.rate, 500)
     assert.strictEqual(command.config.stallMillis, 2500)
