@@ -30,8 +30,12 @@ export const make = (capacity: number): CacheStore<never> => {
     return entry
   }
 
-  /** Marks an entry as the most recently used. */
+  /**
+   * Marks an entry as the most recently used. Only a bounded store needs the order, and moving an
+   * entry (delete, then set) is the costliest part of a hit on a hot key: an unbounded store skips it.
+   */
   const use = (key: string, entry: Entry): void => {
+    if (capacity === Infinity) return
     entries.delete(key)
     entries.set(key, entry)
   }
