@@ -93,8 +93,15 @@ const versionOf = (name: string): string => {
 const commitOf = (): string => {
   try {
     const sha = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root, encoding: "utf8" }).trim()
-    const dirty = execFileSync("git", ["status", "--porcelain", "--", "packages"], { cwd: root, encoding: "utf8" })
-    return dirty.trim() === "" ? sha : `${sha} (with uncommitted changes under packages/)`
+    const status = execFileSync("git", ["status", "--porcelain", "--", "packages"], { cwd: root, encoding: "utf8" })
+    // Which packages differ from the commit (another package's work in progress does not change these figures).
+    const dirty = new Set(
+      status
+        .split("\n")
+        .map((line) => /packages\/[^/]+/.exec(line.slice(3))?.[0])
+        .filter((p): p is string => p !== undefined)
+    )
+    return dirty.size === 0 ? sha : `${sha}, with uncommitted changes in ${[...dirty].sort().join(", ")}`
   } catch {
     return "unknown"
   }

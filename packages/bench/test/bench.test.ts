@@ -6,6 +6,7 @@ import { measureSubject } from "../src/groups/memory.js"
 import { rejectionCases } from "../src/groups/rejection.js"
 import { renderCache, renderOutput, renderRedis, extras } from "../src/extras.js"
 import { measure } from "../src/harness.js"
+import { markdown } from "../src/report.js"
 import type { GroupResult, TimedGroup } from "../src/protocol.js"
 import { MARKER, parse } from "../src/protocol.js"
 import { median, pairedRatio, spread } from "../src/stats.js"
@@ -159,6 +160,45 @@ describe("report", () => {
   it("verdicts: a figure missing from the run is NOT MEASURED, never a pass", () => {
     const all = verdicts([timed("in-fiber", { floor: 400 })])
     assert.isTrue(all.every((v) => v.pass === undefined && v.measured === "not measured"))
+  })
+
+  it("the document holds the machine, the verdicts, each group's table and what could not run", () => {
+    const results: Array<GroupResult> = [
+      timed("in-fiber", { floor: 400, "circuitry-consecutive": 480, "cockatiel-consecutive-bridged": 2000 }),
+      memory("circuitry-consecutive", 577)
+    ]
+    const doc = markdown(
+      {
+        machine: {
+          date: "2026-01-01T00:00:00Z",
+          cpu: "Test CPU",
+          cores: 2,
+          memoryGiB: 24,
+          os: "Linux",
+          node: "v20.0.0",
+          loadBefore: [1, 1, 1],
+          loadAfter: [2, 2, 2],
+          commit: "abc123",
+          versions: { effect: "3.22.4" },
+          seconds: 100
+        },
+        results,
+        verdicts: verdicts(results),
+        others: [{ title: "Redis", status: "skipped", text: "not there" }]
+      },
+      "pnpm bench"
+    )
+    assert.include(doc, "| CPU | Test CPU, 2 cores |")
+    assert.include(doc, "| effect | 3.22.4 |")
+    assert.include(doc, "| closed call, consecutiveFailures(5): <= 1.5x the floor guard (in-fiber) | 1.20x | PASS |")
+    assert.include(
+      doc,
+      "| closed call, consecutiveFailures(5): <= 0.25x cockatiel ConsecutiveBreaker bridged (in-fiber) | 0.24x | PASS |"
+    )
+    assert.include(doc, "| open rejection, consecutiveFailures(5): < 1 us | not measured | NOT MEASURED |")
+    assert.include(doc, "| circuitry-consecutive | 480 | 0% | 480 | 1.20x |")
+    assert.include(doc, "| circuitry-consecutive | 577 | 577 | 0.0 |")
+    assert.include(doc, "## Redis\n\nSkipped: not there")
   })
 
   it("a child's result is found after its marker, among other output", () => {
