@@ -266,13 +266,13 @@ type CallOutcome = keyof typeof outcomeLabels
 /** Metric tags are built on first use, so that an idle breaker costs no metric memory. */
 class BreakerMetrics {
   private label: MetricLabel.MetricLabel | undefined
-  private readonly tags: Partial<Record<CallOutcome, ReadonlyArray<MetricLabel.MetricLabel>>> = {}
+  private tags: Partial<Record<CallOutcome, ReadonlyArray<MetricLabel.MetricLabel>>> | undefined
   constructor(readonly name: string) {}
   private breakerLabel(): MetricLabel.MetricLabel {
     return (this.label ??= MetricLabel.make("breaker", this.name))
   }
   call(outcome: CallOutcome): void {
-    const tags = (this.tags[outcome] ??= [this.breakerLabel(), outcomeLabels[outcome]])
+    const tags = ((this.tags ??= {})[outcome] ??= [this.breakerLabel(), outcomeLabels[outcome]])
     callsTotal.unsafeUpdate(1, tags)
   }
   transition(t: Transition): void {
@@ -334,8 +334,6 @@ class Breaker implements CircuitBreaker, Machine.TransitionListener {
   readonly machine: Machine.Machine
   private hub: PubSub.PubSub<Transition> | undefined
   private readonly metrics: BreakerMetrics
-  /** The policy reads the clock on every outcome (a failure rate can trip on a success). */
-  private readonly clocked: boolean
   /** The policy needs each call's start time (time windows, slow calls). */
   private readonly timed: boolean
   private readonly isFailure: (cause: Cause.Cause<unknown>) => boolean
@@ -351,7 +349,6 @@ class Breaker implements CircuitBreaker, Machine.TransitionListener {
     delays: Machine.OpenDelays
   ) {
     this.metrics = new BreakerMetrics(name)
-    this.clocked = resolved.policy._tag !== "ConsecutiveFailures"
     this.timed = resolved.policy.timed
     this.isFailure = resolved.isFailure
     this.machine = new Machine.Machine({
@@ -454,10 +451,10 @@ class Breaker implements CircuitBreaker, Machine.TransitionListener {
       const m = this.machine
       if (m.tag === "Closed") {
         // The closed path: no lock, no fiber, no Promise; the machine is read and written
-        // synchronously, and the clock is read only when the policy needs it.
-        if (!this.clocked) return this.runClosed(self, m.generation, undefined, 0)
+        // synchronously, and the clock is read only when the policy needs call times.
+        if (!this.timed) return this.runClosed(self, m.generation, fiber, undefined, 0)
         const clock = clockOf(fiber)
-        return this.runClosed(self, m.generation, clock, this.timed ? clock.unsafeCurrentTimeMillis() : 0)
+        return this.runClosed(self, m.generation, fiber, clock, clock.unsafeCurrentTimeMillis())
       }
       const clock = clockOf(fiber)
       const now = clock.unsafeCurrentTimeMillis()
@@ -470,40 +467,50 @@ class Breaker implements CircuitBreaker, Machine.TransitionListener {
     })
   }
 
-  /** A call admitted while Closed: its outcome goes into the policy (if its window is still current). */
+  /**
+   * A call admitted while Closed: its outcome goes into the policy (if its window is still current).
+   * `clock` is given when the policy needs call times (then `start` is the call's start); otherwise
+   * the clock is read only when it is needed: to trip, or to tell a store when a failure happened.
+   */
   private runClosed<A, E, R>(
     self: Effect.Effect<A, E, R>,
     generation: number,
+    fiber: Fiber.RuntimeFiber<unknown, unknown>,
     clock: Clock.Clock | undefined,
     start: number
   ): Effect.Effect<A, E, R> {
     return Effect.catchAllCause(
       Effect.map(self, (a) => {
-        const now = clock === undefined ? 0 : clock.unsafeCurrentTimeMillis()
-        this.recordClosed(generation, false, now, now - start)
+        this.recordClosed(generation, false, fiber, clock, start)
         return a
       }),
       (cause) => {
         if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
-        const failure = this.counts(cause)
-        const record = (c: Clock.Clock) => {
-          const now = c.unsafeCurrentTimeMillis()
-          this.recordClosed(generation, failure, now, this.timed ? now - start : 0)
-          return Effect.failCause(cause)
-        }
-        return clock === undefined ? Effect.clockWith(record) : record(clock)
+        this.recordClosed(generation, this.counts(cause), fiber, clock, start)
+        return Effect.failCause(cause)
       }
     )
   }
 
-  private recordClosed(generation: number, failure: boolean, now: number, durationMillis: number): void {
-    const before = this.machine.generation
-    this.machine.recordClosed(generation, failure, now, durationMillis)
-    this.metrics.call(failure ? "failure" : "success")
+  private recordClosed(
+    generation: number,
+    failure: boolean,
+    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    clock: Clock.Clock | undefined,
+    start: number
+  ): void {
+    const m = this.machine
+    const before = m.generation
     const outbox = this.outbox
+    let now = clock !== undefined || outbox !== undefined ? (clock ?? clockOf(fiber)).unsafeCurrentTimeMillis() : -1
+    if (m.record(generation, failure, now, clock !== undefined ? now - start : 0)) {
+      if (now === -1) now = clockOf(fiber).unsafeCurrentTimeMillis()
+      m.trip(now)
+    }
+    this.metrics.call(failure ? "failure" : "success")
     if (outbox === undefined) return
     if (failure) {
-      if (this.machine.generation === before) {
+      if (m.generation === before) {
         outbox.failures++
       } else {
         // This failure opened the circuit: the verdict starts the store's count again, but the
@@ -551,7 +558,7 @@ class Breaker implements CircuitBreaker, Machine.TransitionListener {
         const generation = m.generation
         switch (decision) {
           case Machine.RUN:
-            return this.runClosed(restore(self), generation, clock, now)
+            return this.runClosed(restore(self), generation, fiber, clock, now)
           case Machine.PROBE:
             return this.probe(restore, self, generation, clock)
           case Machine.REPAIR:
@@ -767,9 +774,9 @@ export const withBreaker: {
     self: Effect.Effect<A, E, R>,
     breaker: CircuitBreaker | Context.Tag<I, CircuitBreaker>
   ): Effect.Effect<A, E | BreakerOpenError, R | I> =>
-    Context.isTag(breaker)
-      ? Effect.flatMap(breaker as Context.Tag<I, CircuitBreaker>, (b) => b.execute(self))
-      : (breaker as CircuitBreaker).execute(self)
+    breaker instanceof Breaker || !Context.isTag(breaker)
+      ? (breaker as CircuitBreaker).execute(self)
+      : Effect.flatMap(breaker as Context.Tag<I, CircuitBreaker>, (b) => b.execute(self))
 )
 
 export { BreakerOpenError, InvalidBreakerOptions }

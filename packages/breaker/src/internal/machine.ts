@@ -141,12 +141,19 @@ export class Machine {
     return this.tag === "Open" ? Math.max(0, this.until - now) : 0
   }
 
-  /** The outcome of a call admitted (as RUN) in `generation`. */
-  recordClosed(generation: number, failure: boolean, now: number, durationMillis: number): void {
-    if (generation !== this.generation || this.tag !== "Closed") return
-    if (this.config.tracker.record(failure, now, durationMillis)) {
-      this.open(now)
-    }
+  /**
+   * The outcome of a call admitted (as RUN) in `generation`: records it and says whether the policy trips, without opening: a caller whose policy
+   * needs no time reads the clock only then, and calls `trip` in the same synchronous step.
+   */
+  record(generation: number, failure: boolean, now: number, durationMillis: number): boolean {
+    if (generation !== this.generation || this.tag !== "Closed") return false
+    return this.config.tracker.record(failure, now, durationMillis)
+  }
+
+  /** Opens the circuit for the next delay of `openFor`. */
+  trip(now: number): void {
+    this.until = now + Math.max(0, this.config.delays.next(now))
+    this.transition("Open", now, false)
   }
 
   /** A probe ended. Its permit is returned whatever happened. */
@@ -154,7 +161,7 @@ export class Machine {
     this.probes--
     if (generation !== this.generation || this.tag !== "HalfOpen" || outcome === INTERRUPTED) return
     if (outcome === FAILURE) {
-      this.open(now)
+      this.trip(now)
     } else if (++this.probeSuccesses >= this.config.successesToClose) {
       this.close(now, false)
     }
@@ -210,11 +217,6 @@ export class Machine {
         }
         return
     }
-  }
-
-  private open(now: number): void {
-    this.until = now + Math.max(0, this.config.delays.next(now))
-    this.transition("Open", now, false)
   }
 
   private close(now: number, remote: boolean): void {
