@@ -12,7 +12,6 @@ const config: ViteUserConfig = {
   esbuild: { target: "es2022" },
   test: {
     setupFiles: [path.join(root, "vitest.setup.ts")],
-    fakeTimers: { toFake: undefined },
     include: ["test/**/*.test.ts"],
     // Tests run against real servers on a 2-core machine that may be busy: time out late, never flake.
     testTimeout: 30_000,
