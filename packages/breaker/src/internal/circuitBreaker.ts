@@ -22,69 +22,25 @@ import * as Intervals from "effect/ScheduleIntervals"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as BreakerStore from "../BreakerStore.js"
+import type * as CB from "../CircuitBreaker.js"
 import * as Policy from "../Policy.js"
 import { BreakerOpenError, InvalidBreakerOptions, rejection } from "./errors.js"
 import * as Machine from "./machine.js"
-import type { Counts } from "./tracker.js"
 
 // ---------------------------------------------------------------------------------------------
 // models
 // ---------------------------------------------------------------------------------------------
 
-/** @internal */
-export type StateTag = Machine.StateTag
-
-/** @internal */
-export type State = Data.TaggedEnum<{
-  Closed: {}
-  Open: { readonly until: number }
-  HalfOpen: {}
-  Isolated: {}
-}>
+// The public types live in ../CircuitBreaker.ts, with their documentation; this module implements them.
+type CircuitBreaker = CB.CircuitBreaker
+type Options = CB.Options
+type Snapshot = CB.Snapshot
+type State = CB.State
+type StateTag = CB.StateTag
+type Transition = CB.Transition
 
 /** @internal */
 export const State = Data.taggedEnum<State>()
-
-/** @internal */
-export type Transition = Machine.Transition
-
-/** @internal */
-export interface Options {
-  readonly name?: string | undefined
-  readonly policy?: Policy.Policy | undefined
-  readonly openFor?: Duration.DurationInput | Schedule.Schedule<unknown, unknown> | undefined
-  readonly halfOpen?:
-    | {
-        readonly permits?: number | undefined
-        readonly successesToClose?: number | undefined
-      }
-    | undefined
-  readonly isFailure?: ((cause: Cause.Cause<unknown>) => boolean) | undefined
-}
-
-/** @internal */
-export interface Snapshot {
-  readonly name: string
-  readonly state: State
-  /** Calls, failures and slow calls in the current window, and failures in a row. */
-  readonly counts: Counts
-  /** Probes in flight. */
-  readonly probes: number
-}
-
-/** @internal */
-export interface CircuitBreaker {
-  readonly name: string
-  readonly state: Effect.Effect<State>
-  readonly isCallAllowed: Effect.Effect<boolean>
-  readonly changes: Stream.Stream<Transition>
-  readonly subscribe: Effect.Effect<Queue.Dequeue<Transition>, never, Scope.Scope>
-  readonly isolate: Effect.Effect<void>
-  readonly reset: Effect.Effect<void>
-  readonly snapshot: Effect.Effect<Snapshot>
-  readonly extendOpen: (untilMillis: number) => Effect.Effect<void>
-  readonly execute: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BreakerOpenError, R>
-}
 
 // ---------------------------------------------------------------------------------------------
 // repair traffic
