@@ -87,12 +87,23 @@ const signature = (decl: ts.Declaration, name: string, checker: ts.TypeChecker, 
             decl,
             ts.TypeFormatFlags.NoTruncation | ts.TypeFormatFlags.UseSingleQuotesForStringLiteralType
           )
-    return squash(withoutComments(`export declare const ${name}: ${type}`))
+    return squash(withoutComments(`export declare const ${name}: ${withoutAbsolutePaths(type)}`))
   }
   if (ts.isModuleDeclaration(decl)) return `export declare namespace ${name}`
   if (ts.isEnumDeclaration(decl)) return squash(decl.getText(source))
   return squash(withoutComments(decl.getText(source)))
 }
+
+/**
+ * An inferred type names other modules by absolute path (`import("/home/…/node_modules/.pnpm/
+ * effect@3.22.4/node_modules/effect/dist/dts/Metric")`): write the package's module instead, so that
+ * the reference reads well and is the same on every machine.
+ */
+export const withoutAbsolutePaths = (type: string): string =>
+  type.replace(
+    /import\("[^"]*\/node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?((?:@[^/]+\/)?[^/]+)\/dist\/dts\/([^"]+)"\)/g,
+    'import("$1/$2")'
+  )
 
 /** Drops JSDoc and line comments from a signature (the JSDoc is printed beside it). */
 const withoutComments = (s: string): string =>

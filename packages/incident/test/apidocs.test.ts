@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { generate, root } from "../src/apidocs.js"
+import { generate, root, withoutAbsolutePaths } from "../src/apidocs.js"
 
 describe("docs/api", () => {
   it("is what the generator writes from the sources now", { timeout: 120_000 }, async () => {
@@ -16,6 +16,22 @@ describe("docs/api", () => {
       if (file.endsWith(".md") && !files.has(`docs/api/${file}`)) stale.push(`docs/api/${file} (no such package)`)
     }
     assert.deepStrictEqual(stale, [], "docs/api is stale: run `pnpm --filter @circuitry/incident apidocs`")
+  })
+
+  it("names modules by package, never by a path of the machine that generated it", { timeout: 120_000 }, async () => {
+    assert.strictEqual(
+      withoutAbsolutePaths(
+        'import("/home/ci/repo/node_modules/.pnpm/effect@3.22.4/node_modules/effect/dist/dts/Metric").Metric.Counter<number>'
+      ),
+      'import("effect/Metric").Metric.Counter<number>'
+    )
+    assert.strictEqual(
+      withoutAbsolutePaths('import("/x/node_modules/@effect/platform/dist/dts/HttpApp").Default'),
+      'import("@effect/platform/HttpApp").Default'
+    )
+    for (const [file, content] of await generate()) {
+      assert.notInclude(content, 'import("/', `${file} names an absolute path`)
+    }
   })
 
   it("documents every public module of every public package", { timeout: 120_000 }, async () => {
