@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
-import * as Option from "effect/Option"
+import { millis } from "./internal/millis.js"
 import * as Tracker from "./internal/tracker.js"
 
 /**
@@ -183,17 +183,6 @@ const checkWindow = (window: Window | undefined): string | undefined => {
   return ms !== undefined && ms >= 1
     ? undefined
     : `policy: timeWindow duration must be a finite duration of at least 1 millisecond`
-}
-
-/** @internal milliseconds of a DurationInput, or undefined when it is not a finite duration */
-export const millis = (input: Duration.DurationInput): number | undefined => {
-  // Duration clamps negative inputs to zero: a negative wait is a mistake to report, not a zero.
-  if ((typeof input === "number" || typeof input === "bigint") && !(input >= 0)) return undefined
-  if (typeof input === "string" && input.trim().startsWith("-")) return undefined
-  const decoded = Duration.decodeUnknown(input)
-  if (Option.isNone(decoded)) return undefined
-  const ms = Duration.toMillis(decoded.value)
-  return Number.isFinite(ms) ? ms : undefined
 }
 
 const isWhole = (n: unknown, min: number): n is number => typeof n === "number" && Number.isInteger(n) && n >= min

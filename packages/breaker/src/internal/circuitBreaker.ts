@@ -26,6 +26,7 @@ import type * as CB from "../CircuitBreaker.js"
 import * as Policy from "../Policy.js"
 import { BreakerOpenError, InvalidBreakerOptions, rejection } from "./errors.js"
 import * as Machine from "./machine.js"
+import { millis as toMillis } from "./millis.js"
 
 // ---------------------------------------------------------------------------------------------
 // models
@@ -109,7 +110,7 @@ export const resolve = (options: Options | undefined): Either.Either<Resolved, I
   if (Schedule.isSchedule(rawOpenFor)) {
     openFor = { _tag: "Schedule", schedule: rawOpenFor as Schedule.Schedule<unknown, unknown> }
   } else {
-    const millis = Policy.millis(rawOpenFor as Duration.DurationInput)
+    const millis = toMillis(rawOpenFor as Duration.DurationInput)
     if (millis === undefined || millis < 0) {
       return fail(
         `openFor must be a finite duration >= 0 or a Schedule, got ${JSON.stringify(String(rawOpenFor))} (breaker "${name}")`
