@@ -76,6 +76,11 @@ export interface Options {
         readonly permits?: number | undefined
         /** Successful probes needed to close. Default 1. */
         readonly successesToClose?: number | undefined
+        /**
+         * With a shared store: how long a member's fleet-wide probe lease lasts if it is never
+         * released (the member died). Longer than the slowest probe. Default `"60 seconds"`.
+         */
+        readonly probeLease?: Duration.DurationInput | undefined
       }
     | undefined
   /**

@@ -1,7 +1,7 @@
 import { BreakerRegistry, BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Fiber, Option, Stream, TestClock } from "effect"
-import { call, dependency, fail, succeed, tagOf } from "./utils.js"
+import { call, dependency, fail, rejectedWith, succeed, tagOf } from "./utils.js"
 
 /** Lets the breakers' background fibers (store followers and writers) run. */
 const settle = Effect.gen(function* () {
@@ -59,6 +59,24 @@ describe("BreakerStore (memory)", () => {
       assert.strictEqual(results.filter(Either.isRight).length, 1)
       yield* settle
       for (const m of members) assert.strictEqual(yield* tagOf(m), "Closed")
+    }).pipe(Effect.provide(BreakerStore.layerMemory))
+  )
+
+  it.scoped("a probe that outlives its lease lets another member probe", () =>
+    Effect.gen(function* () {
+      const leased: CircuitBreaker.Options = { ...options, halfOpen: { probeLease: "5 seconds" } }
+      const a = yield* CircuitBreaker.make(leased)
+      const b = yield* CircuitBreaker.make(leased)
+      yield* call(a, fail)
+      yield* call(a, fail)
+      yield* settle
+      yield* TestClock.adjust("10 seconds")
+      const hung = yield* Effect.fork(call(a, Effect.never))
+      yield* settle
+      rejectedWith(yield* call(b, succeed)) // a holds the fleet's lease
+      yield* TestClock.adjust("5 seconds")
+      assert.deepStrictEqual<unknown>(yield* call(b, succeed), Either.right("ok"))
+      yield* Fiber.interrupt(hung)
     }).pipe(Effect.provide(BreakerStore.layerMemory))
   )
 

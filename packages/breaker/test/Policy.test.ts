@@ -165,6 +165,7 @@ describe("options are validated into InvalidBreakerOptions", () => {
     ["schedule with no delay", { openFor: Schedule.stop }, "openFor schedule must give at least one delay"],
     ["permits 0", { halfOpen: { permits: 0 } }, "halfOpen.permits must be a whole number >= 1"],
     ["successesToClose 0.5", { halfOpen: { successesToClose: 0.5 } }, "halfOpen.successesToClose"],
+    ["probeLease 0", { halfOpen: { probeLease: 0 } }, "halfOpen.probeLease must be a finite duration > 0"],
     ["empty name", { name: "" }, "name must be a non-empty string"],
     ["not a policy", { policy: { _tag: "ConsecutiveFailures" } as never }, "policy must be made by"],
     ["isFailure not a function", { isFailure: 3 as never }, "isFailure must be a function"]

@@ -78,6 +78,7 @@ export interface Resolved {
     | { readonly _tag: "Schedule"; readonly schedule: Schedule.Schedule<unknown, unknown> }
   readonly permits: number
   readonly successesToClose: number
+  readonly probeLeaseMillis: number
   readonly isFailure: (cause: Cause.Cause<unknown>) => boolean
 }
 
@@ -133,7 +134,11 @@ export const resolve = (options: Options | undefined): Either.Either<Resolved, I
   if (typeof isFailure !== "function") {
     return fail(`isFailure must be a function of a Cause, got ${typeof isFailure} (breaker "${name}")`)
   }
-  return Either.right({ name, policy, openFor, permits, successesToClose, isFailure })
+  const probeLeaseMillis = toMillis(o.halfOpen?.probeLease ?? "60 seconds")
+  if (probeLeaseMillis === undefined || probeLeaseMillis <= 0) {
+    return fail(`halfOpen.probeLease must be a finite duration > 0 (breaker "${name}")`)
+  }
+  return Either.right({ name, policy, openFor, permits, successesToClose, probeLeaseMillis, isFailure })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -245,8 +250,6 @@ class BreakerMetrics {
 
 /** How long a call may wait on the shared store before the breaker decides alone. */
 const STORE_DEADLINE = Duration.millis(250)
-/** The longest a fleet-wide probe lease is held when its holder never releases it. */
-const PROBE_LEASE_MILLIS = 60_000
 /** How long the background writer waits before trying an unreachable store again. */
 const STORE_RETRY = Duration.seconds(1)
 
@@ -294,6 +297,7 @@ class Breaker implements CircuitBreaker, Machine.TransitionListener {
   /** The policy needs each call's start time (time windows, slow calls). */
   private readonly timed: boolean
   private readonly isFailure: (cause: Cause.Cause<unknown>) => boolean
+  private readonly probeLeaseMillis: number
   /** Set when a shared store is in the context. */
   shared: BreakerStore.SharedCircuit | undefined
   outbox: Outbox | undefined
@@ -308,6 +312,7 @@ class Breaker implements CircuitBreaker, Machine.TransitionListener {
     this.metrics = new BreakerMetrics(name)
     this.timed = resolved.policy.timed
     this.isFailure = resolved.isFailure
+    this.probeLeaseMillis = resolved.probeLeaseMillis
     this.machine = new Machine.Machine({
       tracker: resolved.policy.makeTracker(),
       permits: resolved.permits,
@@ -557,7 +562,7 @@ class Breaker implements CircuitBreaker, Machine.TransitionListener {
       shared
         .acquireProbe({
           permits: m.config.permits,
-          leaseMillis: PROBE_LEASE_MILLIS,
+          leaseMillis: this.probeLeaseMillis,
           now: clock.unsafeCurrentTimeMillis()
         })
         .pipe(Effect.timeout(STORE_DEADLINE))
