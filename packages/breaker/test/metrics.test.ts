@@ -42,4 +42,24 @@ describe("metrics", () => {
       assert.strictEqual((yield* opened).count, 1)
     })
   )
+
+  it.scoped("the caller's span is annotated with the breaker's name and the state it found", () =>
+    Effect.gen(function* () {
+      const breaker = yield* CircuitBreaker.make({ name: "traced", policy: Policy.consecutiveFailures(1) })
+      const attributes = (effect: Effect.Effect<unknown, unknown>) =>
+        Effect.gen(function* () {
+          yield* Effect.either(CircuitBreaker.withBreaker(effect, breaker))
+          const span = yield* Effect.currentSpan
+          return Object.fromEntries(span.attributes)
+        }).pipe(Effect.withSpan("call"))
+      assert.deepStrictEqual(yield* attributes(fail), {
+        "circuitry.breaker": "traced",
+        "circuitry.breaker.state": "Closed"
+      })
+      assert.deepStrictEqual(yield* attributes(succeed), {
+        "circuitry.breaker": "traced",
+        "circuitry.breaker.state": "Open"
+      })
+    })
+  )
 })

@@ -391,6 +391,12 @@ class Breaker implements CircuitBreaker, Machine.TransitionListener {
   execute<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | BreakerOpenError, R> {
     return Effect.withFiberRuntime((fiber) => {
       const m = this.machine
+      const span = fiber.currentSpan
+      if (span !== undefined && span._tag === "Span") {
+        // The caller's span says which breaker it went through, and in which state it found it.
+        span.attribute("circuitry.breaker", this.name)
+        span.attribute("circuitry.breaker.state", m.tag)
+      }
       if (m.tag === "Closed") {
         // The closed path: no lock, no fiber, no Promise; the machine is read and written
         // synchronously, and the clock is read only when the policy needs call times.
