@@ -56,7 +56,6 @@ export interface RegistryOptions {
 
 interface Entry {
   readonly breaker: CircuitBreaker.CircuitBreaker
-  readonly machine: { readonly tag: CircuitBreaker.StateTag }
   readonly scope: Scope.CloseableScope | undefined
 }
 
@@ -76,8 +75,8 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
     }
     const optionsFor = (name: string): CircuitBreaker.Options => ({ ...defaults, ...overrides[name], name })
     // Validate everything now, so that `get` cannot fail later.
-    yield* Effect.scoped(internal.make(optionsFor("defaults")))
-    for (const name of Object.keys(overrides)) yield* Effect.scoped(internal.make(optionsFor(name)))
+    yield* internal.validate(optionsFor("defaults"))
+    for (const name of Object.keys(overrides)) yield* internal.validate(optionsFor(name))
 
     const scope = yield* Effect.scope
     // A breaker holds resources (fibers) only when it shares its state through a store.
@@ -89,7 +88,7 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
     const evictOne = Effect.suspend(() => {
       let victim: string | undefined
       for (const [name, entry] of entries) {
-        if (entry.machine.tag === "Closed") {
+        if (internal.stateTagOf(entry.breaker) === "Closed") {
           victim = name
           break
         }
@@ -112,12 +111,8 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
           Effect.provide(context),
           Effect.orDie // validated above
         )
-        entries.set(name, {
-          breaker,
-          machine: (breaker as unknown as { machine: Entry["machine"] }).machine,
-          scope: own
-        })
-        return breaker as CircuitBreaker.CircuitBreaker
+        entries.set(name, { breaker, scope: own })
+        return breaker
       })
 
     return BreakerRegistry.of({

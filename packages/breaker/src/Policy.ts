@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
-import { millis } from "./internal/millis.js"
+import { isWhole, millis } from "./internal/validation.js"
 import * as Tracker from "./internal/tracker.js"
 
 /**
@@ -184,7 +184,5 @@ const checkWindow = (window: Window | undefined): string | undefined => {
     ? undefined
     : `policy: timeWindow duration must be a finite duration of at least 1 millisecond`
 }
-
-const isWhole = (n: unknown, min: number): n is number => typeof n === "number" && Number.isInteger(n) && n >= min
 
 const isRatio = (n: unknown): n is number => typeof n === "number" && n > 0 && n <= 1

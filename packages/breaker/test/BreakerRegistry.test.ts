@@ -1,4 +1,4 @@
-import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
+import { BreakerRegistry, BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Either, Exit, Layer } from "effect"
 import { call, fail, tagOf } from "./utils.js"
@@ -84,6 +84,30 @@ describe("BreakerRegistry", () => {
       assert.strictEqual((yield* registry.names).length, 100)
       assert.strictEqual((yield* registry.names)[99], "host-9999")
     }).pipe(provideRegistry({ maxBreakers: 100 }))
+  )
+
+  it.effect("validating the options joins no shared circuit; a breaker joins its own on first use", () =>
+    Effect.gen(function* () {
+      const memory = yield* BreakerStore.makeMemory
+      const joined: Array<string> = []
+      const recording = BreakerStore.BreakerStore.of({
+        connect: (name) =>
+          Effect.zipRight(
+            Effect.sync(() => joined.push(name)),
+            memory.connect(name)
+          )
+      })
+      const program = Effect.gen(function* () {
+        const registry = yield* BreakerRegistry.BreakerRegistry
+        assert.deepStrictEqual(joined, [])
+        yield* registry.get("a")
+        assert.deepStrictEqual(joined, ["a"])
+      })
+      yield* program.pipe(
+        Effect.provide(BreakerRegistry.layer({ overrides: { b: { openFor: "1 minute" } } })),
+        Effect.provideService(BreakerStore.BreakerStore, recording)
+      )
+    })
   )
 
   it.effect("bad defaults, overrides or maxBreakers fail the layer with InvalidBreakerOptions", () =>

@@ -27,7 +27,7 @@ import * as Policy from "../Policy.js"
 import { BreakerOpenError, InvalidBreakerOptions, rejection } from "./errors.js"
 import * as Machine from "./machine.js"
 import { type Outbox, writer } from "./sharing.js"
-import { millis as toMillis } from "./millis.js"
+import { isWhole, millis as toMillis } from "./validation.js"
 
 // ---------------------------------------------------------------------------------------------
 // models
@@ -85,8 +85,6 @@ export interface Resolved {
 
 const defaultIsFailure = (cause: Cause.Cause<unknown>): boolean => !Cause.isInterruptedOnly(cause)
 
-const isWhole = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 1
-
 /**
  * Validates options once, at construction, into a typed error that names the option and its rule.
  *
@@ -113,7 +111,7 @@ export const resolve = (options: Options | undefined): Either.Either<Resolved, I
     openFor = { _tag: "Schedule", schedule: rawOpenFor as Schedule.Schedule<unknown, unknown> }
   } else {
     const millis = toMillis(rawOpenFor as Duration.DurationInput)
-    if (millis === undefined || millis < 0) {
+    if (millis === undefined) {
       return fail(
         `openFor must be a finite duration >= 0 or a Schedule, got ${JSON.stringify(String(rawOpenFor))} (breaker "${name}")`
       )
@@ -124,11 +122,11 @@ export const resolve = (options: Options | undefined): Either.Either<Resolved, I
     return fail(`halfOpen must be an object (breaker "${name}")`)
   }
   const permits = o.halfOpen?.permits ?? 1
-  if (!isWhole(permits)) {
+  if (!isWhole(permits, 1)) {
     return fail(`halfOpen.permits must be a whole number >= 1, got ${permits} (breaker "${name}")`)
   }
   const successesToClose = o.halfOpen?.successesToClose ?? 1
-  if (!isWhole(successesToClose)) {
+  if (!isWhole(successesToClose, 1)) {
     return fail(`halfOpen.successesToClose must be a whole number >= 1, got ${successesToClose} (breaker "${name}")`)
   }
   const isFailure = o.isFailure ?? defaultIsFailure
@@ -612,6 +610,20 @@ class Breaker implements CircuitBreaker, Machine.TransitionListener {
     })
   }
 }
+
+/**
+ * Checks options as `make` would, without making a breaker (nor joining a shared store).
+ *
+ * @internal
+ */
+export const validate = (options?: Options): Effect.Effect<void, InvalidBreakerOptions> =>
+  Effect.gen(function* () {
+    const resolved = yield* resolve(options)
+    yield* openDelays(resolved.openFor, yield* Effect.runtime<never>(), resolved.name)
+  })
+
+/** The state a breaker is in now, read synchronously (for the registry's eviction). @internal */
+export const stateTagOf = (breaker: CircuitBreaker): StateTag => (breaker as Breaker).machine.tag
 
 /** @internal */
 export const make = (options?: Options): Effect.Effect<CircuitBreaker, InvalidBreakerOptions, Scope.Scope> =>

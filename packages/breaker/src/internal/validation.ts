@@ -1,3 +1,4 @@
+/** Checks shared by the validation of options and policies. */
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 
@@ -11,3 +12,7 @@ export const millis = (input: Duration.DurationInput): number | undefined => {
   const ms = Duration.toMillis(decoded.value)
   return Number.isFinite(ms) ? ms : undefined
 }
+
+/** A whole number of at least `min`. */
+export const isWhole = (n: unknown, min: number): n is number =>
+  typeof n === "number" && Number.isInteger(n) && n >= min
