@@ -90,26 +90,18 @@ export class Machine {
     }
   }
 
-  /** Decides whether one call may run. `repair` marks repair traffic. */
+  /** Decides whether one call may run, and takes its probe permit or repair slot. */
   admit(now: number, repair: boolean): Admission {
-    this.sync(now)
+    if (!this.wouldAdmit(now, repair)) return REJECT
     switch (this.tag) {
-      case "Closed":
-        return RUN
       case "HalfOpen":
-        if (this.probes < this.config.permits) {
-          this.probes++
-          return PROBE
-        }
-        return REJECT
+        this.probes++
+        return PROBE
       case "Open":
-        if (this.repairAllowed(repair)) {
-          this.repairs++
-          return REPAIR
-        }
-        return REJECT
-      case "Isolated":
-        return REJECT
+        this.repairs++
+        return REPAIR
+      default: // Closed: Isolated admits nothing
+        return RUN
     }
   }
 
@@ -121,7 +113,7 @@ export class Machine {
     return repair && !this.repairFailed && (this.repairProven || this.repairs === 0)
   }
 
-  /** Read-only twin of `admit`: takes no permit. */
+  /** Whether a call (`repair`: repair traffic) may run now. Takes nothing. */
   wouldAdmit(now: number, repair: boolean): boolean {
     this.sync(now)
     switch (this.tag) {
