@@ -147,6 +147,12 @@ export const problems = (pkg: PublicPackage): Array<string> => {
     fs.existsSync(tsconfig) && same(readJson(tsconfig), buildConfig),
     `tsconfig.build.json must be ${JSON.stringify(buildConfig)}`
   )
+  // `paths` would win over the "@circuitry/source" condition and send imports somewhere else.
+  const editorConfig = path.join(pkg.dir, "tsconfig.json")
+  want(
+    !fs.existsSync(editorConfig) || readJson(editorConfig).compilerOptions?.paths === undefined,
+    `tsconfig.json: drop "paths" (siblings resolve through their "@circuitry/source" export condition)`
+  )
   for (const file of ["README.md", "CHANGELOG.md", "LICENSE", "vitest.config.ts"]) {
     want(fs.existsSync(path.join(pkg.dir, file)), `${file} is missing`)
   }

@@ -31,6 +31,8 @@ describe("package shape", () => {
     try {
       fs.mkdirSync(path.join(dir, "src"))
       fs.writeFileSync(path.join(dir, "src", "Limiter.ts"), `import * as Effect from "effect/Effect"\n`)
+      const paths = { "@circuitry/breaker": ["../breaker/src/index.ts"] }
+      fs.writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { paths } }))
       const found = problems({
         folder: "limiter",
         dir,
@@ -58,9 +60,16 @@ describe("package shape", () => {
       said(`src imports effect`)
       said("tsconfig.build.json")
       said("CHANGELOG.md is missing")
+      said(`tsconfig.json: drop "paths"`)
     } finally {
       fs.rmSync(dir, { recursive: true, force: true })
     }
+  })
+
+  it("the shared TypeScript config maps no paths (they would win over the source condition)", () => {
+    const base = JSON.parse(fs.readFileSync(path.join(root, "tsconfig.base.json"), "utf8"))
+    assert.isUndefined(base.compilerOptions.paths, "tsconfig.base.json: drop paths")
+    assert.deepStrictEqual(base.compilerOptions.customConditions, ["@circuitry/source"])
   })
 
   it("the README lists every public package", () => {
