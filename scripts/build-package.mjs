@@ -20,7 +20,8 @@ run([
   ...["--customConditions", "null"],
   ...["--declaration", "false", "--declarationMap", "false", "--noCheck"]
 ])
-fs.writeFileSync("dist/cjs/package.json", JSON.stringify({ type: "commonjs" }, null, 2) + "\n")
+// Bundlers read sideEffects from the nearest package.json, which for dist/cjs is this one.
+fs.writeFileSync("dist/cjs/package.json", JSON.stringify({ type: "commonjs", sideEffects: [] }, null, 2) + "\n")
 for (const file of fs.readdirSync("dist/esm", { recursive: true, encoding: "utf8" })) {
   if (!file.endsWith(".d.ts") && !file.endsWith(".d.ts.map")) continue
   fs.mkdirSync(path.dirname(path.join("dist/cjs", file)), { recursive: true })

@@ -138,12 +138,19 @@ describe("the packed packages, installed with npm into an app outside the worksp
     }
   })
 
-  it("a packed manifest names real versions of its siblings, not workspace:", () => {
+  it("a packed manifest names real versions of its siblings; dist/cjs is CommonJS without side effects", () => {
     for (const pkg of packages) {
       const manifest = JSON.parse(
         fs.readFileSync(path.join(app, "node_modules", ...pkg.manifest.name.split("/"), "package.json"), "utf8")
       )
       assert.notMatch(JSON.stringify(manifest), /workspace:/, `${pkg.manifest.name}'s packed package.json`)
+      const cjs = JSON.parse(
+        fs.readFileSync(
+          path.join(app, "node_modules", ...pkg.manifest.name.split("/"), "dist/cjs/package.json"),
+          "utf8"
+        )
+      )
+      assert.deepStrictEqual(cjs, { type: "commonjs", sideEffects: [] }, `${pkg.manifest.name}: dist/cjs/package.json`)
     }
   })
 
