@@ -137,6 +137,17 @@ describe("Hedging", () => {
     })
   )
 
+  it.effect("once its scope is closed, a Hedging runs calls alone (no timer is left to fire)", () =>
+    Effect.gen(function* () {
+      const hedging = yield* Effect.scoped(Hedging.make({ delay: "100 millis" }))
+      const dep = dependency([1000, 10])
+      const { exit, took } = yield* timed(dep.effect.pipe(Hedging.withHedging(hedging)), 1100)
+      assert.deepStrictEqual(exit, Exit.succeed(0))
+      assert.strictEqual(took, 1000)
+      assert.strictEqual(dep.stats.calls, 1)
+    })
+  )
+
   it.scoped("a percentile delay: `max` until 32 calls are seen, then the percentile within min and max", () =>
     Effect.gen(function* () {
       const hedging = yield* Hedging.make({ delay: { percentile: 90, min: "5 millis", max: "500 millis" } })

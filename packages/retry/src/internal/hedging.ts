@@ -1,4 +1,5 @@
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -10,6 +11,7 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import type * as H from "../Hedging.js"
 import type * as RB from "../RetryBudget.js"
@@ -18,6 +20,7 @@ import { Latencies } from "./latencies.js"
 import { describe, invalid, isOptionsObject, toMillis } from "./options.js"
 import { isRejection } from "./rejection.js"
 import { isRetryBudget, LocalBudget } from "./retryBudget.js"
+import { type Owner, type Timer, Timers } from "./timers.js"
 
 type Hedging = H.Hedging
 type Options = H.Options
@@ -105,13 +108,13 @@ type HedgeOutcome = "started" | "won" | "denied"
 // ---------------------------------------------------------------------------------------------
 
 /**
- * The state of one call: its attempts (forked fibers), the timer of its next hedge, and the event
- * the controller (the caller's fiber) waits for. Attempts and the timer report through fiber
- * observers, synchronously; the controller acts on what they report.
+ * The state of one call: its attempts, the timer of its next hedge, and the event the controller
+ * (the caller's fiber) waits for. Attempts and the timer report synchronously (a fiber observer,
+ * a timer callback); the controller acts on what they report.
  */
-class Call<A, E> {
+class Call<A, E> implements Owner {
   readonly attempts: Array<Fiber.RuntimeFiber<A, E>> = []
-  timer: Fiber.RuntimeFiber<void> | undefined = undefined
+  timer: Timer | undefined = undefined
   /** Attempts started and not yet ended. */
   running = 0
   /** Set when an attempt succeeded. */
@@ -125,10 +128,7 @@ class Call<A, E> {
   primaryEnd = -1
   private wake: ((effect: Effect.Effect<void>) => void) | undefined = undefined
 
-  constructor(
-    private readonly now: () => number,
-    readonly start: number
-  ) {}
+  constructor(private readonly now: () => number) {}
 
   get ended(): boolean {
     return this.success !== undefined || this.running === 0
@@ -148,45 +148,50 @@ class Call<A, E> {
     else this.wake = resume
   })
 
-  add(index: number, fiber: Fiber.RuntimeFiber<A, E>): void {
-    this.attempts.push(fiber)
+  /**
+   * Starts an attempt in a fiber of its own, at once: it runs on the caller's stack until its
+   * first asynchronous step (a fork would wait for the scheduler, and cost more than a fast call).
+   */
+  start<R>(runtime: Runtime.Runtime<R>, self: Effect.Effect<A, E, R>): void {
+    const index = this.attempts.length
     this.running++
+    const fiber = Runtime.runFork(runtime)(self)
+    this.attempts.push(fiber)
     fiber.addObserver((exit) => {
+      this.running--
       if (index === 0) this.primaryEnd = this.now()
       if (Exit.isSuccess(exit)) {
-        this.running--
         if (this.success === undefined) {
           this.success = exit
           this.winner = index
         }
       } else if (!Cause.isInterruptedOnly(exit.cause)) {
-        this.running--
         this.lastFailure = exit.cause
         if (Option.exists(Cause.failureOption(exit.cause), isRejection)) this.stopped = true
       } else {
         // Interrupted: by this call (a loser), or from inside the effect itself.
-        this.running--
         this.lastFailure ??= exit.cause
       }
       this.signal()
     })
   }
 
-  setTimer(fiber: Fiber.RuntimeFiber<void>): void {
-    this.timer = fiber
-    fiber.addObserver((exit) => {
-      if (Exit.isSuccess(exit) && this.timer === fiber) {
-        this.timerDue = true
-        this.signal()
-      }
-    })
+  arm(timers: Timers, at: number): void {
+    this.timer = timers.schedule(at, this)
   }
 
-  /** Every fiber still running: the losers and the timer. */
-  others(): Array<Fiber.RuntimeFiber<unknown, unknown>> {
-    const out: Array<Fiber.RuntimeFiber<unknown, unknown>> = []
+  onTimer(): void {
+    this.timer = undefined
+    this.timerDue = true
+    this.signal()
+  }
+
+  /** Cancels the timer; returns the attempts still running. */
+  settle(timers: Timers): Array<Fiber.RuntimeFiber<A, E>> {
+    if (this.timer !== undefined) timers.cancel(this.timer)
+    this.timer = undefined
+    const out: Array<Fiber.RuntimeFiber<A, E>> = []
     for (let i = 0; i < this.attempts.length; i++) if (i !== this.winner) out.push(this.attempts[i]!)
-    if (this.timer !== undefined) out.push(this.timer)
     return out
   }
 }
@@ -201,7 +206,10 @@ class HedgingImpl implements Hedging {
   private readonly latencies: Latencies | undefined
   private readonly labels: Record<HedgeOutcome, ReadonlyArray<MetricLabel.MetricLabel>>
 
-  constructor(private readonly resolved: Resolved) {
+  constructor(
+    private readonly resolved: Resolved,
+    private readonly timers: Timers
+  ) {
     this.name = resolved.name
     this.latencies = resolved.delay._tag === "Percentile" ? new Latencies(resolved.delay.quantile) : undefined
     const label = MetricLabel.make("hedging", resolved.name)
@@ -234,16 +242,29 @@ class HedgingImpl implements Hedging {
   }
 
   execute<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
-    return Effect.clockWith((clock) => {
+    return Effect.withFiberRuntime<A, E, R>((fiber, status) => {
+      const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
       const now = () => clock.unsafeCurrentTimeMillis()
+      // The copies run in the caller's runtime: its context (which holds what `self` requires,
+      // since this fiber runs `self`'s caller), fiber refs and flags. Taken here, outside the
+      // uninterruptible region below, so that the copies can be interrupted.
+      const runtime = Runtime.make({
+        context: fiber.currentContext as Context.Context<R>,
+        fiberRefs: fiber.getFiberRefs(),
+        runtimeFlags: status.runtimeFlags
+      })
       const budget = this.resolved.budget
       if (budget instanceof LocalBudget) budget.unsafeDeposit(now())
-      else if (budget !== undefined) return Effect.zipRight(budget.deposit, this.hedged(self, now))
-      return this.hedged(self, now)
+      else if (budget !== undefined) return Effect.zipRight(budget.deposit, this.hedged(self, runtime, now))
+      return this.hedged(self, runtime, now)
     })
   }
 
-  private hedged<A, E, R>(self: Effect.Effect<A, E, R>, now: () => number): Effect.Effect<A, E, R> {
+  private hedged<A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    runtime: Runtime.Runtime<R>,
+    now: () => number
+  ): Effect.Effect<A, E, R> {
     const delay = this.delayMillis()
     const latencies = this.latencies
     const start = now()
@@ -257,50 +278,46 @@ class HedgingImpl implements Hedging {
             })
           )
     }
-    const call = new Call<A, E>(now, start)
-    const sleep = Effect.sleep(Duration.millis(delay))
-    const fork = (index: number) =>
-      Effect.map(Effect.fork(self), (fiber) => {
-        call.add(index, fiber)
-        if (index > 0) this.count("started")
+    const maxHedges = this.resolved.maxHedges
+    const budget = this.resolved.budget
+    return Effect.uninterruptibleMask((restore) => {
+      const call = new Call<A, E>(now)
+      call.start(runtime, self)
+      if (!call.ended) call.arm(this.timers, start + delay)
+
+      // On a due timer: start one more copy, if no rejection was seen and the budget allows it.
+      const hedge = (): Effect.Effect<void> => {
+        call.timerDue = false
+        if (call.stopped || call.attempts.length > maxHedges) return Effect.void
+        const go = () => {
+          call.start(runtime, self)
+          this.count("started")
+          if (call.attempts.length <= maxHedges && !call.ended) call.arm(this.timers, now() + delay)
+        }
+        if (budget === undefined) return Effect.sync(go)
+        return Effect.map(budget.tryWithdraw, (spent) => {
+          if (spent) go()
+          else this.count("denied")
+        })
+      }
+      const loop: Effect.Effect<void> = Effect.suspend(() => {
+        if (call.ended) return Effect.void
+        if (call.timerDue) return Effect.zipRight(hedge(), loop)
+        return Effect.zipRight(restore(call.event), loop)
       })
-    const arm = Effect.map(Effect.fork(sleep), (fiber) => call.setTimer(fiber))
-
-    // On a due timer: start one more copy, if no rejection was seen and the budget allows it.
-    const hedge: Effect.Effect<void, never, R> = Effect.suspend(() => {
-      call.timerDue = false
-      call.timer = undefined
-      const index = call.attempts.length
-      if (call.stopped || index > this.resolved.maxHedges) return Effect.void
-      const start = () => Effect.zipRight(fork(index), index < this.resolved.maxHedges ? arm : Effect.void)
-      const budget = this.resolved.budget
-      if (budget === undefined) return start()
-      return Effect.flatMap(budget.tryWithdraw, (spent) => {
-        if (spent) return start()
-        this.count("denied")
-        return Effect.void
+      const finish = Effect.suspend((): Effect.Effect<A, E> => {
+        if (latencies !== undefined) latencies.record((call.primaryEnd >= 0 ? call.primaryEnd : now()) - start)
+        if (call.winner > 0) this.count("won")
+        const losers = call.settle(this.timers)
+        const result: Effect.Effect<A, E> =
+          call.success !== undefined ? call.success : Effect.failCause(call.lastFailure ?? Cause.empty)
+        return losers.length === 0 ? result : Effect.zipRight(Fiber.interruptAll(losers), result)
       })
+      return Effect.zipRight(
+        Effect.onInterrupt(loop, () => Fiber.interruptAll(call.settle(this.timers))),
+        finish
+      )
     })
-
-    const loop: Effect.Effect<void, never, R> = Effect.suspend(() => {
-      if (call.ended) return Effect.void
-      if (call.timerDue) return Effect.zipRight(hedge, loop)
-      return Effect.zipRight(call.event, loop)
-    })
-
-    const finish = Effect.suspend((): Effect.Effect<A, E> => {
-      if (latencies !== undefined) latencies.record((call.primaryEnd >= 0 ? call.primaryEnd : now()) - start)
-      if (call.winner > 0) this.count("won")
-      const others = call.others()
-      const result: Effect.Effect<A, E> =
-        call.success !== undefined ? call.success : Effect.failCause(call.lastFailure ?? Cause.empty)
-      return others.length === 0 ? result : Effect.zipRight(Fiber.interruptAll(others), result)
-    })
-
-    return Effect.zipRight(fork(0), Effect.zipRight(arm, loop)).pipe(
-      Effect.onInterrupt(() => Fiber.interruptAll(call.others())),
-      Effect.zipRight(finish)
-    )
   }
 }
 
@@ -310,7 +327,7 @@ class HedgingImpl implements Hedging {
 
 /** @internal */
 export const make = (options: Options): Effect.Effect<Hedging, InvalidRetryOptions, Scope.Scope> =>
-  Effect.map(resolve(options), (resolved) => new HedgingImpl(resolved))
+  Effect.flatMap(resolve(options), (resolved) => Effect.map(Timers.make, (timers) => new HedgingImpl(resolved, timers)))
 
 /** @internal */
 export const layer = <I>(tag: Context.Tag<I, Hedging>, options: Options): Layer.Layer<I, InvalidRetryOptions> =>
