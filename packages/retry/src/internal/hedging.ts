@@ -108,91 +108,117 @@ type HedgeOutcome = "started" | "won" | "denied"
 // ---------------------------------------------------------------------------------------------
 
 /**
- * The state of one call: its attempts, the timer of its next hedge, and the event the controller
- * (the caller's fiber) waits for. Attempts and the timer report synchronously (a fiber observer,
- * a timer callback); the controller acts on what they report.
+ * One call, as a state machine driven by callbacks: each copy's fiber observer and the hedge
+ * timer. The caller's fiber waits in one `Effect.async`; the callback that decides the call
+ * resumes it with the result (after interrupting the losers, so their finalizers have run when
+ * the call returns), and interrupting the caller interrupts every copy. One object per call and
+ * no effect of its own on the way, so that a fast success costs little beyond its copy's fiber.
  */
-class Call<A, E> implements Owner {
-  readonly attempts: Array<Fiber.RuntimeFiber<A, E>> = []
-  timer: Timer | undefined = undefined
-  /** Attempts started and not yet ended. */
-  running = 0
-  /** Set when an attempt succeeded. */
-  success: Exit.Exit<A, E> | undefined = undefined
-  /** The index of the attempt that succeeded. */
-  winner = -1
-  lastFailure: Cause.Cause<E> | undefined = undefined
+class HedgedCall<A, E, R> implements Owner {
+  private readonly attempts: Array<Fiber.RuntimeFiber<A, E>> = []
+  private timer: Timer | undefined = undefined
+  /** Copies started and not yet ended. */
+  private running = 0
+  private lastFailure: Cause.Cause<E> | undefined = undefined
   /** A rejection from a breaker or limiter was seen: no more hedges. */
-  stopped = false
-  timerDue = false
-  primaryEnd = -1
-  private wake: ((effect: Effect.Effect<void>) => void) | undefined = undefined
+  private stopped = false
+  private done = false
+  private primaryEnd = -1
+  private resume: ((result: Effect.Effect<A, E>) => void) | undefined = undefined
+  private readonly start: number
 
-  constructor(private readonly now: () => number) {}
-
-  get ended(): boolean {
-    return this.success !== undefined || this.running === 0
+  constructor(
+    private readonly policy: HedgingImpl,
+    private readonly self: Effect.Effect<A, E, R>,
+    private readonly runtime: Runtime.Runtime<R>,
+    private readonly now: () => number,
+    private readonly delay: number
+  ) {
+    this.start = now()
   }
 
-  private signal(): void {
-    const wake = this.wake
-    if (wake !== undefined) {
-      this.wake = undefined
-      wake(Effect.void)
-    }
-  }
-
-  /** Waits until something happened (an attempt ended, or the timer fired). */
-  readonly event: Effect.Effect<void> = Effect.async<void>((resume) => {
-    if (this.ended || this.timerDue) resume(Effect.void)
-    else this.wake = resume
-  })
-
-  /**
-   * Starts an attempt in a fiber of its own, at once: it runs on the caller's stack until its
-   * first asynchronous step (a fork would wait for the scheduler, and cost more than a fast call).
-   */
-  start<R>(runtime: Runtime.Runtime<R>, self: Effect.Effect<A, E, R>): void {
-    const index = this.attempts.length
-    this.running++
-    const fiber = Runtime.runFork(runtime)(self)
-    this.attempts.push(fiber)
-    fiber.addObserver((exit) => {
-      this.running--
-      if (index === 0) this.primaryEnd = this.now()
-      if (Exit.isSuccess(exit)) {
-        if (this.success === undefined) {
-          this.success = exit
-          this.winner = index
-        }
-      } else if (!Cause.isInterruptedOnly(exit.cause)) {
-        this.lastFailure = exit.cause
-        if (Option.exists(Cause.failureOption(exit.cause), isRejection)) this.stopped = true
-      } else {
-        // Interrupted: by this call (a loser), or from inside the effect itself.
-        this.lastFailure ??= exit.cause
-      }
-      this.signal()
+  run(): Effect.Effect<A, E> {
+    return Effect.async<A, E>((resume) => {
+      this.resume = resume
+      this.launch()
+      // A copy that ended at once decided the call: nothing is left to interrupt.
+      if (this.done) return
+      return Effect.suspend(() => {
+        this.done = true
+        this.cancelTimer()
+        return Fiber.interruptAll(this.attempts)
+      })
     })
   }
 
-  arm(timers: Timers, at: number): void {
-    this.timer = timers.schedule(at, this)
+  /**
+   * Starts a copy in a fiber of its own, at once: it runs on the current stack until its first
+   * asynchronous step (a fork would wait for the scheduler, and cost more than a fast call).
+   */
+  private launch(): void {
+    const index = this.attempts.length
+    this.running++
+    const fiber = Runtime.runFork(this.runtime)(this.self)
+    this.attempts.push(fiber)
+    fiber.addObserver((exit) => this.ended(index, exit))
+    if (!this.done && this.attempts.length <= this.policy.maxHedges) {
+      this.timer = this.policy.timers.schedule(this.now() + this.delay, this)
+    }
+  }
+
+  private ended(index: number, exit: Exit.Exit<A, E>): void {
+    this.running--
+    if (index === 0) this.primaryEnd = this.now()
+    if (this.done) return
+    if (Exit.isSuccess(exit)) return this.finish(exit, index)
+    if (!Cause.isInterruptedOnly(exit.cause)) {
+      this.lastFailure = exit.cause
+      if (Option.exists(Cause.failureOption(exit.cause), isRejection)) this.stopped = true
+    } else {
+      // Interrupted from inside the effect itself (this call interrupts only once it is done).
+      this.lastFailure ??= exit.cause
+    }
+    // Every copy failed: the call fails with the last failure, without waiting for a hedge.
+    if (this.running === 0) this.finish(Effect.failCause(this.lastFailure ?? Cause.empty), -1)
   }
 
   onTimer(): void {
     this.timer = undefined
-    this.timerDue = true
-    this.signal()
+    if (this.done || this.stopped) return
+    const budget = this.policy.budget
+    if (budget === undefined) return this.hedge()
+    if (budget instanceof LocalBudget) {
+      return budget.unsafeTryWithdraw(this.now()) ? this.hedge() : this.policy.count("denied")
+    }
+    Runtime.runFork(this.runtime)(budget.tryWithdraw).addObserver((exit) => {
+      if (Exit.isSuccess(exit) && exit.value) {
+        if (!this.done && !this.stopped) this.hedge()
+      } else {
+        this.policy.count("denied")
+      }
+    })
   }
 
-  /** Cancels the timer; returns the attempts still running. */
-  settle(timers: Timers): Array<Fiber.RuntimeFiber<A, E>> {
-    if (this.timer !== undefined) timers.cancel(this.timer)
+  private hedge(): void {
+    this.policy.count("started")
+    this.launch()
+  }
+
+  private cancelTimer(): void {
+    if (this.timer !== undefined) this.policy.timers.cancel(this.timer)
     this.timer = undefined
-    const out: Array<Fiber.RuntimeFiber<A, E>> = []
-    for (let i = 0; i < this.attempts.length; i++) if (i !== this.winner) out.push(this.attempts[i]!)
-    return out
+  }
+
+  private finish(result: Effect.Effect<A, E>, winner: number): void {
+    this.done = true
+    this.cancelTimer()
+    this.policy.latencies?.record((this.primaryEnd >= 0 ? this.primaryEnd : this.now()) - this.start)
+    if (winner > 0) this.policy.count("won")
+    const losers: Array<Fiber.RuntimeFiber<A, E>> = []
+    for (let i = 0; i < this.attempts.length; i++) if (i !== winner) losers.push(this.attempts[i]!)
+    const resume = this.resume!
+    // `this.running` counts the losers still running; the finished ones are interrupted at no cost.
+    resume(this.running === 0 ? result : Effect.zipRight(Fiber.interruptAll(losers), result))
   }
 }
 
@@ -203,14 +229,18 @@ class Call<A, E> implements Owner {
 class HedgingImpl implements Hedging {
   readonly [TypeId]: typeof TypeId = TypeId
   readonly name: string
-  private readonly latencies: Latencies | undefined
+  readonly latencies: Latencies | undefined
+  readonly maxHedges: number
+  readonly budget: RB.RetryBudget | undefined
   private readonly labels: Record<HedgeOutcome, ReadonlyArray<MetricLabel.MetricLabel>>
 
   constructor(
     private readonly resolved: Resolved,
-    private readonly timers: Timers
+    readonly timers: Timers
   ) {
     this.name = resolved.name
+    this.maxHedges = resolved.maxHedges
+    this.budget = resolved.budget
     this.latencies = resolved.delay._tag === "Percentile" ? new Latencies(resolved.delay.quantile) : undefined
     const label = MetricLabel.make("hedging", resolved.name)
     this.labels = {
@@ -237,7 +267,7 @@ class HedgingImpl implements Hedging {
     return Effect.sync(() => this.latencies?.samples ?? 0)
   }
 
-  private count(outcome: HedgeOutcome): void {
+  count(outcome: HedgeOutcome): void {
     hedgesTotal.unsafeUpdate(1, this.labels[outcome])
   }
 
@@ -245,79 +275,37 @@ class HedgingImpl implements Hedging {
     return Effect.withFiberRuntime<A, E, R>((fiber, status) => {
       const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
       const now = () => clock.unsafeCurrentTimeMillis()
-      // The copies run in the caller's runtime: its context (which holds what `self` requires,
-      // since this fiber runs `self`'s caller), fiber refs and flags. Taken here, outside the
-      // uninterruptible region below, so that the copies can be interrupted.
-      const runtime = Runtime.make({
-        context: fiber.currentContext as Context.Context<R>,
-        fiberRefs: fiber.getFiberRefs(),
-        runtimeFlags: status.runtimeFlags
-      })
-      const budget = this.resolved.budget
+      const budget = this.budget
       if (budget instanceof LocalBudget) budget.unsafeDeposit(now())
-      else if (budget !== undefined) return Effect.zipRight(budget.deposit, this.hedged(self, runtime, now))
-      return this.hedged(self, runtime, now)
+      const delay = this.delayMillis()
+      let call: Effect.Effect<A, E, R>
+      if (delay === undefined) {
+        call = this.alone(self, now)
+      } else {
+        // The copies run in the caller's runtime: its context (which holds what `self` requires:
+        // this fiber is running `self`'s caller), fiber refs and flags, taken before the
+        // uninterruptible region of `run`, so that the copies can be interrupted.
+        const runtime = Runtime.make({
+          context: fiber.currentContext as Context.Context<R>,
+          fiberRefs: fiber.getFiberRefs(),
+          runtimeFlags: status.runtimeFlags
+        })
+        call = new HedgedCall(this, self, runtime, now, delay).run()
+      }
+      return budget === undefined || budget instanceof LocalBudget ? call : Effect.zipRight(budget.deposit, call)
     })
   }
 
-  private hedged<A, E, R>(
-    self: Effect.Effect<A, E, R>,
-    runtime: Runtime.Runtime<R>,
-    now: () => number
-  ): Effect.Effect<A, E, R> {
-    const delay = this.delayMillis()
+  /** Nothing to hedge on yet: the call runs alone, and its latency is a sample. */
+  private alone<A, E, R>(self: Effect.Effect<A, E, R>, now: () => number): Effect.Effect<A, E, R> {
     const latencies = this.latencies
+    if (latencies === undefined) return self
     const start = now()
-    if (delay === undefined) {
-      // Nothing to hedge on yet: the call runs alone, and its latency is a sample.
-      return latencies === undefined
-        ? self
-        : Effect.onExit(self, (exit) =>
-            Effect.sync(() => {
-              if (!Exit.isInterrupted(exit)) latencies.record(now() - start)
-            })
-          )
-    }
-    const maxHedges = this.resolved.maxHedges
-    const budget = this.resolved.budget
-    return Effect.uninterruptibleMask((restore) => {
-      const call = new Call<A, E>(now)
-      call.start(runtime, self)
-      if (!call.ended) call.arm(this.timers, start + delay)
-
-      // On a due timer: start one more copy, if no rejection was seen and the budget allows it.
-      const hedge = (): Effect.Effect<void> => {
-        call.timerDue = false
-        if (call.stopped || call.attempts.length > maxHedges) return Effect.void
-        const go = () => {
-          call.start(runtime, self)
-          this.count("started")
-          if (call.attempts.length <= maxHedges && !call.ended) call.arm(this.timers, now() + delay)
-        }
-        if (budget === undefined) return Effect.sync(go)
-        return Effect.map(budget.tryWithdraw, (spent) => {
-          if (spent) go()
-          else this.count("denied")
-        })
-      }
-      const loop: Effect.Effect<void> = Effect.suspend(() => {
-        if (call.ended) return Effect.void
-        if (call.timerDue) return Effect.zipRight(hedge(), loop)
-        return Effect.zipRight(restore(call.event), loop)
+    return Effect.onExit(self, (exit) =>
+      Effect.sync(() => {
+        if (!Exit.isInterrupted(exit)) latencies.record(now() - start)
       })
-      const finish = Effect.suspend((): Effect.Effect<A, E> => {
-        if (latencies !== undefined) latencies.record((call.primaryEnd >= 0 ? call.primaryEnd : now()) - start)
-        if (call.winner > 0) this.count("won")
-        const losers = call.settle(this.timers)
-        const result: Effect.Effect<A, E> =
-          call.success !== undefined ? call.success : Effect.failCause(call.lastFailure ?? Cause.empty)
-        return losers.length === 0 ? result : Effect.zipRight(Fiber.interruptAll(losers), result)
-      })
-      return Effect.zipRight(
-        Effect.onInterrupt(loop, () => Fiber.interruptAll(call.settle(this.timers))),
-        finish
-      )
-    })
+    )
   }
 }
 
