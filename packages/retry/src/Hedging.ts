@@ -76,6 +76,9 @@ export interface Hedging {
 }
 
 /**
+ * Options that break a rule; `message` names the option and the rule. The same class as
+ * `RetryBudget.InvalidRetryOptions`: one options error for the whole package.
+ *
  * @since 0.1.0
  * @category errors
  */
