@@ -110,6 +110,31 @@ describe("Hedging", () => {
     })
   )
 
+  it.scoped("a budget of another kind (e.g. the fleet's, through Redis) is asked through its effects", () =>
+    Effect.gen(function* () {
+      const local = yield* RetryBudget.make({ ratio: 1, minPerSecond: 0 })
+      let asked = 0
+      const budget: RetryBudget.RetryBudget = {
+        [RetryBudget.TypeId]: RetryBudget.TypeId,
+        name: "wrapped",
+        available: local.available,
+        deposit: local.deposit,
+        tryWithdraw: Effect.suspend(() => {
+          asked++
+          return local.tryWithdraw
+        })
+      }
+      const hedging = yield* Hedging.make({ delay: "100 millis", budget })
+      const first = dependency([1000, 10])
+      assert.strictEqual((yield* timed(first.effect.pipe(Hedging.withHedging(hedging)), 200)).took, 110)
+      // The first call's deposit paid for its hedge; the second call's deposit pays for one more.
+      const second = dependency([1000, 10])
+      assert.strictEqual((yield* timed(second.effect.pipe(Hedging.withHedging(hedging)), 200)).took, 110)
+      assert.strictEqual(asked, 2)
+      assert.strictEqual(yield* local.available, 0)
+    })
+  )
+
   it.scoped("when every copy fails, the call fails with the last failure; a lone failure fails at once", () =>
     Effect.gen(function* () {
       const hedging = yield* Hedging.make({ delay: "100 millis" })
