@@ -322,15 +322,7 @@ export const layer = <I>(tag: Context.Tag<I, Hedging>, options: Options): Layer.
   Layer.scoped(tag, make(options))
 
 /** @internal */
-export const withHedging: {
-  <I = never>(
-    hedging: Hedging | Context.Tag<I, Hedging>
-  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R | I>
-  <A, E, R, I = never>(
-    self: Effect.Effect<A, E, R>,
-    hedging: Hedging | Context.Tag<I, Hedging>
-  ): Effect.Effect<A, E, R | I>
-} = dual(
+export const withHedging: typeof H.withHedging = dual(
   2,
   <A, E, R, I>(self: Effect.Effect<A, E, R>, hedging: Hedging | Context.Tag<I, Hedging>): Effect.Effect<A, E, R | I> =>
     isHedging(hedging) ? hedging.execute(self) : Effect.flatMap(hedging, (h) => h.execute(self))

@@ -104,21 +104,16 @@ const run = <A, E, R, X>(
 }
 
 /** @internal */
-export const retry: {
-  <E, X, I = never>(
-    options: R.Options<NoInfer<E>, X, I>
-  ): <A, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R | I>
-  <A, E, R, X, I = never>(
-    self: Effect.Effect<A, E, R>,
-    options: R.Options<NoInfer<E>, X, I>
-  ): Effect.Effect<A, E, R | I>
-} = dual(2, <A, E, R, X, I>(self: Effect.Effect<A, E, R>, options: R.Options<E, X, I>): Effect.Effect<A, E, R | I> => {
-  // Validated once, when the combinator is applied; a bad option is a defect of every call,
-  // since the contract's error channel is the effect's own.
-  const resolved = resolve(options)
-  if (Either.isLeft(resolved)) return Effect.die(resolved.left)
-  const o = resolved.right as Resolved<E, X, unknown>
-  const budget = o.budget
-  if (budget === undefined || isRetryBudget(budget)) return run(self, o, budget)
-  return Effect.flatMap(budget as Context.Tag<I, RetryBudget>, (b) => run(self, o, b))
-})
+export const retry: typeof R.retry = dual(
+  2,
+  <A, E, R, X, I>(self: Effect.Effect<A, E, R>, options: R.Options<E, X, I>): Effect.Effect<A, E, R | I> => {
+    // Validated once, when the combinator is applied; a bad option is a defect of every call,
+    // since the contract's error channel is the effect's own.
+    const resolved = resolve(options)
+    if (Either.isLeft(resolved)) return Effect.die(resolved.left)
+    const o = resolved.right as Resolved<E, X, unknown>
+    const budget = o.budget
+    if (budget === undefined || isRetryBudget(budget)) return run(self, o, budget)
+    return Effect.flatMap(budget as Context.Tag<I, RetryBudget>, (b) => run(self, o, b))
+  }
+)
