@@ -150,6 +150,17 @@ describe("Hedging", () => {
     })
   )
 
+  it.scoped("a caller in an uninterruptible region still gets the first success; the loser is interrupted", () =>
+    Effect.gen(function* () {
+      const hedging = yield* Hedging.make({ delay: "100 millis" })
+      const dep = dependency([1000, 10])
+      const { exit, took } = yield* timed(Effect.uninterruptible(dep.effect.pipe(Hedging.withHedging(hedging))), 300)
+      assert.deepStrictEqual(exit, Exit.succeed(1))
+      assert.strictEqual(took, 110)
+      assert.deepStrictEqual(dep.stats, { calls: 2, interrupted: 1, finalized: 2 })
+    })
+  )
+
   it.scoped("interrupting the caller interrupts every copy", () =>
     Effect.gen(function* () {
       const hedging = yield* Hedging.make({ delay: "100 millis", maxHedges: 2 })

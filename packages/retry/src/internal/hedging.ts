@@ -12,6 +12,7 @@ import * as Metric from "effect/Metric"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
+import * as RuntimeFlags from "effect/RuntimeFlags"
 import type * as Scope from "effect/Scope"
 import type * as H from "../Hedging.js"
 import type * as RB from "../RetryBudget.js"
@@ -282,13 +283,13 @@ class HedgingImpl implements Hedging {
       if (delay === undefined) {
         call = this.alone(self, now)
       } else {
-        // The copies run in the caller's runtime: its context (which holds what `self` requires:
-        // this fiber is running `self`'s caller), fiber refs and flags, taken before the
-        // uninterruptible region of `run`, so that the copies can be interrupted.
+        // The copies run in the caller's runtime: its context (which holds what `self` requires,
+        // since this fiber is the one running `self`'s caller) and fiber refs; interruptible even
+        // when the caller is not, so that a loser can always be stopped.
         const runtime = Runtime.make({
           context: fiber.currentContext as Context.Context<R>,
           fiberRefs: fiber.getFiberRefs(),
-          runtimeFlags: status.runtimeFlags
+          runtimeFlags: RuntimeFlags.enable(status.runtimeFlags, RuntimeFlags.Interruption)
         })
         call = new HedgedCall(this, self, runtime, now, delay).run()
       }
