@@ -15,8 +15,8 @@ import { isBudgetOrTag, isRetryBudget, LocalBudget } from "./retryBudget.js"
 
 type RetryBudget = RB.RetryBudget
 
-/** Used when `maxRetryAfter` is not given. */
-const DEFAULT_MAX_RETRY_AFTER = "1 second"
+/** Used when `maxRetryAfter` is not given: 1 second. */
+const DEFAULT_MAX_RETRY_AFTER_MILLIS = 1_000
 
 /** @internal */
 export interface Resolved<E, X, I> {
@@ -43,7 +43,8 @@ export const resolve = <E, X, I>(
   if (options.while !== undefined && typeof options.while !== "function") {
     return fail(`Retry.retry while must be a function of the error, got ${describe(options.while)}`)
   }
-  const maxRetryAfterMillis = toMillis(options.maxRetryAfter ?? DEFAULT_MAX_RETRY_AFTER)
+  const maxRetryAfterMillis =
+    options.maxRetryAfter === undefined ? DEFAULT_MAX_RETRY_AFTER_MILLIS : toMillis(options.maxRetryAfter)
   if (maxRetryAfterMillis === undefined) {
     return fail(`Retry.retry maxRetryAfter must be a finite duration >= 0, got ${describe(options.maxRetryAfter)}`)
   }
