@@ -12,6 +12,7 @@ import * as Fixed from "./internal/fixed.js"
 import * as Gradient2 from "./internal/gradient2.js"
 import { isBetween, isWhole, millis } from "./internal/validation.js"
 import * as Vegas from "./internal/vegas.js"
+import * as Windowed from "./internal/windowed.js"
 
 /**
  * @since 0.1.0
@@ -34,7 +35,7 @@ export type TypeId = typeof TypeId
  */
 export interface Limit {
   readonly [TypeId]: TypeId
-  readonly _tag: "Fixed" | "AIMD" | "Gradient2" | "Vegas"
+  readonly _tag: "Fixed" | "AIMD" | "Gradient2" | "Vegas" | "Windowed"
   /** A short human description, e.g. `gradient2(initial 20, min 20, max 200)`. */
   readonly description: string
   /** The lowest and highest limit the algorithm may set. */
@@ -271,5 +272,61 @@ export const vegas = (options?: {
       smoothing,
       probeMultiplier
     })
+  )
+}
+
+/**
+ * Feeds another limit one sample per sampling window instead of one per call (Netflix
+ * `WindowedLimit`): the window's average round trip, its most calls in flight, and a drop if any
+ * call in it dropped. A window lasts twice the lowest round trip seen, between `minWindow` and
+ * `maxWindow`, and counts only with at least `windowSize` calls. This is how Netflix runs Gradient2
+ * and AIMD in servers: one decrease per window rather than one per slow call, and Gradient2's
+ * long-term average (`longWindow` samples) then spans `longWindow` windows, so it does not follow a
+ * sustained overload within seconds. Defaults as the original's: 1 second, 1 second, 10.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Limit } from "@circuitry/limiter"
+ *
+ * const limit = Limit.windowed(Limit.gradient2({ min: 2, max: 200 }), { minWindow: "200 millis", maxWindow: "1 second" })
+ * ```
+ */
+export const windowed = (
+  limit: Limit,
+  options?: {
+    /** >= 100 ms. Default 1 second. */
+    readonly minWindow?: Duration.DurationInput | undefined
+    /** >= minWindow. Default 1 second. */
+    readonly maxWindow?: Duration.DurationInput | undefined
+    /** Calls a window needs to count (whole, >= 10). Default 10. */
+    readonly windowSize?: number | undefined
+  }
+): Limit => {
+  const minWindowMillis = millis(options?.minWindow ?? "1 second")
+  const maxWindowMillis = millis(options?.maxWindow ?? "1 second")
+  const windowSize = options?.windowSize ?? 10
+  const inner = isLimit(limit) ? limit : undefined
+  const problem =
+    inner === undefined
+      ? "limit: windowed needs a limit made by Limit.fixed, aimd, gradient2 or vegas"
+      : (inner.problem ??
+        firstProblem("windowed", [
+          [
+            minWindowMillis !== undefined && minWindowMillis >= 100,
+            `minWindow must be a duration of at least 100 millis`
+          ],
+          [
+            maxWindowMillis !== undefined && maxWindowMillis >= (minWindowMillis ?? 100),
+            `maxWindow must be a duration of at least minWindow`
+          ],
+          [isWhole(windowSize, 10), `windowSize must be a whole number >= 10, got ${windowSize}`]
+        ]))
+  return make("Windowed", `windowed(${inner?.description ?? "?"})`, inner?.min ?? 1, inner?.max ?? 1, problem, () =>
+    Windowed.make(
+      { minWindowMillis: minWindowMillis!, maxWindowMillis: maxWindowMillis!, windowSize },
+      inner!.makeAlgorithm()
+    )
   )
 }

@@ -1,7 +1,20 @@
 import { Limit, Limiter } from "@circuitry/limiter"
 import { assert, describe, it } from "@effect/vitest"
 import { untilInFlight } from "./utils.js"
-import { Cause, Chunk, Context, Deferred, Effect, Either, Exit, Fiber, FiberId, Metric, Stream, TestClock } from "effect"
+import {
+  Cause,
+  Chunk,
+  Context,
+  Deferred,
+  Effect,
+  Either,
+  Exit,
+  Fiber,
+  FiberId,
+  Metric,
+  Stream,
+  TestClock
+} from "effect"
 
 const rejectedWith = <A, E>(result: Either.Either<A, E>): Limiter.LimiterRejectedError => {
   if (Either.isRight(result) || !(result.left instanceof Limiter.LimiterRejectedError)) {
@@ -124,7 +137,11 @@ describe("Limiter", () => {
       const limiter = yield* Limiter.make({ name: "metered", limit: Limit.fixed(1), partitions: { web: 1 } })
       yield* Limiter.withLimiter(Effect.sleep("30 millis").pipe(Effect.fork, Effect.flatMap(Fiber.join)), limiter, {
         partition: "web"
-      }).pipe(Effect.fork, Effect.tap(() => TestClock.adjust("30 millis")), Effect.flatMap(Fiber.join))
+      }).pipe(
+        Effect.fork,
+        Effect.tap(() => TestClock.adjust("30 millis")),
+        Effect.flatMap(Fiber.join)
+      )
       const gate = yield* Deferred.make<void>()
       const busy = yield* Effect.fork(Limiter.withLimiter(held(gate), limiter, { partition: "web" }))
       yield* untilInFlight(limiter, 1)
@@ -184,7 +201,10 @@ describe("Limiter", () => {
         [{ limit: Limit.aimd({ backoff: 0 }) }, "aimd backoff"],
         [{ limit: Limit.aimd({ timeout: "-1 second" }) }, "aimd timeout must be a finite duration > 0"],
         [{ limit: Limit.aimd({ min: 10, max: 5 }) }, "aimd max must be a whole number >= min (10), got 5"],
-        [{ limit: Limit.aimd({ initial: 300 }) }, "aimd initial must be a whole number in [min, max] = [20, 200], got 300"],
+        [
+          { limit: Limit.aimd({ initial: 300 }) },
+          "aimd initial must be a whole number in [min, max] = [20, 200], got 300"
+        ],
         [{ limit: Limit.gradient2({ min: 0 }) }, "gradient2 min must be a whole number >= 1, got 0"],
         [{ limit: Limit.gradient2({ smoothing: 0 }) }, "gradient2 smoothing"],
         [{ limit: Limit.gradient2({ longWindow: 0 }) }, "gradient2 longWindow"],

@@ -1,15 +1,16 @@
 /**
  * Each step function against worked examples: Netflix concurrency-limits' own unit tests where they
- * have them (AIMDLimitTest, VegasLimitTest), and the formula worked by hand for Gradient2 (which has
- * none there).
+ * have them (AIMDLimitTest, VegasLimitTest), and the formulas worked by hand for Gradient2 and
+ * WindowedLimit (which have none there).
  */
 import { describe, expect, it } from "@effect/vitest"
-import type { Sample } from "../src/internal/algorithm.js"
+import type { Algorithm, Sample } from "../src/internal/algorithm.js"
 import * as Aimd from "../src/internal/aimd.js"
 import * as Gradient2 from "../src/internal/gradient2.js"
 import * as Vegas from "../src/internal/vegas.js"
+import * as Windowed from "../src/internal/windowed.js"
 
-const sample = (rtt: number, inflight: number, drop = false): Sample => ({ rtt, inflight, drop })
+const sample = (rtt: number, inflight: number, drop = false, start = 0): Sample => ({ start, rtt, inflight, drop })
 
 describe("AIMD (AIMDLimitTest)", () => {
   const config = (over: Partial<Aimd.Config> = {}): Aimd.Config => ({
@@ -189,5 +190,39 @@ describe("Gradient2 (the formula of Gradient2Limit, worked by hand)", () => {
     for (let i = 0; i < 50; i++) state = algorithm.step(state, sample(10_000, 21))
     expect(state.estimate).toBeGreaterThanOrEqual(20)
     expect(algorithm.step(state, sample(0, 21))).toBe(state)
+  })
+})
+
+describe("Windowed (WindowedLimit over an average sample window)", () => {
+  const config: Windowed.Config = { minWindowMillis: 100, maxWindowMillis: 1000, windowSize: 10 }
+  const inner = Aimd.make({ initial: 10, min: 1, max: 100, backoff: 0.5, timeoutMillis: 5000 })
+
+  it("a window of 10 slow calls is one drop (one decrease), not ten", () => {
+    const algorithm = Windowed.make(config, inner)
+    let state = algorithm.initial
+    // The first sample ends past nextUpdate 0: it closes an (unready) window of one and sets the next end.
+    state = algorithm.step(state, sample(10, 10, true, 0))
+    expect(algorithm.limitOf(state)).toBe(10)
+    expect(state.nextUpdate).toBe(10 + 100) // end 10 + max(2 x 10, 100)
+    for (let i = 0; i < 10; i++) state = algorithm.step(state, sample(20, 10, true, 20 + i))
+    // These end by 49 <= 110: still gathering.
+    expect(algorithm.limitOf(state)).toBe(10)
+    state = algorithm.step(state, sample(80, 10, true, 40)) // ends at 120 > 110: the window closes
+    expect(algorithm.limitOf(state)).toBe(5)
+    expect(state.count).toBe(0)
+  })
+
+  it("the window's sample is the average round trip and the most in flight; a window under windowSize is dropped", () => {
+    let seen: Sample | undefined
+    const spy: Algorithm<number> = { initial: 0, step: (s, x) => ((seen = x), s + 1), limitOf: () => 1 }
+    const algorithm = Windowed.make(config, spy)
+    let state = algorithm.step(algorithm.initial, sample(10, 1, false, 0)) // closes an unready window
+    expect(state.inner).toBe(0)
+    for (let i = 0; i < 10; i++) state = algorithm.step(state, sample(10 + i, i + 1, false, 10))
+    state = algorithm.step(state, sample(100, 3, false, 50)) // ends at 150 > 110
+    expect(state.inner).toBe(1)
+    expect(seen).toEqual({ start: 50, rtt: (145 + 100) / 11, inflight: 10, drop: false })
+    // The next window lasts max(2 x lowest (10), 100) = 100 ms from 150.
+    expect(state.nextUpdate).toBe(250)
   })
 })

@@ -15,7 +15,10 @@ type Op =
   | { readonly _tag: "Tick"; readonly millis: number }
 
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ _tag: fc.constant("Arrive" as const), partition: fc.integer({ min: 0, max: 2 }) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({ _tag: fc.constant("Arrive" as const), partition: fc.integer({ min: 0, max: 2 }) })
+  },
   {
     weight: 3,
     arbitrary: fc.record({
@@ -31,15 +34,21 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 const limitArb: fc.Arbitrary<{ readonly make: () => Limit.Limit; readonly min: number; readonly max: number }> =
   fc.oneof(
     fc.integer({ min: 1, max: 6 }).map((n) => ({ make: () => Limit.fixed(n), min: n, max: n })),
-    fc
-      .tuple(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 0, max: 5 }))
-      .map(([min, extra]) => ({ make: () => Limit.aimd({ initial: min, min, max: min + extra, backoff: 0.5, timeout: "300 millis" }), min, max: min + extra })),
-    fc
-      .tuple(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 0, max: 5 }))
-      .map(([min, extra]) => ({ make: () => Limit.gradient2({ initial: min, min, max: min + extra, queueSize: 1 }), min, max: min + extra })),
-    fc
-      .tuple(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 0, max: 5 }))
-      .map(([min, extra]) => ({ make: () => Limit.vegas({ initial: min, min, max: min + extra, probeMultiplier: 2 }), min, max: min + extra }))
+    fc.tuple(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 0, max: 5 })).map(([min, extra]) => ({
+      make: () => Limit.aimd({ initial: min, min, max: min + extra, backoff: 0.5, timeout: "300 millis" }),
+      min,
+      max: min + extra
+    })),
+    fc.tuple(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 0, max: 5 })).map(([min, extra]) => ({
+      make: () => Limit.gradient2({ initial: min, min, max: min + extra, queueSize: 1 }),
+      min,
+      max: min + extra
+    })),
+    fc.tuple(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 0, max: 5 })).map(([min, extra]) => ({
+      make: () => Limit.vegas({ initial: min, min, max: min + extra, probeMultiplier: 2 }),
+      min,
+      max: min + extra
+    }))
   )
 
 interface Call {
@@ -115,7 +124,10 @@ const scenario = (
       }
       yield* settle
       const snapshot = yield* limiter.snapshot
-      check(snapshot.limit >= limit.min && snapshot.limit <= limit.max, `limit ${snapshot.limit} outside [${limit.min}, ${limit.max}]`)
+      check(
+        snapshot.limit >= limit.min && snapshot.limit <= limit.max,
+        `limit ${snapshot.limit} outside [${limit.min}, ${limit.max}]`
+      )
       check(snapshot.inFlight === running, `inFlight ${snapshot.inFlight}, but ${running} running`)
       if (!partitioned && snapshot.queued > 0) {
         check(snapshot.inFlight >= snapshot.limit, `${snapshot.queued} queued with a free slot`)
@@ -131,8 +143,12 @@ const scenario = (
 describe("model", () => {
   it("the limit stays in [min, max] and calls start only under it, in any interleaving", async () => {
     await fc.assert(
-      fc.asyncProperty(limitArb, fc.boolean(), fc.boolean(), fc.array(op, { minLength: 1, maxLength: 60 }), (limit, queued, partitioned, ops) =>
-        Effect.runPromise(scenario(limit, queued, partitioned, ops))
+      fc.asyncProperty(
+        limitArb,
+        fc.boolean(),
+        fc.boolean(),
+        fc.array(op, { minLength: 1, maxLength: 60 }),
+        (limit, queued, partitioned, ops) => Effect.runPromise(scenario(limit, queued, partitioned, ops))
       ),
       { numRuns: 150 }
     )

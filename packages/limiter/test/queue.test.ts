@@ -13,7 +13,14 @@ describe("queue", () => {
       yield* untilInFlight(limiter, 1)
       const waiters: Array<Fiber.RuntimeFiber<void, Limiter.LimiterRejectedError>> = []
       for (let i = 1; i <= 5; i++) {
-        waiters.push(yield* Effect.fork(Limiter.withLimiter(Effect.sync(() => void order.push(i)), limiter)))
+        waiters.push(
+          yield* Effect.fork(
+            Limiter.withLimiter(
+              Effect.sync(() => void order.push(i)),
+              limiter
+            )
+          )
+        )
         yield* untilQueued(limiter, i)
       }
       yield* Deferred.succeed(gate, undefined)
@@ -63,11 +70,26 @@ describe("queue", () => {
       const busy = yield* Effect.fork(Limiter.withLimiter(Deferred.await(gate), limiter))
       yield* untilInFlight(limiter, 1)
       const ran: Array<string> = []
-      const a = yield* Effect.fork(Limiter.withLimiter(Effect.sync(() => void ran.push("a")), limiter))
+      const a = yield* Effect.fork(
+        Limiter.withLimiter(
+          Effect.sync(() => void ran.push("a")),
+          limiter
+        )
+      )
       yield* untilQueued(limiter, 1)
-      const b = yield* Effect.fork(Limiter.withLimiter(Effect.sync(() => void ran.push("b")), limiter))
+      const b = yield* Effect.fork(
+        Limiter.withLimiter(
+          Effect.sync(() => void ran.push("b")),
+          limiter
+        )
+      )
       yield* untilQueued(limiter, 2)
-      const c = yield* Effect.fork(Limiter.withLimiter(Effect.sync(() => void ran.push("c")), limiter))
+      const c = yield* Effect.fork(
+        Limiter.withLimiter(
+          Effect.sync(() => void ran.push("c")),
+          limiter
+        )
+      )
       yield* untilQueued(limiter, 3)
       yield* Fiber.interrupt(b)
       assert.strictEqual((yield* limiter.snapshot).queued, 2)
@@ -89,7 +111,12 @@ describe("queue", () => {
       const a = yield* Effect.fork(Limiter.withLimiter(Effect.never, limiter))
       yield* untilQueued(limiter, 1)
       const ran: Array<string> = []
-      const b = yield* Effect.fork(Limiter.withLimiter(Effect.sync(() => void ran.push("b")), limiter))
+      const b = yield* Effect.fork(
+        Limiter.withLimiter(
+          Effect.sync(() => void ran.push("b")),
+          limiter
+        )
+      )
       yield* untilQueued(limiter, 2)
       // The slot goes to `a` synchronously, and `a` is interrupted before it could run.
       yield* Effect.all([Deferred.succeed(gate, undefined), Fiber.interrupt(a)], { concurrency: "unbounded" })

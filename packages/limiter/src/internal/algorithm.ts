@@ -2,6 +2,8 @@
 
 /** One finished call, as the algorithm sees it. */
 export interface Sample {
+  /** When the call started, epoch milliseconds from the Effect Clock. */
+  readonly start: number
   /** Round-trip time in milliseconds, from the Effect Clock. */
   readonly rtt: number
   /** Calls in flight when this one started (itself included). */

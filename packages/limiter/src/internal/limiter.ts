@@ -321,14 +321,14 @@ class LimiterImpl implements Limiter {
       const rtt = now - start
       this.metrics.call(p, outcome, rtt)
       this.avgRtt = this.avgRtt === 0 ? rtt : this.avgRtt + (rtt - this.avgRtt) * RTT_WEIGHT
-      if (this.adaptive) this.sample(rtt, inflight, outcome === "dropped", now)
+      if (this.adaptive) this.sample(start, rtt, inflight, outcome === "dropped", now)
     }
     if (this.queue.length > 0) this.drain(now)
   }
 
   /** Feeds one sample to the algorithm; a changed limit is announced and shared out. */
-  private sample(rtt: number, inflight: number, drop: boolean, now: number): void {
-    this.state = this.algorithm.step(this.state, { rtt, inflight, drop })
+  private sample(start: number, rtt: number, inflight: number, drop: boolean, now: number): void {
+    this.state = this.algorithm.step(this.state, { start, rtt, inflight, drop })
     const next = this.algorithm.limitOf(this.state)
     // The limit never leaves [min, max], whatever a user's function made of the estimate.
     const limit = Number.isFinite(next) ? Math.max(this.min, Math.min(this.max, next)) : this.current
@@ -339,6 +339,11 @@ class LimiterImpl implements Limiter {
     this.hub?.unsafeOffer({ limit, at: now })
   }
 
+  /**
+   * Each partition is guaranteed its share of the limit rounded up (as Netflix's partitions are):
+   * at least its share. When the shares add up to 1 the roundings may overlap by a slot, which goes
+   * to whichever partition asks first; the total never exceeds the limit.
+   */
   private shareOut(): void {
     for (const p of this.partitionList) p.guaranteed = Math.ceil(this.current * p.share)
   }
