@@ -57,8 +57,9 @@ export interface Options {
   readonly partitions?: Record<string, number> | undefined
   /**
    * Outcomes that signal overload (a drop lowers an adaptive limit). Default: a `TimeoutException`
-   * (as `Effect.timeout` fails or dies with), and a `BreakerOpenError` or `LimiterRejectedError`
-   * from further down, recognised by their `_tag`.
+   * (as `Effect.timeout` fails or dies with) or an error whose `cause` is one (an HTTP client's
+   * timed-out request), and a `BreakerOpenError` or `LimiterRejectedError` from further down,
+   * recognised by their `_tag`.
    */
   readonly isDrop?: ((cause: Cause.Cause<unknown>) => boolean) | undefined
 }
@@ -236,8 +237,8 @@ export const withLimiter: {
 } = internal.withLimiter
 
 /**
- * The default `isDrop`: a `TimeoutException` (failure or defect), or a failure tagged
- * `BreakerOpenError` or `LimiterRejectedError`.
+ * The default `isDrop`: a `TimeoutException` (failure or defect) or a failure caused by one, or a
+ * failure tagged `BreakerOpenError` or `LimiterRejectedError`.
  *
  * @since 0.1.0
  * @category predicates

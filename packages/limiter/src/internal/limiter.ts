@@ -47,7 +47,10 @@ export interface Resolved {
   readonly isDrop: (cause: Cause.Cause<unknown>) => boolean
 }
 
-const isTimeout = (u: unknown): boolean => Cause.isTimeoutException(u)
+/** A TimeoutException, or an error caused by one (an HTTP client's RequestError "Transport"). */
+const isTimeout = (u: unknown): boolean =>
+  Cause.isTimeoutException(u) ||
+  (typeof u === "object" && u !== null && Cause.isTimeoutException((u as { readonly cause?: unknown }).cause))
 const DROP_TAGS = new Set(["BreakerOpenError", "LimiterRejectedError"])
 const isTagged = (u: unknown): boolean =>
   typeof u === "object" && u !== null && DROP_TAGS.has((u as { readonly _tag?: unknown })._tag as string)
