@@ -1,17 +1,21 @@
 /**
  * A health route listing every breaker in the `BreakerRegistry`: its state, the counts in its
- * window and when it reopens, as JSON for machines and as a small self-refreshing HTML page for a
- * person. Reading it records nothing and does not count as use of a breaker.
+ * window and when it reopens, and, when a `LimiterRegistry` is provided too, every limiter's limit,
+ * calls in flight and rejections; as JSON for machines and as a small self-refreshing HTML page for
+ * a person. Reading it records nothing and does not count as use of a breaker or a limiter.
  *
  * @since 0.1.0
  */
 import { BreakerRegistry } from "@circuitry/breaker"
 import type { CircuitBreaker } from "@circuitry/breaker"
+import { LimiterRegistry } from "@circuitry/limiter"
+import type { Limiter } from "@circuitry/limiter"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 
 /**
  * One breaker, as the health route shows it.
@@ -31,6 +35,23 @@ export interface BreakerHealth {
 }
 
 /**
+ * One limiter, as the health route shows it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LimiterHealth {
+  readonly name: string
+  readonly limit: number
+  readonly inFlight: number
+  /** Callers waiting in its queue. */
+  readonly queued: number
+  /** Calls rejected since it was made. */
+  readonly rejected: number
+  readonly partitions: Limiter.Snapshot["partitions"]
+}
+
+/**
  * The whole registry at one instant.
  *
  * @since 0.1.0
@@ -43,10 +64,42 @@ export interface Health {
   readonly open: number
   /** Every breaker, by name. */
   readonly breakers: ReadonlyArray<BreakerHealth>
+  /** Every limiter, by name; present only when a `LimiterRegistry` is provided. */
+  readonly limiters?: ReadonlyArray<LimiterHealth>
 }
 
+const byName = <T extends { readonly name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+
+/** Every limiter in the `LimiterRegistry`, if one is provided (so it adds no requirement). */
+const limiterHealth: Effect.Effect<Option.Option<ReadonlyArray<LimiterHealth>>> = Effect.flatMap(
+  Effect.serviceOption(LimiterRegistry.LimiterRegistry),
+  Option.match({
+    onNone: () => Effect.succeed(Option.none()),
+    onSome: (registry) =>
+      Effect.flatMap(registry.limiters, (limiters) =>
+        Effect.map(
+          Effect.forEach(limiters, (limiter) => limiter.snapshot),
+          (snapshots) =>
+            Option.some(
+              snapshots
+                .map(({ name, limit, inFlight, queued, rejected, partitions }) => ({
+                  name,
+                  limit,
+                  inFlight,
+                  queued,
+                  rejected,
+                  partitions
+                }))
+                .sort(byName)
+            )
+        )
+      )
+  })
+)
+
 /**
- * Reads every breaker in the registry, sorted by name. Records nothing.
+ * Reads every breaker in the registry (and every limiter in a provided `LimiterRegistry`), sorted
+ * by name. Records nothing.
  *
  * @since 0.1.0
  * @category reading
@@ -63,11 +116,13 @@ export const health: Effect.Effect<Health, never, BreakerRegistry.BreakerRegistr
       counts: snapshot.counts,
       probes: snapshot.probes
     }))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .sort(byName)
+  const limiters = yield* limiterHealth
   return {
     at: new Date(now).toISOString(),
     open: breakers.filter((b) => b.state !== "Closed").length,
-    breakers
+    breakers,
+    ...(Option.isSome(limiters) ? { limiters: limiters.value } : {})
   }
 })
 
@@ -111,6 +166,33 @@ const openUntilCell = (openUntil: string, now: number): string => {
   return `<time datetime="${escapeHtml(openUntil)}" title="${escapeHtml(openUntil)}">${escapeHtml(openUntil.slice(11, 19))} UTC</time> (in ${seconds} s)`
 }
 
+const limiterTable = (limiters: ReadonlyArray<LimiterHealth>): string => {
+  if (limiters.length === 0) return `<h2>Limiters</h2>\n<p class="empty">No limiters yet.</p>`
+  const rows = limiters
+    .map((l) => {
+      const shares = l.partitions
+        .map((p) => `${escapeHtml(p.name)} ${p.inFlight}/${p.guaranteed} (${Math.round(p.share * 100)}%)`)
+        .join(", ")
+      const full = l.inFlight >= l.limit ? ` class="full"` : ""
+      return `<tr${full}>
+  <td class="name">${escapeHtml(l.name)}</td>
+  <td class="num">${l.limit}</td>
+  <td class="num">${l.inFlight}</td>
+  <td class="num">${l.queued}</td>
+  <td class="num">${l.rejected}</td>
+  <td>${shares}</td>
+</tr>`
+    })
+    .join("\n")
+  return `<h2>Limiters</h2>
+<table>
+<thead><tr><th>Limiter</th><th>Limit</th><th>In flight</th><th>Queued</th><th>Rejected</th><th>Partitions (in flight/guaranteed)</th></tr></thead>
+<tbody>
+${rows}
+</tbody>
+</table>`
+}
+
 /**
  * Renders a `Health` as a small HTML page that reloads itself every `refreshSeconds`.
  *
@@ -137,6 +219,7 @@ export const renderHtml = (health: Health, options?: HtmlOptions): string => {
     })
     .join("\n")
   const empty = health.breakers.length === 0 ? `<p class="empty">No breakers yet.</p>` : ""
+  const limiters = health.limiters === undefined ? "" : limiterTable(health.limiters)
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -147,6 +230,8 @@ export const renderHtml = (health: Health, options?: HtmlOptions): string => {
 <style>
   body { font: 15px/1.4 system-ui, sans-serif; margin: 2rem; color: #1f2328; }
   h1 { font-size: 1.4rem; margin: 0 0 .25rem; }
+  h2 { font-size: 1.1rem; margin: 1.5rem 0 .5rem; }
+  tr.full td { background: #fff8c5; }
   p.meta { color: #59636e; margin: 0 0 1rem; }
   table { border-collapse: collapse; min-width: 40rem; }
   th, td { padding: .4rem .7rem; border-bottom: 1px solid #d1d9e0; text-align: left; white-space: nowrap; }
@@ -166,6 +251,7 @@ ${rows}
 </tbody>
 </table>
 ${empty}
+${limiters}
 </body>
 </html>
 `
