@@ -4,6 +4,7 @@
  */
 import * as burst from "./groups/burst.js"
 import * as closed from "./groups/closed.js"
+import * as limiter from "./groups/limiter.js"
 import * as memory from "./groups/memory.js"
 import * as rejection from "./groups/rejection.js"
 import type { GroupResult } from "./protocol.js"
@@ -14,7 +15,10 @@ const groups: Record<string, (arg: string | undefined) => Promise<GroupResult>> 
   "per-call": () => closed.run("per-call"),
   rejection: () => rejection.run(),
   burst: () => burst.run(),
-  memory: (arg) => memory.run(arg ?? "", Number(process.argv[4] ?? "1"))
+  memory: (arg) => memory.run(arg ?? "", Number(process.argv[4] ?? "1")),
+  limiter: () => limiter.admitted(),
+  "limiter-rejection": () => limiter.rejected(),
+  "limiter-memory": () => limiter.memory(1)
 }
 
 const [name, arg] = process.argv.slice(2)

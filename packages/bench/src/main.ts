@@ -13,6 +13,7 @@ import type { GroupResult } from "./protocol.js"
 import { parse } from "./protocol.js"
 import type { Other, Run } from "./report.js"
 import { markdown, memoryTable, TITLES, timedTable, verdictTable } from "./report.js"
+import * as limiter from "./groups/limiter.js"
 import { verdicts } from "./targets.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -56,7 +57,14 @@ interface Group {
   readonly timeoutMs: number
 }
 
-const timedGroups: ReadonlyArray<Group> = ["in-fiber", "per-call", "rejection", "burst"].map((g) => ({
+const timedGroups: ReadonlyArray<Group> = [
+  "in-fiber",
+  "per-call",
+  "rejection",
+  "burst",
+  "limiter",
+  "limiter-rejection"
+].map((g) => ({
   title: TITLES[g] ?? g,
   args: [g],
   timeoutMs: 150_000
@@ -66,6 +74,7 @@ const memoryGroups: ReadonlyArray<Group> = [
   ...["circuitry-consecutive", "circuitry-rate", "cockatiel-consecutive", "cockatiel-sampling", "opossum"].map(
     (subject) => ({ title: `memory: ${subject}`, args: ["memory", subject], timeoutMs: 120_000 })
   ),
+  { title: "memory: limiter-gradient2", args: ["limiter-memory"], timeoutMs: 120_000 },
   {
     title: "memory: circuitry-consecutive under tsx",
     args: ["memory", "circuitry-consecutive", "1"],
@@ -184,7 +193,7 @@ const main = async () => {
       seconds: (performance.now() - started) / 1000
     },
     results,
-    verdicts: verdicts(results),
+    verdicts: [...verdicts(results), ...limiter.verdicts(results)],
     others
   }
 

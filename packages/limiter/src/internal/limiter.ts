@@ -149,8 +149,17 @@ interface Waiter {
 
 const ClockTag = Clock.Clock
 
-const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock =>
-  Context.get(fiber.currentDefaultServices, ClockTag)
+// The default services rarely change between calls (one per runtime or TestContext): remember the last lookup.
+let lastServices: Context.Context<never> | undefined
+let lastClock: Clock.Clock | undefined
+
+const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock => {
+  const services = fiber.currentDefaultServices
+  if (services === lastServices) return lastClock!
+  lastClock = Context.get(services, ClockTag)
+  lastServices = services
+  return lastClock
+}
 
 class LimiterImpl implements Limiter {
   readonly [TypeId]: typeof TypeId = TypeId
@@ -162,6 +171,7 @@ class LimiterImpl implements Limiter {
   rejected = 0
   private avgRtt = 0
   private announced = false
+  private lastRejection: LimiterRejectedError | undefined
   private readonly adaptive: boolean
   private readonly min: number
   private readonly max: number
@@ -271,34 +281,55 @@ class LimiterImpl implements Limiter {
     const partition = options?.partition
     return Effect.withFiberRuntime((fiber) => {
       const clock = clockOf(fiber)
-      const now = clock.unsafeCurrentTimeMillis()
-      const p = partition === undefined || this.byName === undefined ? undefined : this.byName.get(partition)
-      if (p !== undefined) p.lastArrival = now
+      // Only partitions need the time to decide; a rejection without them reads no clock.
+      let now = -1
+      let p: Partition | undefined
+      if (this.byName !== undefined) {
+        now = clock.unsafeCurrentTimeMillis()
+        p = partition === undefined ? undefined : this.byName.get(partition)
+        if (p !== undefined) p.lastArrival = now
+      }
       if (!this.canAdmit(p, now)) return this.refuse(self, p, partition, clock)
-      // Admitted: the slot is taken and its release installed in one uninterruptible step, so an
-      // interruption can neither leak the slot nor skip its release.
-      return Effect.uninterruptibleMask((restore) => {
-        if (!this.canAdmit(p, now)) return restore(this.refuse(self, p, partition, clock))
-        return this.run(restore(self), p, clock, now, this.acquire(p))
-      })
+      return this.run(self, p, clock, now === -1 ? clock.unsafeCurrentTimeMillis() : now, this.acquire(p), fiber)
     })
   }
 
-  /** Runs an admitted call; its slot is freed however it ends, and its outcome is a sample unless interrupted. */
+  /**
+   * Runs an admitted call; its slot is freed however it ends, and its outcome is a sample unless
+   * interrupted. An interrupted fiber skips the call's handlers (Effect does not run them while it
+   * unwinds an interruption), so an observer of the fiber gives the slot back when it sees the
+   * fiber end: an uninterruptible region per call would cost more than the rest of the call.
+   */
   private run<A, E, R>(
     self: Effect.Effect<A, E, R>,
     p: Partition | undefined,
     clock: Clock.Clock,
     start: number,
-    inflight: number
+    inflight: number,
+    fiber: Fiber.RuntimeFiber<unknown, unknown>
   ): Effect.Effect<A, E, R> {
+    let done = false
+    const onFiberExit = () => {
+      if (done) return
+      done = true
+      this.finish(p, clock, start, inflight, "interrupted")
+    }
+    fiber.addObserver(onFiberExit)
     return Effect.matchCauseEffect(self, {
       onSuccess: (a) => {
-        this.finish(p, clock, start, inflight, "success")
+        if (!done) {
+          done = true
+          fiber.removeObserver(onFiberExit)
+          this.finish(p, clock, start, inflight, "success")
+        }
         return Effect.succeed(a)
       },
       onFailure: (cause) => {
-        this.finish(p, clock, start, inflight, this.classify(cause))
+        if (!done) {
+          done = true
+          fiber.removeObserver(onFiberExit)
+          this.finish(p, clock, start, inflight, this.classify(cause))
+        }
         return Effect.failCause(cause)
       }
     })
@@ -366,7 +397,19 @@ class LimiterImpl implements Limiter {
   private reject(p: Partition | undefined, partition: string | undefined): LimiterRejectedError {
     this.rejected++
     this.metrics.call(p, "rejected")
-    return rejection(this.name, this.current, this.running, partition, this.retryAfter())
+    // A burst of rejections mostly says the same thing: an error is a value, so share it then.
+    const last = this.lastRejection
+    const retryAfter = this.retryAfter()
+    if (
+      last !== undefined &&
+      last.limit === this.current &&
+      last.inFlight === this.running &&
+      last.partition === partition &&
+      last.retryAfterMillis === retryAfter
+    ) {
+      return last
+    }
+    return (this.lastRejection = rejection(this.name, this.current, this.running, partition, retryAfter))
   }
 
   /** Hands free slots to waiters, first come first served among those that may start. */
@@ -427,7 +470,10 @@ class LimiterImpl implements Limiter {
           else this.cancel(w)
           return Effect.failCause(cause)
         },
-        onSuccess: () => this.run(restore(self), p, clock, clock.unsafeCurrentTimeMillis(), w.inflight)
+        onSuccess: () =>
+          Effect.withFiberRuntime<A, E, R>((fiber) =>
+            this.run(restore(self), p, clock, clock.unsafeCurrentTimeMillis(), w.inflight, fiber)
+          )
       })
     )
   }
