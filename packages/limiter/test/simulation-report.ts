@@ -121,11 +121,16 @@ polyline(
   2,
   "6 4"
 )
-for (const subject of ["fixed 4C", "gradient2", "aimd", "vegas"] as const) {
+// Vegas first and faint: it moves by large steps every few samples and would hide the others.
+for (const subject of ["vegas", "fixed 4C", "gradient2", "aimd"] as const) {
   const run = runs.get(subject)!
+  const faint = subject === "vegas"
   polyline(
     run.limits.map(([t, l]) => [x(t / 1000), yLimit(Math.min(l, 45))] as const),
-    colours[subject]
+    colours[subject],
+    faint ? 1 : 2.5,
+    "",
+    faint ? 0.45 : 1
   )
 }
 const yGood = axes(goodPanel, 1.1, [0, 0.5, 1], "Goodput, share of the capacity at that time (1-second windows)")
