@@ -4,16 +4,9 @@ import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import * as Predicate from "effect/Predicate"
 import type * as LHC from "../LimiterHttpClient.js"
+import { originKey } from "./origin.js"
 
-/** @internal */
-export const originKey = (request: { readonly url: string }): string | undefined => {
-  try {
-    const origin = new URL(request.url).origin
-    return origin === "null" ? undefined : origin
-  } catch {
-    return undefined
-  }
-}
+export { originKey }
 
 const guardWith = <E, R>(
   client: HttpClient.HttpClient.With<E, R>,
