@@ -174,25 +174,7 @@ const honourRetryAfter = (
 }
 
 /** @internal */
-export const guard: {
-  (
-    registry: BreakerRegistry.BreakerRegistry,
-    options?: Options
-  ): <E, R>(
-    client: HttpClient.HttpClient.With<E, R>
-  ) => Effect.Effect<
-    HttpClient.HttpClient.With<E | HttpClientError.RequestError | CircuitBreaker.BreakerOpenError, R>,
-    CircuitBreaker.InvalidBreakerOptions
-  >
-  <E, R>(
-    client: HttpClient.HttpClient.With<E, R>,
-    registry: BreakerRegistry.BreakerRegistry,
-    options?: Options
-  ): Effect.Effect<
-    HttpClient.HttpClient.With<E | HttpClientError.RequestError | CircuitBreaker.BreakerOpenError, R>,
-    CircuitBreaker.InvalidBreakerOptions
-  >
-} = dual(
+export const guard = dual(
   (args) => Predicate.hasProperty(args[0], HttpClient.TypeId),
   <E, R>(client: HttpClient.HttpClient.With<E, R>, registry: BreakerRegistry.BreakerRegistry, options?: Options) =>
     Effect.map(resolve(options), (resolved) => guardWith(client, registry, resolved))
@@ -209,5 +191,5 @@ export const make = (
   Effect.gen(function* () {
     const client = yield* HttpClient.HttpClient
     const registry = yield* BreakerRegistry.BreakerRegistry
-    return yield* guard(client, registry, options)
+    return guardWith(client, registry, yield* resolve(options))
   })
