@@ -3,26 +3,29 @@
  * synchronous steps, which JavaScript runs to completion: that is what makes admission atomic
  * without a lock, and the admitted path needs no fiber, no Ref and no Semaphore (as the breaker's
  * closed path). Callers in the queue wait in `Effect.async`, resumed by whoever frees a slot.
+ *
+ * Longer than most modules, for a reason: admission, release, partitions and the queue read and
+ * write one state, and the invariant (at most `limit` running, no free slot while an admissible
+ * caller waits) is easiest to check when every step that touches it is in one place.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import type * as Fiber from "effect/Fiber"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as Limit from "../Limit.js"
 import type * as L from "../Limiter.js"
 import type { Algorithm } from "./algorithm.js"
 import { InvalidLimiterOptions, LimiterRejectedError, rejection } from "./errors.js"
 import { LimiterMetrics, type Outcome } from "./metrics.js"
-import { isBetween, isWhole, millis } from "./validation.js"
+import { type Resolved, resolve } from "./options.js"
 
 export { callsTotal, inFlightGauge, limitGauge, roundTrip } from "./metrics.js"
+export { defaultIsDrop, type Resolved, resolve } from "./options.js"
 
 type Limiter = L.Limiter
 type Options = L.Options
@@ -32,85 +35,6 @@ export const TypeId: typeof L.TypeId = Symbol.for("@circuitry/limiter/Limiter") 
 
 /** @internal */
 export const isLimiter = (u: unknown): u is Limiter => typeof u === "object" && u !== null && TypeId in u
-
-// ---------------------------------------------------------------------------------------------
-// options
-// ---------------------------------------------------------------------------------------------
-
-/** @internal */
-export interface Resolved {
-  readonly name: string
-  readonly limit: Limit.Limit
-  readonly queueSize: number
-  readonly queueTimeoutMillis: number
-  readonly partitions: ReadonlyArray<readonly [string, number]>
-  readonly isDrop: (cause: Cause.Cause<unknown>) => boolean
-}
-
-/** A TimeoutException, or an error caused by one (an HTTP client's RequestError "Transport"). */
-const isTimeout = (u: unknown): boolean =>
-  Cause.isTimeoutException(u) ||
-  (typeof u === "object" && u !== null && Cause.isTimeoutException((u as { readonly cause?: unknown }).cause))
-const DROP_TAGS = new Set(["BreakerOpenError", "LimiterRejectedError"])
-const isTagged = (u: unknown): boolean =>
-  typeof u === "object" && u !== null && DROP_TAGS.has((u as { readonly _tag?: unknown })._tag as string)
-
-/** @internal */
-export const defaultIsDrop = (cause: Cause.Cause<unknown>): boolean => {
-  for (const error of Cause.failures(cause)) if (isTimeout(error) || isTagged(error)) return true
-  for (const defect of Cause.defects(cause)) if (isTimeout(defect)) return true
-  return false
-}
-
-/** The most callers one queue may hold: a bigger queue is a memory leak waiting for an outage. */
-const MAX_QUEUE = 1_000_000
-
-/**
- * Validates options once, at construction, into a typed error that names the option and its rule.
- *
- * @internal
- */
-export const resolve = (options: Options | undefined): Either.Either<Resolved, InvalidLimiterOptions> => {
-  const fail = (message: string) => Either.left(new InvalidLimiterOptions({ message }))
-  if (options !== undefined && (typeof options !== "object" || options === null)) {
-    return fail(`options must be an object, got ${typeof options}`)
-  }
-  const o = options ?? {}
-  const name = o.name ?? "default"
-  if (typeof name !== "string" || name.length === 0) {
-    return fail(`name must be a non-empty string, got ${JSON.stringify(name)}`)
-  }
-  const at = ` (limiter "${name}")`
-  const limit = o.limit ?? Limit.gradient2()
-  if (!Limit.isLimit(limit)) return fail(`limit must be made by Limit.fixed, aimd, gradient2 or vegas${at}`)
-  if (limit.problem !== undefined) return fail(`${limit.problem}${at}`)
-  if (o.queue !== undefined && (typeof o.queue !== "object" || o.queue === null)) {
-    return fail(`queue must be an object${at}`)
-  }
-  const queueSize = o.queue?.size ?? 0
-  if (!isWhole(queueSize, 0) || queueSize > MAX_QUEUE) {
-    return fail(`queue.size must be a whole number between 0 and ${MAX_QUEUE}, got ${queueSize}${at}`)
-  }
-  const queueTimeoutMillis = millis(o.queue?.timeout ?? "1 second")
-  if (queueTimeoutMillis === undefined) {
-    return fail(`queue.timeout must be a finite duration >= 0, got ${JSON.stringify(String(o.queue?.timeout))}${at}`)
-  }
-  if (o.partitions !== undefined && (typeof o.partitions !== "object" || o.partitions === null)) {
-    return fail(`partitions must be an object of shares by name${at}`)
-  }
-  const partitions = Object.entries(o.partitions ?? {})
-  let total = 0
-  for (const [partition, share] of partitions) {
-    if (!isBetween(share, 0, 1, true)) {
-      return fail(`partitions.${partition} must be a share with 0 < share <= 1, got ${share}${at}`)
-    }
-    total += share
-  }
-  if (total > 1 + 1e-9) return fail(`partitions' shares must add up to at most 1, got ${total}${at}`)
-  const isDrop = o.isDrop ?? defaultIsDrop
-  if (typeof isDrop !== "function") return fail(`isDrop must be a function of a Cause, got ${typeof isDrop}${at}`)
-  return Either.right({ name, limit, queueSize, queueTimeoutMillis, partitions, isDrop })
-}
 
 // ---------------------------------------------------------------------------------------------
 // the limiter
