@@ -214,6 +214,20 @@ describe("Limiter", () => {
         [{ limit: Limit.vegas({ alpha: Number.NaN }) }, "vegas alpha"],
         [{ limit: Limit.vegas({ smoothing: 2 }) }, "vegas smoothing"],
         [{ limit: Limit.vegas({ probeMultiplier: 0 }) }, "vegas probeMultiplier"],
+        [{ limit: Limit.windowed(Limit.fixed(0)) }, "fixed limit must be a whole number >= 1, got 0"],
+        [{ limit: Limit.windowed({} as never) }, "windowed needs a limit made by"],
+        [
+          { limit: Limit.windowed(Limit.aimd(), { minWindow: "50 millis" }) },
+          "windowed minWindow must be a duration of at least 100 millis"
+        ],
+        [
+          { limit: Limit.windowed(Limit.aimd(), { minWindow: "2 seconds" }) },
+          "windowed maxWindow must be a duration of at least minWindow"
+        ],
+        [
+          { limit: Limit.windowed(Limit.aimd(), { windowSize: 5 }) },
+          "windowed windowSize must be a whole number >= 10, got 5"
+        ],
         [{ queue: { size: -1 } }, "queue.size must be a whole number between 0 and 1000000, got -1"],
         [{ queue: { size: 1, timeout: "forever" as never } }, "queue.timeout must be a finite duration >= 0"],
         [{ queue: { timeout: -5 } }, "queue.timeout"],
