@@ -403,18 +403,10 @@ class LimiterImpl implements Limiter {
   }
 }
 
-/**
- * Checks options as `make` would, without making a limiter.
- *
- * @internal
- */
-export const validate = (options?: Options): Effect.Effect<void, InvalidLimiterOptions> =>
-  Effect.asVoid(resolve(options))
-
 /** @internal */
 export const unsafeMake = (resolved: Resolved): Limiter => new LimiterImpl(resolved.name, resolved)
 
-/** Whether a limiter has nothing running or waiting (for the registry's eviction). @internal */
+/** Whether a limiter has no call running (for the registry's eviction). @internal */
 export const isIdle = (limiter: Limiter): boolean => {
   const impl = limiter as LimiterImpl
   return impl.running === 0
