@@ -11,6 +11,7 @@ import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
+import type * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as errors from "./internal/errors.js"
@@ -251,7 +252,7 @@ export const defaultIsDrop: (cause: Cause.Cause<unknown>) => boolean = internal.
  * @since 0.1.0
  * @category metrics
  */
-export const limitGauge = internal.limitGauge
+export const limitGauge: Metric.Metric.Gauge<number> = internal.limitGauge
 
 /**
  * Calls in flight as a gauge tagged `limiter` (and `partition` for calls in one).
@@ -259,7 +260,7 @@ export const limitGauge = internal.limitGauge
  * @since 0.1.0
  * @category metrics
  */
-export const inFlightGauge = internal.inFlightGauge
+export const inFlightGauge: Metric.Metric.Gauge<number> = internal.inFlightGauge
 
 /**
  * Calls by outcome, a counter tagged `limiter`, `outcome` (`success`, `failure`, `dropped`,
@@ -268,7 +269,7 @@ export const inFlightGauge = internal.inFlightGauge
  * @since 0.1.0
  * @category metrics
  */
-export const callsTotal = internal.callsTotal
+export const callsTotal: Metric.Metric.Counter<number> = internal.callsTotal
 
 /**
  * Round-trip times of finished calls in milliseconds, a histogram tagged `limiter` (and
@@ -277,4 +278,4 @@ export const callsTotal = internal.callsTotal
  * @since 0.1.0
  * @category metrics
  */
-export const roundTrip = internal.roundTrip
+export const roundTrip: Metric.Metric.Histogram<number> = internal.roundTrip
