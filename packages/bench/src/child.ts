@@ -4,6 +4,7 @@
  */
 import * as burst from "./groups/burst.js"
 import * as closed from "./groups/closed.js"
+import * as limiter from "./groups/limiter.js"
 import * as memory from "./groups/memory.js"
 import * as rejection from "./groups/rejection.js"
 import * as retry from "./groups/retry.js"
@@ -17,7 +18,10 @@ const groups: Record<string, (arg: string | undefined) => Promise<GroupResult>> 
   burst: () => burst.run(),
   retry: () => retry.run("retry"),
   hedging: () => retry.run("hedging"),
-  memory: (arg) => memory.run(arg ?? "", Number(process.argv[4] ?? "1"))
+  memory: (arg) => memory.run(arg ?? "", Number(process.argv[4] ?? "1")),
+  limiter: () => limiter.admitted(),
+  "limiter-rejection": () => limiter.rejected(),
+  "limiter-memory": () => limiter.memory(1)
 }
 
 const [name, arg] = process.argv.slice(2)

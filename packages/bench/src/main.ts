@@ -13,6 +13,7 @@ import type { GroupResult } from "./protocol.js"
 import { parse } from "./protocol.js"
 import type { Other, Run } from "./report.js"
 import { markdown, memoryTable, TITLES, timedTable, verdictTable } from "./report.js"
+import * as limiter from "./groups/limiter.js"
 import { verdicts } from "./targets.js"
 import { verdicts as retryVerdicts } from "./groups/retry.js"
 
@@ -57,18 +58,26 @@ interface Group {
   readonly timeoutMs: number
 }
 
-const timedGroups: ReadonlyArray<Group> = ["in-fiber", "per-call", "rejection", "burst", "retry", "hedging"].map(
-  (g) => ({
-    title: TITLES[g] ?? g,
-    args: [g],
-    timeoutMs: 150_000
-  })
-)
+const timedGroups: ReadonlyArray<Group> = [
+  "in-fiber",
+  "per-call",
+  "rejection",
+  "burst",
+  "retry",
+  "hedging",
+  "limiter",
+  "limiter-rejection"
+].map((g) => ({
+  title: TITLES[g] ?? g,
+  args: [g],
+  timeoutMs: 150_000
+}))
 
 const memoryGroups: ReadonlyArray<Group> = [
   ...["circuitry-consecutive", "circuitry-rate", "cockatiel-consecutive", "cockatiel-sampling", "opossum"].map(
     (subject) => ({ title: `memory: ${subject}`, args: ["memory", subject], timeoutMs: 120_000 })
   ),
+  { title: "memory: limiter-gradient2", args: ["limiter-memory"], timeoutMs: 120_000 },
   {
     title: "memory: circuitry-consecutive under tsx",
     args: ["memory", "circuitry-consecutive", "1"],
@@ -188,7 +197,7 @@ const main = async () => {
       seconds: (performance.now() - started) / 1000
     },
     results,
-    verdicts: [...verdicts(results), ...retryVerdicts(results)],
+    verdicts: [...verdicts(results), ...retryVerdicts(results), ...limiter.verdicts(results)],
     others
   }
 

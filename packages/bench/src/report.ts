@@ -41,7 +41,9 @@ export const TITLES: Record<string, string> = {
   "per-call": "Closed path, one Effect.runPromise per call",
   rejection: "Open-state rejection",
   burst: "Burst of 10,000 concurrent calls (closed)",
-  ...RETRY_TITLES
+  ...RETRY_TITLES,
+  limiter: "Limiter, admitted call, many calls inside one Effect.gen loop",
+  "limiter-rejection": "Limiter, rejection (the limit is full)"
 }
 
 const fmtNs = (n: number): string => (n >= 10_000 ? Math.round(n).toLocaleString("en") : n.toFixed(n < 100 ? 1 : 0))

@@ -5,14 +5,12 @@
  *
  * @since 0.1.0
  */
-import { CircuitBreaker } from "@circuitry/breaker"
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type { CircuitBreaker } from "@circuitry/breaker"
 import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as Cause from "effect/Cause"
-import * as Effect from "effect/Effect"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import * as internal from "./internal/breakerHttpServer.js"
 
 /**
  * The body of the 503 answer: RFC 9457 problem details, plus the circuit.
@@ -54,16 +52,8 @@ export interface Options {
  * @since 0.1.0
  * @category rendering
  */
-export const retryAfterSeconds = (error: CircuitBreaker.BreakerOpenError): number | undefined => {
-  switch (error.state) {
-    case "Open":
-      return Math.max(1, Math.ceil(error.retryAfterMillis / 1000))
-    case "HalfOpen":
-      return 1
-    case "Isolated":
-      return undefined
-  }
-}
+export const retryAfterSeconds: (error: CircuitBreaker.BreakerOpenError) => number | undefined =
+  internal.retryAfterSeconds
 
 /**
  * The problem body for a refusal, at `now` (epoch milliseconds).
@@ -71,25 +61,8 @@ export const retryAfterSeconds = (error: CircuitBreaker.BreakerOpenError): numbe
  * @since 0.1.0
  * @category rendering
  */
-export const problem = (error: CircuitBreaker.BreakerOpenError, now: number, options?: Options): Problem => {
-  const seconds = retryAfterSeconds(error)
-  const openUntil = error.state === "Open" ? new Date(now + error.retryAfterMillis).toISOString() : null
-  const detail =
-    error.state === "Open"
-      ? `Circuit "${error.breaker}" is open until ${openUntil}; retry after ${seconds} s.`
-      : error.state === "HalfOpen"
-        ? `Circuit "${error.breaker}" is half-open and testing its dependency; retry after ${seconds} s.`
-        : `Circuit "${error.breaker}" is isolated until an operator resets it.`
-  return {
-    type: options?.type ?? "about:blank",
-    title: options?.title ?? "Service Unavailable",
-    status: 503,
-    detail,
-    circuit: error.breaker,
-    state: error.state,
-    openUntil
-  }
-}
+export const problem: (error: CircuitBreaker.BreakerOpenError, now: number, options?: Options) => Problem =
+  internal.problem
 
 /**
  * The 503 answer for a refusal: `Content-Type: application/problem+json`, `Retry-After` (see
@@ -98,29 +71,10 @@ export const problem = (error: CircuitBreaker.BreakerOpenError, now: number, opt
  * @since 0.1.0
  * @category rendering
  */
-export const toResponse = (
+export const toResponse: (
   error: CircuitBreaker.BreakerOpenError,
   options?: Options
-): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
-  Effect.clockWith((clock) =>
-    Effect.sync(() => {
-      const seconds = retryAfterSeconds(error)
-      const headers: Record<string, string> = { "cache-control": "no-store" }
-      if (seconds !== undefined) headers["retry-after"] = String(seconds)
-      return HttpServerResponse.unsafeJson(problem(error, clock.unsafeCurrentTimeMillis(), options), {
-        status: 503,
-        contentType: "application/problem+json",
-        headers
-      })
-    })
-  )
-
-/** A `BreakerOpenError` in a cause, whether a failure or a defect (e.g. after `Effect.orDie`). */
-const findOpenError = (cause: Cause.Cause<unknown>): Option.Option<CircuitBreaker.BreakerOpenError> =>
-  Cause.find(cause, (reason) => {
-    const value = Cause.isFailType(reason) ? reason.error : Cause.isDieType(reason) ? reason.defect : undefined
-    return value instanceof CircuitBreaker.BreakerOpenError ? Option.some(value) : Option.none()
-  })
+) => Effect.Effect<HttpServerResponse.HttpServerResponse> = internal.toResponse
 
 /**
  * `middleware` with options for the problem body.
@@ -128,15 +82,10 @@ const findOpenError = (cause: Cause.Cause<unknown>): Option.Option<CircuitBreake
  * @since 0.1.0
  * @category middleware
  */
-export const makeMiddleware =
-  (options?: Options) =>
-  <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<Exclude<E, CircuitBreaker.BreakerOpenError>, R> =>
-    Effect.catchAllCause(app, (cause) =>
-      Option.match(findOpenError(cause), {
-        onNone: () => Effect.failCause(cause as Cause.Cause<Exclude<E, CircuitBreaker.BreakerOpenError>>),
-        onSome: (error) => toResponse(error, options)
-      })
-    )
+export const makeMiddleware: (
+  options?: Options
+) => <E, R>(app: HttpApp.Default<E, R>) => HttpApp.Default<Exclude<E, CircuitBreaker.BreakerOpenError>, R> =
+  internal.makeMiddleware
 
 /**
  * Middleware for an `HttpApp` or `HttpRouter` (through `HttpRouter.use`, or around the app given
@@ -174,8 +123,4 @@ export const middleware: <E, R>(
  * @since 0.1.0
  * @category middleware
  */
-export const layerHttpApi = (options?: Options): Layer.Layer<never> => {
-  const wrap = makeMiddleware(options)
-  // Errors other than BreakerOpenError pass through untouched, for the API to encode as declared.
-  return HttpApiBuilder.middleware((app) => wrap(app))
-}
+export const layerHttpApi: (options?: Options) => Layer.Layer<never> = internal.layerHttpApi

@@ -1,17 +1,17 @@
 /**
  * A health route listing every breaker in the `BreakerRegistry`: its state, the counts in its
- * window and when it reopens, as JSON for machines and as a small self-refreshing HTML page for a
- * person. Reading it records nothing and does not count as use of a breaker.
+ * window and when it reopens, and, when a `LimiterRegistry` is provided too, every limiter's limit,
+ * calls in flight and rejections; as JSON for machines and as a small self-refreshing HTML page for
+ * a person. Reading it records nothing and does not count as use of a breaker or a limiter.
  *
  * @since 0.1.0
  */
-import { BreakerRegistry } from "@circuitry/breaker"
-import type { CircuitBreaker } from "@circuitry/breaker"
+import type { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
+import type { Limiter } from "@circuitry/limiter"
 import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as Clock from "effect/Clock"
-import * as Effect from "effect/Effect"
+import type * as HttpRouter from "@effect/platform/HttpRouter"
+import type * as Effect from "effect/Effect"
+import * as internal from "./internal/healthRoute.js"
 
 /**
  * One breaker, as the health route shows it.
@@ -31,6 +31,23 @@ export interface BreakerHealth {
 }
 
 /**
+ * One limiter, as the health route shows it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LimiterHealth {
+  readonly name: string
+  readonly limit: number
+  readonly inFlight: number
+  /** Callers waiting in its queue. */
+  readonly queued: number
+  /** Calls rejected since it was made. */
+  readonly rejected: number
+  readonly partitions: Limiter.Snapshot["partitions"]
+}
+
+/**
  * The whole registry at one instant.
  *
  * @since 0.1.0
@@ -43,35 +60,18 @@ export interface Health {
   readonly open: number
   /** Every breaker, by name. */
   readonly breakers: ReadonlyArray<BreakerHealth>
+  /** Every limiter, by name; present only when a `LimiterRegistry` is provided. */
+  readonly limiters?: ReadonlyArray<LimiterHealth>
 }
 
 /**
- * Reads every breaker in the registry, sorted by name. Records nothing.
+ * Reads every breaker in the registry (and every limiter in a provided `LimiterRegistry`), sorted
+ * by name. Records nothing.
  *
  * @since 0.1.0
  * @category reading
  */
-export const health: Effect.Effect<Health, never, BreakerRegistry.BreakerRegistry> = Effect.gen(function* () {
-  const registry = yield* BreakerRegistry.BreakerRegistry
-  const now = yield* Clock.currentTimeMillis
-  const snapshots = yield* Effect.forEach(yield* registry.breakers, (breaker) => breaker.snapshot)
-  const breakers = snapshots
-    .map((snapshot): BreakerHealth => ({
-      name: snapshot.name,
-      state: snapshot.state._tag,
-      openUntil: snapshot.state._tag === "Open" ? new Date(snapshot.state.until).toISOString() : null,
-      counts: snapshot.counts,
-      probes: snapshot.probes
-    }))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-  return {
-    at: new Date(now).toISOString(),
-    open: breakers.filter((b) => b.state !== "Closed").length,
-    breakers
-  }
-})
-
-const noStore = { "cache-control": "no-store" }
+export const health: Effect.Effect<Health, never, BreakerRegistry.BreakerRegistry> = internal.health
 
 /**
  * The JSON view: `200` with a `Health` body. The status stays 200 while circuits are open: an open
@@ -80,9 +80,7 @@ const noStore = { "cache-control": "no-store" }
  * @since 0.1.0
  * @category routes
  */
-export const json: HttpApp.Default<never, BreakerRegistry.BreakerRegistry> = Effect.map(health, (body) =>
-  HttpServerResponse.unsafeJson(body, { headers: noStore })
-)
+export const json: HttpApp.Default<never, BreakerRegistry.BreakerRegistry> = internal.json
 
 /**
  * @since 0.1.0
@@ -95,81 +93,13 @@ export interface HtmlOptions {
   readonly title?: string | undefined
 }
 
-const escapeHtml = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
-
-const stateColours: Record<CircuitBreaker.StateTag, string> = {
-  Closed: "#1a7f37",
-  Open: "#cf222e",
-  HalfOpen: "#9a6700",
-  Isolated: "#6e7781"
-}
-
-/** The time of day (UTC) and the wait left; the full ISO instant in a tooltip. */
-const openUntilCell = (openUntil: string, now: number): string => {
-  const seconds = Math.max(1, Math.ceil((Date.parse(openUntil) - now) / 1000))
-  return `<time datetime="${escapeHtml(openUntil)}" title="${escapeHtml(openUntil)}">${escapeHtml(openUntil.slice(11, 19))} UTC</time> (in ${seconds} s)`
-}
-
 /**
  * Renders a `Health` as a small HTML page that reloads itself every `refreshSeconds`.
  *
  * @since 0.1.0
  * @category rendering
  */
-export const renderHtml = (health: Health, options?: HtmlOptions): string => {
-  const refresh = Math.max(1, Math.round(options?.refreshSeconds ?? 5))
-  const title = escapeHtml(options?.title ?? "Circuit breakers")
-  const now = Date.parse(health.at)
-  const rows = health.breakers
-    .map((b) => {
-      const state = b.state === "HalfOpen" ? "Half-open" : b.state
-      return `<tr>
-  <td class="name">${escapeHtml(b.name)}</td>
-  <td><span class="state" style="background:${stateColours[b.state]}">${state}</span></td>
-  <td class="num">${b.counts.calls}</td>
-  <td class="num">${b.counts.failures}</td>
-  <td class="num">${b.counts.consecutiveFailures}</td>
-  <td class="num">${b.counts.slowCalls}</td>
-  <td class="num">${b.probes}</td>
-  <td>${b.openUntil === null ? "" : openUntilCell(b.openUntil, now)}</td>
-</tr>`
-    })
-    .join("\n")
-  const empty = health.breakers.length === 0 ? `<p class="empty">No breakers yet.</p>` : ""
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="refresh" content="${refresh}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title}</title>
-<style>
-  body { font: 15px/1.4 system-ui, sans-serif; margin: 2rem; color: #1f2328; }
-  h1 { font-size: 1.4rem; margin: 0 0 .25rem; }
-  p.meta { color: #59636e; margin: 0 0 1rem; }
-  table { border-collapse: collapse; min-width: 40rem; }
-  th, td { padding: .4rem .7rem; border-bottom: 1px solid #d1d9e0; text-align: left; white-space: nowrap; }
-  th { background: #f6f8fa; font-weight: 600; }
-  td.num { text-align: right; font-variant-numeric: tabular-nums; }
-  td.name { font-family: ui-monospace, monospace; }
-  .state { color: #fff; border-radius: 1rem; padding: .1rem .6rem; font-size: .85rem; font-weight: 600; }
-</style>
-</head>
-<body>
-<h1>${title}</h1>
-<p class="meta">${health.breakers.length} breakers, ${health.open} not closed &middot; read at ${escapeHtml(health.at)} &middot; refreshes every ${refresh} s</p>
-<table>
-<thead><tr><th>Circuit</th><th>State</th><th>Calls</th><th>Failures</th><th>In a row</th><th>Slow</th><th>Probes</th><th>Open until</th></tr></thead>
-<tbody>
-${rows}
-</tbody>
-</table>
-${empty}
-</body>
-</html>
-`
-}
+export const renderHtml: (health: Health, options?: HtmlOptions) => string = internal.renderHtml
 
 /**
  * The HTML view of `json`, for a person: a table that reloads itself.
@@ -177,13 +107,7 @@ ${empty}
  * @since 0.1.0
  * @category routes
  */
-export const html = (options?: HtmlOptions): HttpApp.Default<never, BreakerRegistry.BreakerRegistry> =>
-  Effect.map(health, (body) =>
-    HttpServerResponse.text(renderHtml(body, options), {
-      contentType: "text/html; charset=utf-8",
-      headers: noStore
-    })
-  )
+export const html: (options?: HtmlOptions) => HttpApp.Default<never, BreakerRegistry.BreakerRegistry> = internal.html
 
 /**
  * @since 0.1.0
@@ -211,7 +135,5 @@ export interface RouterOptions extends HtmlOptions {
  * )
  * ```
  */
-export const router = (options?: RouterOptions): HttpRouter.HttpRouter<never, BreakerRegistry.BreakerRegistry> => {
-  const path = options?.path ?? "/health/breakers"
-  return HttpRouter.empty.pipe(HttpRouter.get(path, json), HttpRouter.get(`${path}/view`, html(options)))
-}
+export const router: (options?: RouterOptions) => HttpRouter.HttpRouter<never, BreakerRegistry.BreakerRegistry> =
+  internal.router

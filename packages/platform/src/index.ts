@@ -12,3 +12,13 @@ export * as BreakerHttpServer from "./BreakerHttpServer.js"
  * @since 0.1.0
  */
 export * as HealthRoute from "./HealthRoute.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as LimiterHttpClient from "./LimiterHttpClient.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as LimiterHttpServer from "./LimiterHttpServer.js"

@@ -1,0 +1,332 @@
+/**
+ * The algorithms that set a limiter's limit: fixed, or adaptive to the measured latency and drops
+ * (AIMD, Gradient2, Vegas, after Netflix concurrency-limits). A `Limit` is a description;
+ * `Limiter.make` validates it and runs it.
+ *
+ * @since 0.1.0
+ */
+import * as Duration from "effect/Duration"
+import type { Algorithm } from "./internal/algorithm.js"
+import * as Aimd from "./internal/aimd.js"
+import * as Fixed from "./internal/fixed.js"
+import * as Gradient2 from "./internal/gradient2.js"
+import { isBetween, isWhole, millis } from "./internal/validation.js"
+import * as Vegas from "./internal/vegas.js"
+import * as Windowed from "./internal/windowed.js"
+
+/**
+ * @since 0.1.0
+ * @category symbols
+ */
+export const TypeId: unique symbol = Symbol.for("@circuitry/limiter/Limit")
+
+/**
+ * @since 0.1.0
+ * @category symbols
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * How a limiter's limit is set. Constructors never throw: a value out of range is reported by
+ * `Limiter.make` as `InvalidLimiterOptions`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Limit {
+  readonly [TypeId]: TypeId
+  readonly _tag: "Fixed" | "AIMD" | "Gradient2" | "Vegas" | "Windowed"
+  /** A short human description, e.g. `gradient2(initial 20, min 20, max 200)`. */
+  readonly description: string
+  /** The lowest and highest limit the algorithm may set. */
+  readonly min: number
+  readonly max: number
+  /** @internal the first rule this limit breaks, if any */
+  readonly problem: string | undefined
+  /** @internal a fresh algorithm (valid only when `problem` is undefined) */
+  readonly makeAlgorithm: () => Algorithm<unknown>
+}
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isLimit = (u: unknown): u is Limit => typeof u === "object" && u !== null && TypeId in u
+
+type Rule = readonly [ok: boolean, message: string]
+
+const firstProblem = (name: string, rules: ReadonlyArray<Rule>): string | undefined => {
+  for (const [ok, message] of rules) if (!ok) return `limit: ${name} ${message}`
+  return undefined
+}
+
+const bounds = (initial: number, min: number, max: number): ReadonlyArray<Rule> => [
+  [isWhole(min, 1), `min must be a whole number >= 1, got ${min}`],
+  [isWhole(max, 1) && max >= min, `max must be a whole number >= min (${min}), got ${max}`],
+  [
+    isWhole(initial, 1) && initial >= min && initial <= max,
+    `initial must be a whole number in [min, max] = [${min}, ${max}], got ${initial}`
+  ]
+]
+
+/** A number or a function of the limit, as a function (checked when the limit is made). */
+const ofLimit = (value: number | ((limit: number) => number)) => (typeof value === "function" ? value : () => value)
+
+const isNumberOrFunction = (value: unknown, check: (n: number) => boolean): boolean =>
+  typeof value === "function" || (typeof value === "number" && check(value))
+
+const make = (
+  tag: Limit["_tag"],
+  description: string,
+  min: number,
+  max: number,
+  problem: string | undefined,
+  makeAlgorithm: () => Algorithm<any>
+): Limit => ({ [TypeId]: TypeId, _tag: tag, description, min, max, problem, makeAlgorithm })
+
+/**
+ * A limit that never changes: at most `limit` calls at once. With `queue` options on the limiter,
+ * a bulkhead.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Limit } from "@circuitry/limiter"
+ *
+ * const bulkhead = Limit.fixed(10)
+ * ```
+ */
+export const fixed = (limit: number): Limit =>
+  make(
+    "Fixed",
+    `fixed(${limit})`,
+    limit,
+    limit,
+    isWhole(limit, 1) ? undefined : `limit: fixed limit must be a whole number >= 1, got ${limit}`,
+    () => Fixed.make(limit)
+  )
+
+/**
+ * Additive increase, multiplicative decrease (Netflix `AIMDLimit`): +1 after a call while at least
+ * half the limit is in use, `limit * backoff` (rounded down) after a drop or a call slower than
+ * `timeout`. Defaults: initial 20, min 20, max 200, backoff 0.9, timeout 5 seconds.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Limit } from "@circuitry/limiter"
+ *
+ * const limit = Limit.aimd({ initial: 10, min: 1, max: 100, backoff: 0.5, timeout: "2 seconds" })
+ * ```
+ */
+export const aimd = (options?: {
+  readonly initial?: number | undefined
+  readonly min?: number | undefined
+  readonly max?: number | undefined
+  /** 0 < backoff < 1: the limit is multiplied by it on a drop. Default 0.9. */
+  readonly backoff?: number | undefined
+  /** A call slower than this counts as a drop. Default 5 seconds. */
+  readonly timeout?: Duration.DurationInput | undefined
+}): Limit => {
+  const min = options?.min ?? 20
+  const max = options?.max ?? 200
+  const initial = options?.initial ?? Math.min(max, Math.max(min, 20))
+  const backoff = options?.backoff ?? 0.9
+  const timeoutMillis = millis(options?.timeout ?? "5 seconds")
+  const problem = firstProblem("aimd", [
+    ...bounds(initial, min, max),
+    [isBetween(backoff, 0, 1), `backoff must be a number with 0 < backoff < 1, got ${backoff}`],
+    [timeoutMillis !== undefined && timeoutMillis > 0, `timeout must be a finite duration > 0`]
+  ])
+  return make("AIMD", `aimd(initial ${initial}, min ${min}, max ${max}, backoff ${backoff})`, min, max, problem, () =>
+    Aimd.make({ initial, min, max, backoff, timeoutMillis: timeoutMillis! })
+  )
+}
+
+/**
+ * Gradient2 (Netflix `Gradient2Limit`): follows the ratio of the long-term average round trip to
+ * the current one, with room for `queueSize` extra calls. Defaults as the original's: initial 20,
+ * min 20, max 200, smoothing 0.2, longWindow 600 samples, rttTolerance 1.5, queueSize 4.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Limit } from "@circuitry/limiter"
+ *
+ * const limit = Limit.gradient2({ initial: 20, min: 5, max: 500, queueSize: (limit) => Math.sqrt(limit) })
+ * ```
+ */
+export const gradient2 = (options?: {
+  readonly initial?: number | undefined
+  readonly min?: number | undefined
+  readonly max?: number | undefined
+  /** 0 < smoothing <= 1: how much of each new estimate is taken. Default 0.2. */
+  readonly smoothing?: number | undefined
+  /** Samples in the long-term average (whole, >= 1). Default 600. */
+  readonly longWindow?: number | undefined
+  /** >= 1: how much slower than the long average a call may be before the limit drops. Default 1.5. */
+  readonly rttTolerance?: number | undefined
+  /** Extra calls allowed over the estimate, a number >= 0 or a function of the limit. Default 4. */
+  readonly queueSize?: number | ((limit: number) => number) | undefined
+}): Limit => {
+  const min = options?.min ?? 20
+  const max = options?.max ?? 200
+  const initial = options?.initial ?? Math.min(max, Math.max(min, 20))
+  const smoothing = options?.smoothing ?? 0.2
+  const longWindow = options?.longWindow ?? 600
+  const rttTolerance = options?.rttTolerance ?? 1.5
+  const queueSize = options?.queueSize ?? 4
+  const problem = firstProblem("gradient2", [
+    ...bounds(initial, min, max),
+    [isBetween(smoothing, 0, 1, true), `smoothing must be a number with 0 < smoothing <= 1, got ${smoothing}`],
+    [isWhole(longWindow, 1), `longWindow must be a whole number >= 1, got ${longWindow}`],
+    [
+      typeof rttTolerance === "number" && Number.isFinite(rttTolerance) && rttTolerance >= 1,
+      `rttTolerance must be a number >= 1, got ${rttTolerance}`
+    ],
+    [
+      isNumberOrFunction(queueSize, (n) => Number.isFinite(n) && n >= 0),
+      `queueSize must be a number >= 0 or a function of the limit, got ${String(queueSize)}`
+    ]
+  ])
+  const queueOf = ofLimit(queueSize)
+  return make("Gradient2", `gradient2(initial ${initial}, min ${min}, max ${max})`, min, max, problem, () =>
+    Gradient2.make({
+      initial,
+      min,
+      max,
+      smoothing,
+      longWindow,
+      rttTolerance,
+      // A user function that answers nonsense allows no extra room rather than poisoning the limit.
+      queueSize: (limit) => {
+        const q = queueOf(limit)
+        return Number.isFinite(q) && q > 0 ? q : 0
+      }
+    })
+  )
+}
+
+/**
+ * Vegas (Netflix `VegasLimit`, after TCP Vegas): estimates the queue the limit builds from the
+ * lowest round trip seen and the current one; grows while the queue is under `alpha`, shrinks
+ * when it is over `beta` or on a drop. Defaults as the original's: initial 20, min 1, max 1000,
+ * alpha `3 * log10(limit)`, beta `6 * log10(limit)`, smoothing 1, probeMultiplier 30.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Limit } from "@circuitry/limiter"
+ *
+ * const limit = Limit.vegas({ initial: 20, max: 500, alpha: 3, beta: 6 })
+ * ```
+ */
+export const vegas = (options?: {
+  readonly initial?: number | undefined
+  readonly min?: number | undefined
+  readonly max?: number | undefined
+  /** Grow while the estimated queue is under alpha: a number >= 0 or a function of the limit. */
+  readonly alpha?: number | ((limit: number) => number) | undefined
+  /** Shrink when the estimated queue is over beta: a number >= alpha or a function of the limit. */
+  readonly beta?: number | ((limit: number) => number) | undefined
+  /** 0 < smoothing <= 1: how much of each new limit is taken. Default 1. */
+  readonly smoothing?: number | undefined
+  /** Take a fresh base round trip about every `probeMultiplier * limit` samples. Default 30. */
+  readonly probeMultiplier?: number | undefined
+}): Limit => {
+  const min = options?.min ?? 1
+  const max = options?.max ?? 1000
+  const initial = options?.initial ?? Math.min(max, Math.max(min, 20))
+  const alpha = options?.alpha ?? ((limit: number) => 3 * Vegas.log10Root(limit))
+  const beta = options?.beta ?? ((limit: number) => 6 * Vegas.log10Root(limit))
+  const smoothing = options?.smoothing ?? 1
+  const probeMultiplier = options?.probeMultiplier ?? 30
+  const problem = firstProblem("vegas", [
+    ...bounds(initial, min, max),
+    [
+      isNumberOrFunction(alpha, (n) => Number.isFinite(n) && n >= 0),
+      `alpha must be a number >= 0 or a function of the limit, got ${String(alpha)}`
+    ],
+    [
+      isNumberOrFunction(beta, (n) => Number.isFinite(n) && n >= 0) &&
+        !(typeof alpha === "number" && typeof beta === "number" && beta < alpha),
+      `beta must be a number >= alpha or a function of the limit, got ${String(beta)}`
+    ],
+    [isBetween(smoothing, 0, 1, true), `smoothing must be a number with 0 < smoothing <= 1, got ${smoothing}`],
+    [isWhole(probeMultiplier, 1), `probeMultiplier must be a whole number >= 1, got ${probeMultiplier}`]
+  ])
+  return make("Vegas", `vegas(initial ${initial}, min ${min}, max ${max})`, min, max, problem, () =>
+    Vegas.make({
+      initial,
+      min,
+      max,
+      alpha: ofLimit(alpha),
+      beta: ofLimit(beta),
+      threshold: Vegas.log10Root,
+      increase: (limit) => limit + Vegas.log10Root(limit),
+      decrease: (limit) => limit - Vegas.log10Root(limit),
+      smoothing,
+      probeMultiplier
+    })
+  )
+}
+
+/**
+ * Feeds another limit one sample per sampling window instead of one per call (Netflix
+ * `WindowedLimit`): the window's average round trip, its most calls in flight, and a drop if any
+ * call in it dropped. A window lasts twice the lowest round trip seen, between `minWindow` and
+ * `maxWindow`, and counts only with at least `windowSize` calls. This is how Netflix runs Gradient2
+ * and AIMD in servers: one decrease per window rather than one per slow call, and Gradient2's
+ * long-term average (`longWindow` samples) then spans `longWindow` windows, so it does not follow a
+ * sustained overload within seconds. Defaults as the original's: 1 second, 1 second, 10.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Limit } from "@circuitry/limiter"
+ *
+ * const limit = Limit.windowed(Limit.gradient2({ min: 2, max: 200 }), { minWindow: "200 millis", maxWindow: "1 second" })
+ * ```
+ */
+export const windowed = (
+  limit: Limit,
+  options?: {
+    /** >= 100 ms. Default 1 second. */
+    readonly minWindow?: Duration.DurationInput | undefined
+    /** >= minWindow. Default 1 second. */
+    readonly maxWindow?: Duration.DurationInput | undefined
+    /** Calls a window needs to count (whole, >= 10). Default 10. */
+    readonly windowSize?: number | undefined
+  }
+): Limit => {
+  const minWindowMillis = millis(options?.minWindow ?? "1 second")
+  const maxWindowMillis = millis(options?.maxWindow ?? "1 second")
+  const windowSize = options?.windowSize ?? 10
+  const inner = isLimit(limit) ? limit : undefined
+  const problem =
+    inner === undefined
+      ? "limit: windowed needs a limit made by Limit.fixed, aimd, gradient2 or vegas"
+      : (inner.problem ??
+        firstProblem("windowed", [
+          [
+            minWindowMillis !== undefined && minWindowMillis >= 100,
+            `minWindow must be a duration of at least 100 millis`
+          ],
+          [
+            maxWindowMillis !== undefined && maxWindowMillis >= (minWindowMillis ?? 100),
+            `maxWindow must be a duration of at least minWindow`
+          ],
+          [isWhole(windowSize, 10), `windowSize must be a whole number >= 10, got ${windowSize}`]
+        ]))
+  return make("Windowed", `windowed(${inner?.description ?? "?"})`, inner?.min ?? 1, inner?.max ?? 1, problem, () =>
+    Windowed.make(
+      { minWindowMillis: minWindowMillis!, maxWindowMillis: maxWindowMillis!, windowSize },
+      inner!.makeAlgorithm()
+    )
+  )
+}

@@ -1,0 +1,447 @@
+/**
+ * The limiter. Its state (limit, counts, partitions, queue) is a plain object changed only inside
+ * synchronous steps, which JavaScript runs to completion: that is what makes admission atomic
+ * without a lock, and the admitted path needs no fiber, no Ref and no Semaphore (as the breaker's
+ * closed path). Callers in the queue wait in `Effect.async`, resumed by whoever frees a slot.
+ *
+ * Longer than most modules, for a reason: admission, release, partitions and the queue read and
+ * write one state, and the invariant (at most `limit` running, no free slot while an admissible
+ * caller waits) is easiest to check when every step that touches it is in one place.
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
+import { dual } from "effect/Function"
+import * as Layer from "effect/Layer"
+import * as PubSub from "effect/PubSub"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as L from "../Limiter.js"
+import type { Algorithm } from "./algorithm.js"
+import { InvalidLimiterOptions, LimiterRejectedError, rejection } from "./errors.js"
+import { LimiterMetrics, type Outcome } from "./metrics.js"
+import { type Resolved, resolve } from "./options.js"
+
+export { callsTotal, inFlightGauge, limitGauge, roundTrip } from "./metrics.js"
+export { defaultIsDrop, type Resolved, resolve } from "./options.js"
+
+type Limiter = L.Limiter
+type Options = L.Options
+
+/** @internal */
+export const TypeId: typeof L.TypeId = Symbol.for("@circuitry/limiter/Limiter") as typeof L.TypeId
+
+/** @internal */
+export const isLimiter = (u: unknown): u is Limiter => typeof u === "object" && u !== null && TypeId in u
+
+// ---------------------------------------------------------------------------------------------
+// the limiter
+// ---------------------------------------------------------------------------------------------
+
+/** A partition that has had no call for this long lends its share (it is not in use). */
+const IDLE_MILLIS = 1000
+
+/** Weight of each round trip in the average behind `retryAfterMillis`. */
+const RTT_WEIGHT = 0.1
+
+/** @internal */
+export class Partition {
+  /** Slots guaranteed at the current limit. */
+  guaranteed = 0
+  busy = 0
+  waiting = 0
+  lastArrival = -Infinity
+  constructor(
+    readonly name: string,
+    readonly share: number
+  ) {}
+}
+
+const WAITING = 0
+const GRANTED = 1
+const CANCELLED = 2
+
+interface Waiter {
+  readonly partition: Partition | undefined
+  state: typeof WAITING | typeof GRANTED | typeof CANCELLED
+  /** In flight when the slot was granted (itself included). */
+  inflight: number
+  resume: ((effect: Effect.Effect<void>) => void) | undefined
+}
+
+const ClockTag = Clock.Clock
+
+// The default services rarely change between calls (one per runtime or TestContext): remember the last lookup.
+let lastServices: Context.Context<never> | undefined
+let lastClock: Clock.Clock | undefined
+
+const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock => {
+  const services = fiber.currentDefaultServices
+  if (services === lastServices) return lastClock!
+  lastClock = Context.get(services, ClockTag)
+  lastServices = services
+  return lastClock
+}
+
+class LimiterImpl implements Limiter {
+  readonly [TypeId]: typeof TypeId = TypeId
+  private readonly algorithm: Algorithm<unknown>
+  private state: unknown
+  /** The limit now (whole, in [min, max]). */
+  current: number
+  running = 0
+  rejected = 0
+  private avgRtt = 0
+  private announced = false
+  private lastRejection: LimiterRejectedError | undefined
+  private readonly adaptive: boolean
+  private readonly min: number
+  private readonly max: number
+  private readonly isDrop: (cause: Cause.Cause<unknown>) => boolean
+  private readonly queueSize: number
+  private readonly queueTimeoutMillis: number
+  private readonly queue: Array<Waiter> = []
+  private readonly byName: Map<string, Partition> | undefined
+  private readonly partitionList: ReadonlyArray<Partition>
+  private hub: PubSub.PubSub<L.Change> | undefined
+  private readonly metrics: LimiterMetrics
+
+  constructor(
+    readonly name: string,
+    resolved: Resolved
+  ) {
+    this.algorithm = resolved.limit.makeAlgorithm()
+    this.state = this.algorithm.initial
+    this.current = this.algorithm.limitOf(this.state)
+    this.adaptive = resolved.limit._tag !== "Fixed"
+    this.min = resolved.limit.min
+    this.max = resolved.limit.max
+    this.isDrop = resolved.isDrop
+    this.queueSize = resolved.queueSize
+    this.queueTimeoutMillis = resolved.queueTimeoutMillis
+    this.partitionList = resolved.partitions.map(([n, share]) => new Partition(n, share))
+    this.byName = this.partitionList.length === 0 ? undefined : new Map(this.partitionList.map((p) => [p.name, p]))
+    this.metrics = new LimiterMetrics(name)
+    this.shareOut()
+  }
+
+  // -- reads ----------------------------------------------------------------------------------
+
+  get limit(): Effect.Effect<number> {
+    return Effect.sync(() => this.current)
+  }
+
+  get inFlight(): Effect.Effect<number> {
+    return Effect.sync(() => this.running)
+  }
+
+  get snapshot(): Effect.Effect<L.Snapshot> {
+    return Effect.sync(() => ({
+      name: this.name,
+      limit: this.current,
+      inFlight: this.running,
+      queued: this.queue.length,
+      rejected: this.rejected,
+      partitions: this.partitionList.map((p) => ({
+        name: p.name,
+        share: p.share,
+        guaranteed: p.guaranteed,
+        inFlight: p.busy
+      }))
+    }))
+  }
+
+  get changes(): Stream.Stream<L.Change> {
+    return Stream.suspend(() => Stream.fromPubSub(this.pubsub()))
+  }
+
+  private pubsub(): PubSub.PubSub<L.Change> {
+    return (this.hub ??= Effect.runSync(PubSub.unbounded<L.Change>()))
+  }
+
+  /** When to try again: about one round trip, by when the calls now in flight have finished. */
+  private retryAfter(): number {
+    return Math.ceil(this.avgRtt)
+  }
+
+  // -- admission ------------------------------------------------------------------------------
+
+  /**
+   * Whether a call in `p` may start now. Every call needs a free slot under the limit; past its
+   * guaranteed slots, a partition may only borrow what the other partitions in use do not need
+   * for their own guarantees.
+   */
+  private canAdmit(p: Partition | undefined, now: number): boolean {
+    if (this.running >= this.current) return false
+    if (this.byName === undefined) return true
+    if (p !== undefined && p.busy < p.guaranteed) return true
+    let held = 0
+    for (const q of this.partitionList) {
+      if (q !== p && q.busy < q.guaranteed && (q.busy > 0 || q.waiting > 0 || now - q.lastArrival < IDLE_MILLIS)) {
+        held += q.guaranteed - q.busy
+      }
+    }
+    return this.running + held < this.current
+  }
+
+  private acquire(p: Partition | undefined): number {
+    if (!this.announced) {
+      // The limit gauge starts on first use, so that an idle limiter costs no metric memory.
+      this.announced = true
+      this.metrics.limit(this.current)
+    }
+    const inflight = ++this.running
+    if (p !== undefined) p.busy++
+    this.metrics.inFlight(p, inflight)
+    return inflight
+  }
+
+  execute<A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    options?: L.CallOptions
+  ): Effect.Effect<A, E | LimiterRejectedError, R> {
+    const partition = options?.partition
+    return Effect.withFiberRuntime((fiber) => {
+      const clock = clockOf(fiber)
+      // Only partitions need the time to decide; a rejection without them reads no clock.
+      let now = -1
+      let p: Partition | undefined
+      if (this.byName !== undefined) {
+        now = clock.unsafeCurrentTimeMillis()
+        p = partition === undefined ? undefined : this.byName.get(partition)
+        if (p !== undefined) p.lastArrival = now
+      }
+      if (!this.canAdmit(p, now)) return this.refuse(self, p, partition, clock)
+      return this.run(self, p, clock, now === -1 ? clock.unsafeCurrentTimeMillis() : now, this.acquire(p), fiber)
+    })
+  }
+
+  /**
+   * Runs an admitted call; its slot is freed however it ends, and its outcome is a sample unless
+   * interrupted. An interrupted fiber skips the call's handlers (Effect does not run them while it
+   * unwinds an interruption), so an observer of the fiber gives the slot back when it sees the
+   * fiber end: an uninterruptible region per call would cost more than the rest of the call.
+   */
+  private run<A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    p: Partition | undefined,
+    clock: Clock.Clock,
+    start: number,
+    inflight: number,
+    fiber: Fiber.RuntimeFiber<unknown, unknown>
+  ): Effect.Effect<A, E, R> {
+    let done = false
+    const onFiberExit = () => {
+      if (done) return
+      done = true
+      this.finish(p, clock, start, inflight, "interrupted")
+    }
+    fiber.addObserver(onFiberExit)
+    return Effect.matchCauseEffect(self, {
+      onSuccess: (a) => {
+        if (!done) {
+          done = true
+          fiber.removeObserver(onFiberExit)
+          this.finish(p, clock, start, inflight, "success")
+        }
+        return Effect.succeed(a)
+      },
+      onFailure: (cause) => {
+        if (!done) {
+          done = true
+          fiber.removeObserver(onFiberExit)
+          this.finish(p, clock, start, inflight, this.classify(cause))
+        }
+        return Effect.failCause(cause)
+      }
+    })
+  }
+
+  private classify(cause: Cause.Cause<unknown>): Outcome {
+    if (Cause.isInterruptedOnly(cause)) return "interrupted"
+    try {
+      return this.isDrop(cause) ? "dropped" : "failure"
+    } catch {
+      return "dropped" // a user `isDrop` that throws: err on the side of backing off
+    }
+  }
+
+  private finish(p: Partition | undefined, clock: Clock.Clock, start: number, inflight: number, outcome: Outcome) {
+    const running = --this.running
+    if (p !== undefined) p.busy--
+    this.metrics.inFlight(p, running)
+    const now = clock.unsafeCurrentTimeMillis()
+    if (outcome === "interrupted") {
+      this.metrics.call(p, outcome)
+    } else {
+      const rtt = now - start
+      this.metrics.call(p, outcome, rtt)
+      this.avgRtt = this.avgRtt === 0 ? rtt : this.avgRtt + (rtt - this.avgRtt) * RTT_WEIGHT
+      if (this.adaptive) this.sample(start, rtt, inflight, outcome === "dropped", now)
+    }
+    if (this.queue.length > 0) this.drain(now)
+  }
+
+  /** Feeds one sample to the algorithm; a changed limit is announced and shared out. */
+  private sample(start: number, rtt: number, inflight: number, drop: boolean, now: number): void {
+    this.state = this.algorithm.step(this.state, { start, rtt, inflight, drop })
+    const next = this.algorithm.limitOf(this.state)
+    // The limit never leaves [min, max], whatever a user's function made of the estimate.
+    const limit = Number.isFinite(next) ? Math.max(this.min, Math.min(this.max, next)) : this.current
+    if (limit === this.current) return
+    this.current = limit
+    this.shareOut()
+    if (this.announced) this.metrics.limit(limit)
+    this.hub?.unsafeOffer({ limit, at: now })
+  }
+
+  /**
+   * Each partition is guaranteed its share of the limit rounded up (as Netflix's partitions are):
+   * at least its share. When the shares add up to 1 the roundings may overlap by a slot, which goes
+   * to whichever partition asks first; the total never exceeds the limit.
+   */
+  private shareOut(): void {
+    for (const p of this.partitionList) p.guaranteed = Math.ceil(this.current * p.share)
+  }
+
+  // -- refusal and the queue --------------------------------------------------------------------
+
+  private refuse<A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    p: Partition | undefined,
+    partition: string | undefined,
+    clock: Clock.Clock
+  ): Effect.Effect<A, E | LimiterRejectedError, R> {
+    if (this.queue.length < this.queueSize) return this.wait(self, p, partition, clock)
+    return Effect.fail(this.reject(p, partition))
+  }
+
+  private reject(p: Partition | undefined, partition: string | undefined): LimiterRejectedError {
+    this.rejected++
+    this.metrics.call(p, "rejected")
+    // A burst of rejections mostly says the same thing: an error is a value, so share it then.
+    const last = this.lastRejection
+    const retryAfter = this.retryAfter()
+    if (
+      last !== undefined &&
+      last.limit === this.current &&
+      last.inFlight === this.running &&
+      last.partition === partition &&
+      last.retryAfterMillis === retryAfter
+    ) {
+      return last
+    }
+    return (this.lastRejection = rejection(this.name, this.current, this.running, partition, retryAfter))
+  }
+
+  /** Hands free slots to waiters, first come first served among those that may start. */
+  private drain(now: number): void {
+    const queue = this.queue
+    for (let i = 0; i < queue.length && this.running < this.current;) {
+      const w = queue[i]!
+      if (!this.canAdmit(w.partition, now)) {
+        i++
+        continue
+      }
+      queue.splice(i, 1)
+      if (w.partition !== undefined) w.partition.waiting--
+      w.state = GRANTED
+      w.inflight = this.acquire(w.partition)
+      w.resume?.(Effect.void)
+    }
+  }
+
+  private cancel(w: Waiter): void {
+    if (w.state !== WAITING) return
+    w.state = CANCELLED
+    const i = this.queue.indexOf(w)
+    if (i >= 0) this.queue.splice(i, 1)
+    if (w.partition !== undefined) w.partition.waiting--
+  }
+
+  /**
+   * Waits in the queue for a slot (at most `queue.timeout`), then runs. A waiter that is
+   * interrupted or times out leaves the queue; one that was granted a slot in the same instant
+   * gives it back to the next waiter, unsampled.
+   */
+  private wait<A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    p: Partition | undefined,
+    partition: string | undefined,
+    clock: Clock.Clock
+  ): Effect.Effect<A, E | LimiterRejectedError, R> {
+    const w: Waiter = { partition: p, state: WAITING, inflight: 0, resume: undefined }
+    this.queue.push(w)
+    if (p !== undefined) p.waiting++
+    const granted = Effect.async<void>((resume) => {
+      if (w.state === GRANTED) return resume(Effect.void)
+      w.resume = resume
+      return Effect.sync(() => this.cancel(w))
+    })
+    const waiting = Effect.timeoutFail(granted, {
+      duration: this.queueTimeoutMillis,
+      onTimeout: () => {
+        this.cancel(w)
+        return this.reject(p, partition)
+      }
+    })
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.matchCauseEffect(restore(waiting), {
+        onFailure: (cause) => {
+          if (w.state === GRANTED) this.finish(p, clock, 0, 0, "interrupted")
+          else this.cancel(w)
+          return Effect.failCause(cause)
+        },
+        onSuccess: () =>
+          Effect.withFiberRuntime<A, E, R>((fiber) =>
+            this.run(restore(self), p, clock, clock.unsafeCurrentTimeMillis(), w.inflight, fiber)
+          )
+      })
+    )
+  }
+}
+
+/** @internal */
+export const unsafeMake = (resolved: Resolved): Limiter => new LimiterImpl(resolved.name, resolved)
+
+/** Whether a limiter has no call running (for the registry's eviction). @internal */
+export const isIdle = (limiter: Limiter): boolean => {
+  const impl = limiter as LimiterImpl
+  return impl.running === 0
+}
+
+/** @internal */
+export const make = (options?: Options): Effect.Effect<Limiter, InvalidLimiterOptions, Scope.Scope> =>
+  Effect.map(resolve(options), unsafeMake)
+
+/** @internal */
+export const layer = <I>(tag: Context.Tag<I, Limiter>, options?: Options): Layer.Layer<I, InvalidLimiterOptions> =>
+  Layer.scoped(tag, make(options))
+
+/** @internal */
+export const withLimiter: {
+  <I = never>(
+    limiter: Limiter | Context.Tag<I, Limiter>,
+    options?: L.CallOptions
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | LimiterRejectedError, R | I>
+  <A, E, R, I = never>(
+    self: Effect.Effect<A, E, R>,
+    limiter: Limiter | Context.Tag<I, Limiter>,
+    options?: L.CallOptions
+  ): Effect.Effect<A, E | LimiterRejectedError, R | I>
+} = dual(
+  // Data-first when the second argument is the limiter (a Tag is an Effect too, so look there).
+  (args) => isLimiter(args[1]) || Context.isTag(args[1]),
+  <A, E, R, I>(
+    self: Effect.Effect<A, E, R>,
+    limiter: Limiter | Context.Tag<I, Limiter>,
+    options?: L.CallOptions
+  ): Effect.Effect<A, E | LimiterRejectedError, R | I> =>
+    isLimiter(limiter)
+      ? limiter.execute(self, options)
+      : Effect.flatMap(limiter as Context.Tag<I, Limiter>, (l) => l.execute(self, options))
+)
+
+export { InvalidLimiterOptions, LimiterRejectedError }

@@ -1,0 +1,247 @@
+import { Limit, Limiter } from "@circuitry/limiter"
+import { assert, describe, it } from "@effect/vitest"
+import { untilInFlight } from "./utils.js"
+import {
+  Cause,
+  Chunk,
+  Context,
+  Deferred,
+  Effect,
+  Either,
+  Exit,
+  Fiber,
+  FiberId,
+  Metric,
+  Stream,
+  TestClock
+} from "effect"
+
+const rejectedWith = <A, E>(result: Either.Either<A, E>): Limiter.LimiterRejectedError => {
+  if (Either.isRight(result) || !(result.left instanceof Limiter.LimiterRejectedError)) {
+    throw new Error(`expected a LimiterRejectedError, got ${JSON.stringify(result)}`)
+  }
+  return result.left
+}
+
+/** A call that holds its slot until `gate` is completed. */
+const held = (gate: Deferred.Deferred<void>, ran?: Array<string>, label?: string) =>
+  Effect.suspend(() => {
+    if (ran !== undefined && label !== undefined) ran.push(label)
+    return Deferred.await(gate)
+  })
+
+describe("Limiter", () => {
+  it.scoped("at most `limit` calls run at once; a call over it is rejected and never runs", () =>
+    Effect.gen(function* () {
+      const limiter = yield* Limiter.make({ name: "db", limit: Limit.fixed(2) })
+      const gate = yield* Deferred.make<void>()
+      const fibers = yield* Effect.forEach([1, 2], () => Effect.fork(Limiter.withLimiter(held(gate), limiter)))
+      yield* untilInFlight(limiter, 2)
+      let ran = false
+      const result = yield* Effect.either(
+        Limiter.withLimiter(
+          Effect.sync(() => (ran = true)),
+          limiter
+        )
+      )
+      const error = rejectedWith(result)
+      assert.isFalse(ran)
+      assert.strictEqual(error.limiter, "db")
+      assert.strictEqual(error.limit, 2)
+      assert.strictEqual(error.inFlight, 2)
+      assert.strictEqual(error.message, `limiter "db" is at its limit of 2 with 2 in flight; retry after 0 ms`)
+      yield* Deferred.succeed(gate, undefined)
+      yield* Effect.forEach(fibers, Fiber.join)
+      assert.strictEqual(yield* limiter.inFlight, 0)
+      assert.deepStrictEqual((yield* limiter.snapshot).rejected, 1)
+    })
+  )
+
+  it.scoped("retryAfterMillis is estimated from the round trips so far", () =>
+    Effect.gen(function* () {
+      const limiter = yield* Limiter.make({ limit: Limit.fixed(1) })
+      const slow = yield* Effect.fork(Limiter.withLimiter(Effect.sleep("200 millis"), limiter))
+      yield* TestClock.adjust("200 millis")
+      yield* Fiber.join(slow)
+      const again = yield* Effect.fork(Limiter.withLimiter(Effect.sleep("1 second"), limiter))
+      yield* untilInFlight(limiter, 1)
+      const error = rejectedWith(yield* Effect.either(Limiter.withLimiter(Effect.void, limiter)))
+      assert.strictEqual(error.retryAfterMillis, 200)
+      yield* Fiber.interrupt(again)
+    })
+  )
+
+  it.scoped("an interrupted call frees its slot and is no sample", () =>
+    Effect.gen(function* () {
+      const limiter = yield* Limiter.make({ limit: Limit.aimd({ initial: 1, min: 1, max: 10 }) })
+      const fiber = yield* Effect.fork(Limiter.withLimiter(Effect.never, limiter))
+      yield* untilInFlight(limiter, 1)
+      yield* Fiber.interrupt(fiber)
+      assert.strictEqual(yield* limiter.inFlight, 0)
+      assert.strictEqual(yield* limiter.limit, 1) // a success at 1 in flight would have made it 2
+      yield* Limiter.withLimiter(Effect.void, limiter)
+      assert.strictEqual(yield* limiter.limit, 2)
+    })
+  )
+
+  it.scoped("a failure is a sample; a drop (timeout, BreakerOpenError, LimiterRejectedError) lowers the limit", () =>
+    Effect.gen(function* () {
+      const limiter = yield* Limiter.make({ limit: Limit.aimd({ initial: 10, min: 1, max: 100, backoff: 0.5 }) })
+      yield* Effect.either(Limiter.withLimiter(Effect.fail("boom"), limiter))
+      assert.strictEqual(yield* limiter.limit, 10) // 1 in flight of 10: no growth, no drop
+      const timedOut = yield* Effect.fork(
+        Effect.either(Limiter.withLimiter(Effect.timeout(Effect.never, "1 second"), limiter))
+      )
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.join(timedOut)
+      assert.strictEqual(yield* limiter.limit, 5)
+      yield* Effect.either(
+        Limiter.withLimiter(Effect.fail({ _tag: "BreakerOpenError", breaker: "x", state: "Open" }), limiter)
+      )
+      assert.strictEqual(yield* limiter.limit, 2)
+      assert.isTrue(Limiter.defaultIsDrop(Cause.die(new Cause.TimeoutException())))
+      assert.isTrue(Limiter.defaultIsDrop(Cause.fail({ _tag: "LimiterRejectedError" })))
+      assert.isFalse(Limiter.defaultIsDrop(Cause.fail({ _tag: "Other" })))
+      assert.isFalse(Limiter.defaultIsDrop(Cause.interrupt(FiberId.none)))
+    })
+  )
+
+  it.scoped("a custom isDrop decides", () =>
+    Effect.gen(function* () {
+      const limiter = yield* Limiter.make({
+        limit: Limit.aimd({ initial: 10, min: 1, max: 100, backoff: 0.5 }),
+        isDrop: (cause) => Cause.failures(cause).pipe(Chunk.some((e) => e === "overloaded"))
+      })
+      yield* Effect.either(Limiter.withLimiter(Effect.fail("overloaded"), limiter))
+      assert.strictEqual(yield* limiter.limit, 5)
+    })
+  )
+
+  it.scoped("changes carries every change of the limit with the Clock's time", () =>
+    Effect.gen(function* () {
+      const limiter = yield* Limiter.make({ limit: Limit.aimd({ initial: 1, min: 1, max: 3 }) })
+      const changes = yield* Effect.fork(Stream.runCollect(Stream.take(limiter.changes, 2)))
+      yield* Effect.yieldNow()
+      yield* TestClock.adjust("5 seconds")
+      for (let i = 0; i < 4; i++) yield* Limiter.withLimiter(Effect.void, limiter)
+      const collected = Chunk.toArray(yield* Fiber.join(changes))
+      assert.deepStrictEqual(collected, [
+        { limit: 2, at: 5000 },
+        { limit: 3, at: 5000 }
+      ])
+    })
+  )
+
+  it.scoped("metrics: limit, in flight, calls by outcome, round trips; labelled by limiter and partition", () =>
+    Effect.gen(function* () {
+      const limiter = yield* Limiter.make({ name: "metered", limit: Limit.fixed(1), partitions: { web: 1 } })
+      yield* Limiter.withLimiter(Effect.sleep("30 millis").pipe(Effect.fork, Effect.flatMap(Fiber.join)), limiter, {
+        partition: "web"
+      }).pipe(
+        Effect.fork,
+        Effect.tap(() => TestClock.adjust("30 millis")),
+        Effect.flatMap(Fiber.join)
+      )
+      const gate = yield* Deferred.make<void>()
+      const busy = yield* Effect.fork(Limiter.withLimiter(held(gate), limiter, { partition: "web" }))
+      yield* untilInFlight(limiter, 1)
+      yield* Effect.either(Limiter.withLimiter(Effect.void, limiter, { partition: "web" }))
+      const tagged = <T>(m: T) => Metric.tagged(m as never, "limiter", "metered") as T
+      const web = <T>(m: T) => Metric.tagged(tagged(m) as never, "partition", "web") as T
+      const calls = (outcome: string) =>
+        Metric.value(Metric.tagged(web(Limiter.callsTotal), "outcome", outcome)).pipe(Effect.map((s) => s.count))
+      assert.strictEqual(yield* calls("success"), 1)
+      assert.strictEqual(yield* calls("rejected"), 1)
+      assert.strictEqual((yield* Metric.value(tagged(Limiter.limitGauge))).value, 1)
+      assert.strictEqual((yield* Metric.value(tagged(Limiter.inFlightGauge))).value, 1)
+      assert.strictEqual((yield* Metric.value(web(Limiter.inFlightGauge))).value, 1)
+      const rtt = yield* Metric.value(web(Limiter.roundTrip))
+      assert.strictEqual(rtt.count, 1)
+      assert.strictEqual(rtt.sum, 30)
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(busy)
+      assert.strictEqual((yield* Metric.value(tagged(Limiter.inFlightGauge))).value, 0)
+    })
+  )
+
+  it.scoped("withLimiter takes a value or a tag, data-first or data-last, with a partition", () =>
+    Effect.gen(function* () {
+      class Api extends Context.Tag("Api")<Api, Limiter.Limiter>() {}
+      const limiter = yield* Limiter.make({ limit: Limit.fixed(1), partitions: { a: 1 } })
+      assert.isTrue(Limiter.isLimiter(limiter))
+      assert.isFalse(Limiter.isLimiter({ name: "x" }))
+      assert.strictEqual(yield* Limiter.withLimiter(Effect.succeed(1), limiter), 1)
+      assert.strictEqual(yield* Effect.succeed(2).pipe(Limiter.withLimiter(limiter, { partition: "a" })), 2)
+      const viaTag = Effect.succeed(3).pipe(Limiter.withLimiter(Api, { partition: "a" }))
+      assert.strictEqual(yield* Effect.provideService(viaTag, Api, limiter), 3)
+      const dataFirst = Limiter.withLimiter(Effect.succeed(4), Api, { partition: "a" })
+      assert.strictEqual(yield* Effect.provideService(dataFirst, Api, limiter), 4)
+    })
+  )
+
+  it.effect("layer provides a limiter for a tag", () =>
+    Effect.gen(function* () {
+      class Db extends Context.Tag("Db")<Db, Limiter.Limiter>() {}
+      const n = yield* Effect.succeed(5).pipe(
+        Limiter.withLimiter(Db),
+        Effect.provide(Limiter.layer(Db, { name: "db", limit: Limit.fixed(3) }))
+      )
+      assert.strictEqual(n, 5)
+    })
+  )
+
+  it.effect("every bad option is an InvalidLimiterOptions that names it", () =>
+    Effect.gen(function* () {
+      const cases: ReadonlyArray<[Limiter.Options, string]> = [
+        [{ name: "" }, "name must be a non-empty string"],
+        [{ limit: {} as never }, "limit must be made by"],
+        [{ limit: Limit.fixed(0) }, "fixed limit must be a whole number >= 1, got 0"],
+        [{ limit: Limit.fixed(1.5) }, "fixed limit must be a whole number >= 1"],
+        [{ limit: Limit.aimd({ backoff: 1 }) }, "aimd backoff must be a number with 0 < backoff < 1, got 1"],
+        [{ limit: Limit.aimd({ backoff: 0 }) }, "aimd backoff"],
+        [{ limit: Limit.aimd({ timeout: "-1 second" }) }, "aimd timeout must be a finite duration > 0"],
+        [{ limit: Limit.aimd({ min: 10, max: 5 }) }, "aimd max must be a whole number >= min (10), got 5"],
+        [
+          { limit: Limit.aimd({ initial: 300 }) },
+          "aimd initial must be a whole number in [min, max] = [20, 200], got 300"
+        ],
+        [{ limit: Limit.gradient2({ min: 0 }) }, "gradient2 min must be a whole number >= 1, got 0"],
+        [{ limit: Limit.gradient2({ smoothing: 0 }) }, "gradient2 smoothing"],
+        [{ limit: Limit.gradient2({ longWindow: 0 }) }, "gradient2 longWindow"],
+        [{ limit: Limit.gradient2({ rttTolerance: 0.5 }) }, "gradient2 rttTolerance must be a number >= 1, got 0.5"],
+        [{ limit: Limit.gradient2({ queueSize: -1 }) }, "gradient2 queueSize"],
+        [{ limit: Limit.vegas({ alpha: 6, beta: 3 }) }, "vegas beta must be a number >= alpha"],
+        [{ limit: Limit.vegas({ alpha: Number.NaN }) }, "vegas alpha"],
+        [{ limit: Limit.vegas({ smoothing: 2 }) }, "vegas smoothing"],
+        [{ limit: Limit.vegas({ probeMultiplier: 0 }) }, "vegas probeMultiplier"],
+        [{ limit: Limit.windowed(Limit.fixed(0)) }, "fixed limit must be a whole number >= 1, got 0"],
+        [{ limit: Limit.windowed({} as never) }, "windowed needs a limit made by"],
+        [
+          { limit: Limit.windowed(Limit.aimd(), { minWindow: "50 millis" }) },
+          "windowed minWindow must be a duration of at least 100 millis"
+        ],
+        [
+          { limit: Limit.windowed(Limit.aimd(), { minWindow: "2 seconds" }) },
+          "windowed maxWindow must be a duration of at least minWindow"
+        ],
+        [
+          { limit: Limit.windowed(Limit.aimd(), { windowSize: 5 }) },
+          "windowed windowSize must be a whole number >= 10, got 5"
+        ],
+        [{ queue: { size: -1 } }, "queue.size must be a whole number between 0 and 1000000, got -1"],
+        [{ queue: { size: 1, timeout: "forever" as never } }, "queue.timeout must be a finite duration >= 0"],
+        [{ queue: { timeout: -5 } }, "queue.timeout"],
+        [{ partitions: { a: 0 } }, "partitions.a must be a share with 0 < share <= 1, got 0"],
+        [{ partitions: { a: 0.7, b: 0.4 } }, "partitions' shares must add up to at most 1"],
+        [{ isDrop: "yes" as never }, "isDrop must be a function of a Cause, got string"]
+      ]
+      for (const [options, message] of cases) {
+        const exit = yield* Effect.exit(Effect.scoped(Limiter.make(options)))
+        assert.isTrue(Exit.isFailure(exit), JSON.stringify(options))
+        const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : undefined
+        assert.isTrue(error?._tag === "Some" && error.value instanceof Limiter.InvalidLimiterOptions)
+        assert.include(error?._tag === "Some" ? error.value.message : "", message)
+      }
+    })
+  )
+})

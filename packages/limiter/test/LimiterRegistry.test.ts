@@ -1,0 +1,65 @@
+import { Limit, LimiterRegistry } from "@circuitry/limiter"
+import { assert, describe, it } from "@effect/vitest"
+import { Cause, Deferred, Effect, Exit, Fiber } from "effect"
+import { untilInFlight } from "./utils.js"
+
+const provideRegistry = (options?: LimiterRegistry.RegistryOptions) => Effect.provide(LimiterRegistry.layer(options))
+
+describe("LimiterRegistry", () => {
+  it.effect("same name, same limiter; names lists them, least recently used first", () =>
+    Effect.gen(function* () {
+      const registry = yield* LimiterRegistry.LimiterRegistry
+      const a = yield* registry.get("a")
+      const b = yield* registry.get("b")
+      assert.strictEqual(yield* registry.get("a"), a)
+      assert.notStrictEqual(a, b)
+      assert.strictEqual(b.name, "b")
+      assert.deepStrictEqual(yield* registry.names, ["b", "a"])
+      const all = yield* Effect.all(
+        Array.from({ length: 20 }, () => registry.get("c")),
+        { concurrency: "unbounded" }
+      )
+      assert.isTrue(all.every((l) => l === all[0]))
+    }).pipe(provideRegistry())
+  )
+
+  it.effect("defaults apply to every limiter, overrides to their names", () =>
+    Effect.gen(function* () {
+      const registry = yield* LimiterRegistry.LimiterRegistry
+      assert.strictEqual(yield* (yield* registry.get("plain")).limit, 3)
+      assert.strictEqual(yield* (yield* registry.get("legacy")).limit, 1)
+      const result = yield* Effect.succeed(1).pipe(LimiterRegistry.withLimiterFor("legacy"))
+      assert.strictEqual(result, 1)
+    }).pipe(provideRegistry({ defaults: { limit: Limit.fixed(3) }, overrides: { legacy: { limit: Limit.fixed(1) } } }))
+  )
+
+  it.effect("bounded: past maxLimiters the least recently used idle limiter goes", () =>
+    Effect.gen(function* () {
+      const registry = yield* LimiterRegistry.LimiterRegistry
+      const busy = yield* registry.get("busy")
+      const gate = yield* Deferred.make<void>()
+      const fiber = yield* Effect.fork(busy.execute(Deferred.await(gate)))
+      yield* untilInFlight(busy, 1)
+      yield* registry.get("idle")
+      yield* registry.get("new")
+      assert.deepStrictEqual(yield* registry.names, ["busy", "new"]) // "busy" was older, but in use
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(fiber)
+    }).pipe(provideRegistry({ maxLimiters: 2 }))
+  )
+
+  it.effect("bad options fail the layer with InvalidLimiterOptions", () =>
+    Effect.gen(function* () {
+      for (const options of [
+        { maxLimiters: 0 },
+        { defaults: { limit: Limit.fixed(0) } },
+        { overrides: { x: { queue: { size: -1 } } } }
+      ]) {
+        const exit = yield* Effect.exit(Effect.scoped(LimiterRegistry.make(options)))
+        assert.isTrue(Exit.isFailure(exit))
+        const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : undefined
+        assert.strictEqual(error?._tag === "Some" ? error.value._tag : undefined, "InvalidLimiterOptions")
+      }
+    })
+  )
+})

@@ -1,0 +1,228 @@
+/**
+ * Each step function against worked examples: Netflix concurrency-limits' own unit tests where they
+ * have them (AIMDLimitTest, VegasLimitTest), and the formulas worked by hand for Gradient2 and
+ * WindowedLimit (which have none there).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import type { Algorithm, Sample } from "../src/internal/algorithm.js"
+import * as Aimd from "../src/internal/aimd.js"
+import * as Gradient2 from "../src/internal/gradient2.js"
+import * as Vegas from "../src/internal/vegas.js"
+import * as Windowed from "../src/internal/windowed.js"
+
+const sample = (rtt: number, inflight: number, drop = false, start = 0): Sample => ({ start, rtt, inflight, drop })
+
+describe("AIMD (AIMDLimitTest)", () => {
+  const config = (over: Partial<Aimd.Config> = {}): Aimd.Config => ({
+    initial: 20,
+    min: 20,
+    max: 200,
+    backoff: 0.9,
+    timeoutMillis: 5000,
+    ...over
+  })
+
+  it("testDefault: starts at the initial limit", () => {
+    expect(Aimd.make(config({ initial: 10, min: 1 })).initial).toBe(10)
+  })
+
+  it("increaseOnSuccess: 20 -> 21 with 10 in flight (2 * 10 >= 20)", () => {
+    expect(Aimd.step(config(), 20, sample(1, 10))).toBe(21)
+  })
+
+  it("decreaseOnDrops: 30 -> 27", () => {
+    expect(Aimd.step(config(), 30, sample(0, 0, true))).toBe(27)
+  })
+
+  it("successOverflow: stays at max 21", () => {
+    expect(Aimd.step(config({ initial: 21, max: 21, min: 1 }), 21, sample(1, 10))).toBe(21)
+  })
+
+  it("a call slower than the timeout is a drop; a lightly used limit does not grow", () => {
+    expect(Aimd.step(config(), 100, sample(5001, 100))).toBe(90)
+    expect(Aimd.step(config(), 100, sample(10, 49))).toBe(100)
+    expect(Aimd.step(config(), 100, sample(10, 50))).toBe(101)
+    expect(Aimd.step(config(), 21, sample(10, 50, true))).toBe(20) // floor(18.9) = 18, held at min 20
+  })
+})
+
+describe("Vegas (VegasLimitTest)", () => {
+  const config = (over: Partial<Vegas.Config> = {}): Vegas.Config => ({
+    initial: 20,
+    min: 1,
+    max: 1000,
+    alpha: (l) => 3 * Vegas.log10Root(l),
+    beta: (l) => 6 * Vegas.log10Root(l),
+    threshold: Vegas.log10Root,
+    increase: (l) => l + Vegas.log10Root(l),
+    decrease: (l) => l - Vegas.log10Root(l),
+    smoothing: 1,
+    probeMultiplier: 30,
+    ...over
+  })
+  // VegasLimitTest.create(): alpha 3, beta 6, smoothing 1, initial 10, max 20
+  const create = () => config({ alpha: () => 3, beta: () => 6, initial: 10, max: 20 })
+  const run = (c: Vegas.Config, samples: ReadonlyArray<Sample>): Array<number> => {
+    const algorithm = Vegas.make(c)
+    let state = algorithm.initial
+    return samples.map((s) => algorithm.limitOf((state = algorithm.step(state, s))))
+  }
+
+  it("largeLimitIncrease: 10000 -> 10024", () => {
+    expect(run(config({ initial: 10000, max: 20000 }), [sample(10_000, 5000), sample(10_000, 6000)])).toEqual([
+      10000, 10024
+    ])
+  })
+
+  it("increaseLimit: the first sample sets the base, then 10 -> 16", () => {
+    expect(run(create(), [sample(10, 10), sample(10, 11)])).toEqual([10, 16])
+  })
+
+  it("decreaseLimit: 10 -> 9 when the round trip is 5x the base", () => {
+    expect(run(create(), [sample(10, 10), sample(50, 11)])).toEqual([10, 9])
+  })
+
+  it("noChangeIfWithinThresholds", () => {
+    expect(run(create(), [sample(10, 10), sample(14, 14)])).toEqual([10, 10])
+  })
+
+  it("decreaseSmoothing: 100 -> 75 -> 56", () => {
+    const c = config({ decrease: (l) => l / 2, smoothing: 0.5, initial: 100, max: 200 })
+    expect(run(c, [sample(10, 100), sample(20, 100), sample(20, 100)])).toEqual([100, 75, 56])
+  })
+
+  it("decreaseWithoutSmoothing: 100 -> 50 -> 25", () => {
+    const c = config({ decrease: (l) => l / 2, initial: 100, max: 200 })
+    expect(run(c, [sample(10, 100), sample(20, 100), sample(20, 100)])).toEqual([100, 50, 25])
+  })
+
+  it("a drop decreases; a limit far from use does not drift up; a zero round trip changes nothing", () => {
+    expect(run(create(), [sample(10, 10), sample(10, 10, true)])).toEqual([10, 9])
+    expect(run(create(), [sample(10, 10), sample(10, 4)])).toEqual([10, 10])
+    const algorithm = Vegas.make(create())
+    expect(algorithm.step(algorithm.initial, sample(0, 10))).toBe(algorithm.initial)
+  })
+
+  it("probes a new base about every probeMultiplier * limit samples (jitter in [0.5, 1))", () => {
+    const algorithm = Vegas.make(config({ initial: 10, max: 10, probeMultiplier: 2 }))
+    let state = algorithm.initial
+    state = algorithm.step(state, sample(10, 10)) // base 10
+    let probedAt = -1
+    for (let i = 1; i <= 20 && probedAt < 0; i++) {
+      state = algorithm.step(state, sample(40, 10))
+      if (state.rttNoLoad === 40) probedAt = i + 1
+    }
+    // 2 * 10 * jitter <= count: between 10 and 20 samples
+    expect(probedAt).toBeGreaterThanOrEqual(10)
+    expect(probedAt).toBeLessThanOrEqual(20)
+    expect(state.probeJitter).toBeGreaterThanOrEqual(0.5)
+    expect(state.probeJitter).toBeLessThan(1)
+  })
+
+  it("log10Root is Log10RootIntFunction: max(1, floor(log10(n)))", () => {
+    expect([0, 1, 9, 10, 99, 100, 999, 1000, 12345].map(Vegas.log10Root)).toEqual([1, 1, 1, 1, 1, 2, 2, 3, 4])
+  })
+})
+
+describe("Gradient2 (the formula of Gradient2Limit, worked by hand)", () => {
+  const config = (over: Partial<Gradient2.Config> = {}): Gradient2.Config => ({
+    initial: 20,
+    min: 20,
+    max: 200,
+    smoothing: 0.2,
+    longWindow: 600,
+    rttTolerance: 1.5,
+    queueSize: () => 4,
+    ...over
+  })
+
+  it("steady round trips grow the limit by smoothing * queueSize per sample: 20 -> 20.8 -> 21.64", () => {
+    const algorithm = Gradient2.make(config())
+    const s1 = algorithm.step(algorithm.initial, sample(10, 20))
+    // gradient = clamp(1.5 * 10 / 10, 0.5, 1) = 1; 20 * 0.8 + (20 * 1 + 4) * 0.2 = 20.8
+    expect(s1.estimate).toBeCloseTo(20.8, 10)
+    expect(s1.longRtt).toBe(10)
+    const s2 = algorithm.step(s1, sample(10, 20))
+    // 20.8 * 0.8 + (20.8 + 4) * 0.2 = 21.6
+    expect(s2.estimate).toBeCloseTo(21.6, 10)
+    expect(algorithm.limitOf(s2)).toBe(21)
+  })
+
+  it("a round trip far above the long average halves the gradient (never less than 0.5)", () => {
+    const c = config({ initial: 100, max: 200 })
+    const algorithm = Gradient2.make(c)
+    const warm = algorithm.step(algorithm.initial, sample(10, 100)) // estimate 100*0.8 + 104*0.2 = 100.8
+    expect(warm.estimate).toBeCloseTo(100.8, 10)
+    const slow = algorithm.step(warm, sample(100, 100))
+    // warm-up mean: (10 + 100) / 2 = 55; gradient = clamp(1.5 * 55 / 100) = 0.825
+    // 100.8 * 0.8 + (100.8 * 0.825 + 4) * 0.2 = 80.64 + 17.432 = 98.072
+    expect(slow.longRtt).toBeCloseTo(55, 10)
+    expect(slow.estimate).toBeCloseTo(98.072, 10)
+    const slower = algorithm.step(warm, sample(10_000, 100))
+    // mean (10 + 10000) / 2 = 5005; gradient = clamp(1.5 * 5005 / 10000) = 0.75075
+    expect(slower.estimate).toBeCloseTo(100.8 * 0.8 + (100.8 * 0.75075 + 4) * 0.2, 10)
+  })
+
+  it("after the 10-sample warm-up the long average is exponential with factor 2 / (longWindow + 1)", () => {
+    const algorithm = Gradient2.make(config({ longWindow: 9 }))
+    let state = algorithm.initial
+    for (let i = 0; i < 10; i++) state = algorithm.step(state, sample(10, 20))
+    expect(state.longRtt).toBe(10)
+    state = algorithm.step(state, sample(20, 20))
+    expect(state.longRtt).toBeCloseTo(10 * 0.8 + 20 * 0.2, 10) // factor 2 / 10
+  })
+
+  it("app limited: under half the limit in use, the limit stays; a 2x-lower round trip decays the long average by 5%", () => {
+    const algorithm = Gradient2.make(config({ initial: 100 }))
+    let state = algorithm.initial
+    state = algorithm.step(state, sample(100, 100))
+    const idle = algorithm.step(state, sample(10, 10))
+    expect(idle.estimate).toBe(state.estimate)
+    // mean (100 + 10) / 2 = 55 > 2 * 10: decayed to 52.25
+    expect(idle.longRtt).toBeCloseTo(55 * 0.95, 10)
+  })
+
+  it("stays within [min, max]; a zero round trip changes nothing", () => {
+    const algorithm = Gradient2.make(config({ initial: 20, min: 20, max: 21 }))
+    let state = algorithm.initial
+    for (let i = 0; i < 50; i++) state = algorithm.step(state, sample(10, 21))
+    expect(state.estimate).toBe(21)
+    for (let i = 0; i < 50; i++) state = algorithm.step(state, sample(10_000, 21))
+    expect(state.estimate).toBeGreaterThanOrEqual(20)
+    expect(algorithm.step(state, sample(0, 21))).toBe(state)
+  })
+})
+
+describe("Windowed (WindowedLimit over an average sample window)", () => {
+  const config: Windowed.Config = { minWindowMillis: 100, maxWindowMillis: 1000, windowSize: 10 }
+  const inner = Aimd.make({ initial: 10, min: 1, max: 100, backoff: 0.5, timeoutMillis: 5000 })
+
+  it("a window of 10 slow calls is one drop (one decrease), not ten", () => {
+    const algorithm = Windowed.make(config, inner)
+    let state = algorithm.initial
+    // The first sample ends past nextUpdate 0: it closes an (unready) window of one and sets the next end.
+    state = algorithm.step(state, sample(10, 10, true, 0))
+    expect(algorithm.limitOf(state)).toBe(10)
+    expect(state.nextUpdate).toBe(10 + 100) // end 10 + max(2 x 10, 100)
+    for (let i = 0; i < 10; i++) state = algorithm.step(state, sample(20, 10, true, 20 + i))
+    // These end by 49 <= 110: still gathering.
+    expect(algorithm.limitOf(state)).toBe(10)
+    state = algorithm.step(state, sample(80, 10, true, 40)) // ends at 120 > 110: the window closes
+    expect(algorithm.limitOf(state)).toBe(5)
+    expect(state.count).toBe(0)
+  })
+
+  it("the window's sample is the average round trip and the most in flight; a window under windowSize is dropped", () => {
+    let seen: Sample | undefined
+    const spy: Algorithm<number> = { initial: 0, step: (s, x) => ((seen = x), s + 1), limitOf: () => 1 }
+    const algorithm = Windowed.make(config, spy)
+    let state = algorithm.step(algorithm.initial, sample(10, 1, false, 0)) // closes an unready window
+    expect(state.inner).toBe(0)
+    for (let i = 0; i < 10; i++) state = algorithm.step(state, sample(10 + i, i + 1, false, 10))
+    state = algorithm.step(state, sample(100, 3, false, 50)) // ends at 150 > 110
+    expect(state.inner).toBe(1)
+    expect(seen).toEqual({ start: 50, rtt: (145 + 100) / 11, inflight: 10, drop: false })
+    // The next window lasts max(2 x lowest (10), 100) = 100 ms from 150.
+    expect(state.nextUpdate).toBe(250)
+  })
+})

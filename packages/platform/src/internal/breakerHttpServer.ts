@@ -1,0 +1,86 @@
+/** The implementation behind ../BreakerHttpServer.ts, where the public types and their documentation live. */
+import { CircuitBreaker } from "@circuitry/breaker"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type { Options, Problem } from "../BreakerHttpServer.js"
+
+/** @internal */
+export const retryAfterSeconds = (error: CircuitBreaker.BreakerOpenError): number | undefined => {
+  switch (error.state) {
+    case "Open":
+      return Math.max(1, Math.ceil(error.retryAfterMillis / 1000))
+    case "HalfOpen":
+      return 1
+    case "Isolated":
+      return undefined
+  }
+}
+
+/** @internal */
+export const problem = (error: CircuitBreaker.BreakerOpenError, now: number, options?: Options): Problem => {
+  const seconds = retryAfterSeconds(error)
+  const openUntil = error.state === "Open" ? new Date(now + error.retryAfterMillis).toISOString() : null
+  const detail =
+    error.state === "Open"
+      ? `Circuit "${error.breaker}" is open until ${openUntil}; retry after ${seconds} s.`
+      : error.state === "HalfOpen"
+        ? `Circuit "${error.breaker}" is half-open and testing its dependency; retry after ${seconds} s.`
+        : `Circuit "${error.breaker}" is isolated until an operator resets it.`
+  return {
+    type: options?.type ?? "about:blank",
+    title: options?.title ?? "Service Unavailable",
+    status: 503,
+    detail,
+    circuit: error.breaker,
+    state: error.state,
+    openUntil
+  }
+}
+
+/** @internal */
+export const toResponse = (
+  error: CircuitBreaker.BreakerOpenError,
+  options?: Options
+): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  Effect.clockWith((clock) =>
+    Effect.sync(() => {
+      const seconds = retryAfterSeconds(error)
+      const headers: Record<string, string> = { "cache-control": "no-store" }
+      if (seconds !== undefined) headers["retry-after"] = String(seconds)
+      return HttpServerResponse.unsafeJson(problem(error, clock.unsafeCurrentTimeMillis(), options), {
+        status: 503,
+        contentType: "application/problem+json",
+        headers
+      })
+    })
+  )
+
+/** A `BreakerOpenError` in a cause, whether a failure or a defect (e.g. after `Effect.orDie`). */
+const findOpenError = (cause: Cause.Cause<unknown>): Option.Option<CircuitBreaker.BreakerOpenError> =>
+  Cause.find(cause, (reason) => {
+    const value = Cause.isFailType(reason) ? reason.error : Cause.isDieType(reason) ? reason.defect : undefined
+    return value instanceof CircuitBreaker.BreakerOpenError ? Option.some(value) : Option.none()
+  })
+
+/** @internal */
+export const makeMiddleware =
+  (options?: Options) =>
+  <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<Exclude<E, CircuitBreaker.BreakerOpenError>, R> =>
+    Effect.catchAllCause(app, (cause) =>
+      Option.match(findOpenError(cause), {
+        onNone: () => Effect.failCause(cause as Cause.Cause<Exclude<E, CircuitBreaker.BreakerOpenError>>),
+        onSome: (error) => toResponse(error, options)
+      })
+    )
+
+/** @internal */
+export const layerHttpApi = (options?: Options): Layer.Layer<never> => {
+  const wrap = makeMiddleware(options)
+  // Errors other than BreakerOpenError pass through untouched, for the API to encode as declared.
+  return HttpApiBuilder.middleware((app) => wrap(app))
+}
