@@ -8,6 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
+import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
@@ -15,6 +16,7 @@ import * as BreakerStore from "./BreakerStore.js"
 import type * as CircuitBreaker from "./CircuitBreaker.js"
 import * as internal from "./internal/circuitBreaker.js"
 import { InvalidBreakerOptions } from "./internal/errors.js"
+import * as Options from "./internal/options.js"
 
 /**
  * @since 0.1.0
@@ -55,7 +57,7 @@ export interface RegistryOptions {
 }
 
 interface Entry {
-  readonly breaker: CircuitBreaker.CircuitBreaker
+  readonly breaker: internal.Breaker
   readonly scope: Scope.CloseableScope | undefined
 }
 
@@ -75,8 +77,8 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
     }
     const optionsFor = (name: string): CircuitBreaker.Options => ({ ...defaults, ...overrides[name], name })
     // Validate everything now, so that `get` cannot fail later.
-    yield* internal.validate(optionsFor("defaults"))
-    for (const name of Object.keys(overrides)) yield* internal.validate(optionsFor(name))
+    yield* Options.validate(optionsFor("defaults"))
+    for (const name of Object.keys(overrides)) yield* Options.validate(optionsFor(name))
 
     const scope = yield* Effect.scope
     // A breaker holds resources (fibers) only when it shares its state through a store.
@@ -88,7 +90,7 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
     const evictOne = Effect.suspend(() => {
       let victim: string | undefined
       for (const [name, entry] of entries) {
-        if (internal.stateTagOf(entry.breaker) === "Closed") {
+        if (entry.breaker.machine.tag === "Closed") {
           victim = name
           break
         }
@@ -106,7 +108,7 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
         if (existing !== undefined) return existing.breaker
         while (entries.size >= maxBreakers) yield* evictOne
         const own = shared ? yield* Scope.fork(scope, ExecutionStrategy.sequential) : undefined
-        const breaker = yield* internal.make(optionsFor(name)).pipe(
+        const breaker = yield* internal.makeBreaker(optionsFor(name)).pipe(
           Scope.extend(own ?? scope),
           Effect.provide(context),
           Effect.orDie // validated above
@@ -154,14 +156,36 @@ export const layer = (options?: RegistryOptions): Layer.Layer<BreakerRegistry, I
   Layer.scoped(BreakerRegistry, make(options))
 
 /**
- * Runs an effect through the registry's breaker called `name`.
+ * Runs an effect through the registry's breaker called `name`. Data-first and data-last.
  *
  * @since 0.1.0
  * @category combinators
+ * @example
+ * ```ts
+ * import { BreakerRegistry } from "@circuitry/breaker"
+ * import { Effect } from "effect"
+ *
+ * const dataLast = Effect.succeed("ok").pipe(BreakerRegistry.withBreakerFor("db"))
+ * const dataFirst = BreakerRegistry.withBreakerFor(Effect.succeed("ok"), "db")
+ * ```
  */
-export const withBreakerFor =
-  (name: string) =>
-  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | CircuitBreaker.BreakerOpenError, R | BreakerRegistry> =>
+export const withBreakerFor: {
+  (
+    name: string
+  ): <A, E, R>(
+    self: Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | CircuitBreaker.BreakerOpenError, R | BreakerRegistry>
+  <A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    name: string
+  ): Effect.Effect<A, E | CircuitBreaker.BreakerOpenError, R | BreakerRegistry>
+} = dual(
+  2,
+  <A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    name: string
+  ): Effect.Effect<A, E | CircuitBreaker.BreakerOpenError, R | BreakerRegistry> =>
     Effect.flatMap(BreakerRegistry, (registry) =>
       Effect.flatMap(registry.get(name), (breaker) => breaker.execute(self))
     )
+)
