@@ -499,6 +499,18 @@ describe("CircuitBreaker", () => {
       )
     )
 
+    it.scoped("a breaker is recognised by its TypeId; a tag, a copy or a look-alike is not", () =>
+      Effect.gen(function* () {
+        const breaker = yield* CircuitBreaker.make({ name: "typed" })
+        assert.isTrue(CircuitBreaker.isCircuitBreaker(breaker))
+        assert.strictEqual(breaker[CircuitBreaker.TypeId], CircuitBreaker.TypeId)
+        assert.isFalse(CircuitBreaker.isCircuitBreaker(Payments))
+        assert.isFalse(CircuitBreaker.isCircuitBreaker({ name: "typed", execute: breaker.execute }))
+        assert.isFalse(CircuitBreaker.isCircuitBreaker(null))
+        assert.isFalse(CircuitBreaker.isCircuitBreaker("typed"))
+      })
+    )
+
     it.effect("layer fails with InvalidBreakerOptions for bad options", () =>
       Effect.gen(function* () {
         const exit = yield* Effect.exit(

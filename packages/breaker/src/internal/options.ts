@@ -44,7 +44,7 @@ export const resolve = (options: CB.Options | undefined): Either.Either<Resolved
   const resolved = Either.gen(function* () {
     const policy = yield* Policy.resolve(o["policy"] ?? Policy.consecutiveFailures(5))
     const openFor = yield* resolveOpenFor(o["openFor"] ?? "30 seconds")
-    const halfOpen = o["halfOpen"] ?? {}
+    const halfOpen = o["halfOpen"] === undefined ? {} : o["halfOpen"]
     if (!Rules.isRecord(halfOpen)) return yield* Either.left(`halfOpen must be an object, got ${Rules.show(halfOpen)}`)
     const permits = yield* Rules.check("halfOpen.permits", Rules.wholeNumber(1), halfOpen["permits"] ?? 1)
     const successesToClose = yield* Rules.check(
