@@ -202,14 +202,22 @@ describe("Machine", () => {
       assert.strictEqual(machine.lastTransitionAt, 10)
     })
 
-    it("isolate is announced once", () => {
+    it("isolate is announced once, as this instance's own", () => {
       const { heard, machine } = make()
       machine.isolate(0)
       machine.isolate(5)
-      assert.deepStrictEqual(
-        heard.map((h) => h.transition),
-        ["Closed->Isolated@0"]
-      )
+      assert.deepStrictEqual(heard, [{ transition: "Closed->Isolated@0", until: 0, remote: false }])
+    })
+
+    it("generations only grow: a call from an old window never becomes current again", () => {
+      const { machine } = make()
+      const old = machine.generation
+      machine.isolate(0)
+      for (let i = 0; i < 5; i++) {
+        machine.reset(0) // the first reset is a transition; the rest start a new window without one
+        assert.strictEqual(machine.record(old, true, 0, 0), Machine.STALE)
+        assert.isAbove(machine.generation, old)
+      }
     })
   })
 

@@ -75,15 +75,21 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   /** The policy needs each call's start time (time windows, slow calls). */
   private readonly timed: boolean
   private readonly isFailure: (cause: Cause.Cause<unknown>) => boolean
-  private readonly probes: Probes
+  private readonly permits: number
+  private readonly probeLeaseMillis: number
+  private readonly link: Sharing.Link | undefined
   private readonly outbox: Outbox | undefined
+  /** Made on the first probe: a breaker that never opens never carries it. */
+  private probes: Probes | undefined
 
   constructor(resolved: Options.Resolved, delays: Machine.OpenDelays, link: Sharing.Link | undefined) {
     this.name = resolved.name
     this.metrics = new BreakerMetrics(resolved.name)
     this.timed = resolved.policy.timed
     this.isFailure = resolved.isFailure
-    this.probes = new Probes(resolved.permits, resolved.probeLeaseMillis, link)
+    this.permits = resolved.permits
+    this.probeLeaseMillis = resolved.probeLeaseMillis
+    this.link = link
     this.outbox = link?.outbox
     this.machine = new Machine.Machine({
       tracker: resolved.policy.makeTracker(),
@@ -130,7 +136,9 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
       Effect.withFiberRuntime<boolean>((fiber) => {
         const m = this.machine
         const allowed = m.wouldAdmit(clock.unsafeCurrentTimeMillis(), fiber.getFiberRef(repairTraffic))
-        return allowed && m.tag === "HalfOpen" ? this.probes.isPermitFree : Effect.succeed(allowed)
+        return allowed && m.tag === "HalfOpen" && this.probes !== undefined
+          ? this.probes.isPermitFree
+          : Effect.succeed(allowed)
       })
     )
   }
@@ -144,7 +152,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
           name: this.name,
           state: toState(this.machine),
           counts: this.machine.config.tracker.counts(now),
-          probes: this.probes.inFlight
+          probes: this.probes?.inFlight ?? 0
         }
       })
     )
@@ -315,7 +323,8 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
       m.endProbe(generation, outcome, clock.unsafeCurrentTimeMillis())
       if (outcome !== Machine.INTERRUPTED) this.metrics.call(outcome === Machine.FAILURE ? "failure" : "success")
     }
-    const probe = this.probes.run(
+    const probes = (this.probes ??= new Probes(this.permits, this.probeLeaseMillis, this.link))
+    const probe = probes.run(
       restore,
       self,
       (exit) => this.outcome(exit),

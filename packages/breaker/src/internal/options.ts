@@ -46,15 +46,15 @@ export const resolve = (options: CB.Options | undefined): Either.Either<Resolved
     const openFor = yield* resolveOpenFor(o["openFor"] ?? "30 seconds")
     const halfOpen = o["halfOpen"] === undefined ? {} : o["halfOpen"]
     if (!Rules.isRecord(halfOpen)) return yield* Either.left(`halfOpen must be an object, got ${Rules.show(halfOpen)}`)
-    const permits = yield* Rules.check("halfOpen.permits", Rules.wholeNumber(1), halfOpen["permits"] ?? 1)
+    const permits = yield* Rules.check("halfOpen.permits", Rules.atLeastOne, halfOpen["permits"] ?? 1)
     const successesToClose = yield* Rules.check(
       "halfOpen.successesToClose",
-      Rules.wholeNumber(1),
+      Rules.atLeastOne,
       halfOpen["successesToClose"] ?? 1
     )
     const probeLeaseMillis = yield* Rules.check(
       "halfOpen.probeLease",
-      Rules.duration("> 0"),
+      Rules.durationAboveZero,
       halfOpen["probeLease"] ?? "60 seconds"
     )
     const isFailure = o["isFailure"] ?? defaultIsFailure
@@ -81,7 +81,7 @@ const resolveOpenFor = (input: unknown): Either.Either<Resolved["openFor"], stri
     ? Either.right({ _tag: "Schedule", schedule: input as Schedule.Schedule<unknown, unknown> })
     : Either.map(
         Either.mapLeft(
-          Rules.check("openFor", Rules.duration(0), input),
+          Rules.check("openFor", Rules.durationAtLeastZero, input),
           () => `openFor must be a finite duration >= 0 or a Schedule, got ${JSON.stringify(String(input))}`
         ),
         (millis) => ({ _tag: "Fixed", millis })

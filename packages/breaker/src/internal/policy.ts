@@ -22,7 +22,12 @@ type Input =
 
 interface PolicyImpl extends Policy.Policy {
   readonly [InputId]: Input
+  /** Its resolution, once made: every breaker of a registry shares one policy value, and one resolution. */
+  [ResolvedId]?: Either.Either<Resolved, string>
 }
+
+/** Where a policy keeps its resolution. */
+const ResolvedId: unique symbol = Symbol.for("@circuitry/breaker/Policy/resolved")
 
 const make = (input: Input, description: string): Policy.Policy => {
   const policy: PolicyImpl = { [TypeId]: TypeId, _tag: input._tag, description, [InputId]: input }
@@ -66,15 +71,18 @@ export const resolve = (policy: unknown): Either.Either<Resolved, string> => {
   if (!isPolicy(policy) || !(InputId in policy)) {
     return Either.left("policy must be made by Policy.consecutiveFailures or Policy.failureRate")
   }
-  const input = (policy as PolicyImpl)[InputId]
-  return input._tag === "ConsecutiveFailures" ? resolveConsecutive(input.threshold) : resolveRate(input.options)
+  const impl = policy as PolicyImpl
+  const input = impl[InputId]
+  // A policy's input is read once: what it resolved to is what it keeps resolving to.
+  return (impl[ResolvedId] ??=
+    input._tag === "ConsecutiveFailures" ? resolveConsecutive(input.threshold) : resolveRate(input.options))
 }
 
 const resolveConsecutive = (input: unknown): Either.Either<Resolved, string> =>
-  Either.map(
-    Rules.check("policy: consecutiveFailures threshold", Rules.wholeNumber(1), input),
-    (threshold): Resolved => ({ timed: false, makeTracker: () => new Tracker.ConsecutiveFailures(threshold) })
-  )
+  Either.map(Rules.check("policy: consecutiveFailures threshold", Rules.atLeastOne, input), (threshold): Resolved => ({
+    timed: false,
+    makeTracker: () => new Tracker.ConsecutiveFailures(threshold)
+  }))
 
 const WINDOW_RULE = "Policy.countWindow(size) or Policy.timeWindow(duration)"
 
@@ -85,13 +93,13 @@ const resolveWindow = (input: unknown): Either.Either<Window, string> => {
   if (input === undefined) return Either.left(`policy: failureRate window is required: ${WINDOW_RULE}`)
   if (Rules.isRecord(input) && input["_tag"] === "CountWindow") {
     return Either.map(
-      Rules.check("policy: countWindow size", Rules.wholeNumberBetween(1, 1_000_000), input["size"]),
+      Rules.check("policy: countWindow size", Rules.countWindowSize, input["size"]),
       (size): Window => ({ _tag: "CountWindow", size })
     )
   }
   if (Rules.isRecord(input) && input["_tag"] === "TimeWindow") {
     return Either.map(
-      Rules.check("policy: timeWindow duration", Rules.duration(1), input["duration"]),
+      Rules.check("policy: timeWindow duration", Rules.durationAtLeastOneMilli, input["duration"]),
       (millis): Window => ({ _tag: "TimeWindow", millis })
     )
   }
@@ -107,7 +115,7 @@ const resolveRate = (input: unknown): Either.Either<Resolved, string> =>
     const window = yield* resolveWindow(input["window"])
     const minimumCalls = yield* Rules.check(
       "policy: failureRate minimumCalls",
-      Rules.wholeNumber(1),
+      Rules.atLeastOne,
       input["minimumCalls"] ?? (window._tag === "CountWindow" ? Math.min(10, window.size) : 10)
     )
     if (window._tag === "CountWindow" && minimumCalls > window.size) {
@@ -124,7 +132,11 @@ const resolveRate = (input: unknown): Either.Either<Resolved, string> =>
         )
       }
       slow = {
-        millis: yield* Rules.check("policy: failureRate slowCall.duration", Rules.duration(0), slowCall["duration"]),
+        millis: yield* Rules.check(
+          "policy: failureRate slowCall.duration",
+          Rules.durationAtLeastZero,
+          slowCall["duration"]
+        ),
         threshold: yield* Rules.check("policy: failureRate slowCall.threshold", Rules.ratio, slowCall["threshold"])
       }
     }

@@ -1,6 +1,6 @@
 /**
- * Half-open probes: the permits, held in an Effect `Semaphore` (made on the first probe: a closed
- * breaker never pays for it), and, with a shared store, the fleet's probe lease (sharing.ts). A
+ * Half-open probes: the permits, held in an Effect `Semaphore` (a breaker makes its `Probes` on its
+ * first probe: a closed breaker never pays for them), and, with a shared store, the fleet's probe lease (sharing.ts). A
  * probe holds both while it runs and gives both back however it ends.
  */
 import * as Effect from "effect/Effect"
@@ -16,7 +16,7 @@ export const READMIT: unique symbol = Symbol("readmit")
 
 /** @internal */
 export class Probes {
-  private semaphore: Effect.Semaphore | undefined
+  private readonly semaphore: Effect.Semaphore
   /** Probes holding a permit now (for snapshots). */
   inFlight = 0
 
@@ -24,14 +24,13 @@ export class Probes {
     private readonly permits: number,
     private readonly leaseMillis: number,
     private readonly link: Sharing.Link | undefined
-  ) {}
+  ) {
+    this.semaphore = Effect.unsafeMakeSemaphore(permits)
+  }
 
   /** Whether a permit is free now. Taking one and giving it back at once is the semaphore's only answer. */
   get isPermitFree(): Effect.Effect<boolean> {
-    const semaphore = this.semaphore
-    return semaphore === undefined
-      ? Effect.succeed(true)
-      : Effect.map(semaphore.withPermitsIfAvailable(1)(Effect.void), Option.isSome)
+    return Effect.map(this.semaphore.withPermitsIfAvailable(1)(Effect.void), Option.isSome)
   }
 
   /**
@@ -71,9 +70,8 @@ export class Probes {
               }
             })
           )
-    const semaphore = (this.semaphore ??= Effect.unsafeMakeSemaphore(this.permits))
     return Effect.map(
-      semaphore.withPermitsIfAvailable(1)(
+      this.semaphore.withPermitsIfAvailable(1)(
         Effect.suspend((): Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> => {
           if (!isCurrent()) return Effect.succeed(READMIT)
           this.inFlight++

@@ -12,12 +12,20 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
-/** A rule: the Schema that checks (and decodes) an input, and the rule in words. */
+/** A rule: the Schema that checks (and decodes) an input, its decoder (built once), and the rule in words. */
 export interface Rule<A> {
   readonly schema: Schema.Schema<A, any>
+  readonly decode: (input: unknown) => Either.Either<A, unknown>
   /** The rule in words, given the option's last name (e.g. "threshold"). */
   readonly says: (name: string) => string
 }
+
+/** Rules are made once (at module load): a decoder costs more to build than to run. */
+const rule = <A>(schema: Schema.Schema<A, any>, says: (name: string) => string): Rule<A> => ({
+  schema,
+  decode: Schema.decodeUnknownEither(schema),
+  says
+})
 
 /** Milliseconds of a DurationInput, or undefined when it is not a finite duration >= 0. */
 export const millis = (input: unknown): number | undefined => {
@@ -41,39 +49,38 @@ const Millis: Schema.Schema<number, unknown> = Schema.transformOrFail(Schema.Unk
 })
 
 /** A whole number of at least `min`. */
-export const wholeNumber = (min: number): Rule<number> => ({
-  schema: Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(min)),
-  says: () => `a whole number >= ${min}`
-})
+export const wholeNumber = (min: number): Rule<number> =>
+  rule(Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(min)), () => `a whole number >= ${min}`)
 
 /** A whole number from `min` to `max`. */
-export const wholeNumberBetween = (min: number, max: number): Rule<number> => ({
-  schema: Schema.Number.pipe(Schema.int(), Schema.between(min, max)),
-  says: () => `a whole number between ${min} and ${max}`
-})
+export const wholeNumberBetween = (min: number, max: number): Rule<number> =>
+  rule(Schema.Number.pipe(Schema.int(), Schema.between(min, max)), () => `a whole number between ${min} and ${max}`)
 
 /** A share: 0 < x <= 1. */
-export const ratio: Rule<number> = {
-  schema: Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1)),
-  says: (name) => `a number with 0 < ${name} <= 1`
-}
+export const ratio: Rule<number> = rule(
+  Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1)),
+  (name) => `a number with 0 < ${name} <= 1`
+)
 
 /** A finite duration of at least `min` milliseconds (`"> 0"`: more than zero), decoded into milliseconds. */
-export const duration = (min: number | "> 0"): Rule<number> => ({
-  schema: min === "> 0" ? Millis.pipe(Schema.greaterThan(0)) : Millis.pipe(Schema.greaterThanOrEqualTo(min)),
-  says: () =>
+export const duration = (min: number | "> 0"): Rule<number> =>
+  rule(min === "> 0" ? Millis.pipe(Schema.greaterThan(0)) : Millis.pipe(Schema.greaterThanOrEqualTo(min)), () =>
     min === "> 0"
       ? "a finite duration > 0"
       : min === 0
         ? "a finite duration >= 0"
         : `a finite duration of at least ${min} millisecond${min === 1 ? "" : "s"}`
-})
+  )
 
 /** A non-empty string. */
-export const nonEmptyString: Rule<string> = {
-  schema: Schema.String.pipe(Schema.minLength(1)),
-  says: () => "a non-empty string"
-}
+export const nonEmptyString: Rule<string> = rule(Schema.String.pipe(Schema.minLength(1)), () => "a non-empty string")
+
+/** The rules the breaker's options use, made once. */
+export const atLeastOne: Rule<number> = wholeNumber(1)
+export const durationAtLeastZero: Rule<number> = duration(0)
+export const durationAboveZero: Rule<number> = duration("> 0")
+export const durationAtLeastOneMilli: Rule<number> = duration(1)
+export const countWindowSize: Rule<number> = wholeNumberBetween(1, 1_000_000)
 
 /** Shows an input in a message: numbers as they are, everything else as JSON (or its type). */
 export const show = (input: unknown): string => {
@@ -91,10 +98,7 @@ export const show = (input: unknown): string => {
  * "<label> must be <rule>, got <input>". The rule's words take the label's last name.
  */
 export const check = <A>(label: string, rule: Rule<A>, input: unknown): Either.Either<A, string> =>
-  Either.mapLeft(
-    Schema.decodeUnknownEither(rule.schema)(input),
-    () => `${label} must be ${rule.says(lastName(label))}, got ${show(input)}`
-  )
+  Either.mapLeft(rule.decode(input), () => `${label} must be ${rule.says(lastName(label))}, got ${show(input)}`)
 
 const lastName = (label: string): string => {
   const words = label.split(/[ .]/)
