@@ -6,6 +6,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import { dual } from "effect/Function"
@@ -17,6 +18,7 @@ import type * as CircuitBreaker from "./CircuitBreaker.js"
 import * as internal from "./internal/circuitBreaker.js"
 import { InvalidBreakerOptions } from "./internal/errors.js"
 import * as Options from "./internal/options.js"
+import * as Rules from "./internal/rules.js"
 
 /**
  * @since 0.1.0
@@ -70,10 +72,9 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
     const defaults = options?.defaults ?? {}
     const overrides = options?.overrides ?? {}
     const maxBreakers = options?.maxBreakers ?? Infinity
-    if (maxBreakers !== Infinity && !(Number.isInteger(maxBreakers) && maxBreakers >= 1)) {
-      return yield* new InvalidBreakerOptions({
-        message: `maxBreakers must be a whole number >= 1, got ${maxBreakers}`
-      })
+    if (maxBreakers !== Infinity) {
+      const checked = Rules.check("maxBreakers", Rules.atLeastOne, maxBreakers)
+      if (Either.isLeft(checked)) return yield* new InvalidBreakerOptions({ message: checked.left })
     }
     const optionsFor = (name: string): CircuitBreaker.Options => ({ ...defaults, ...overrides[name], name })
     // Validate everything now, so that `get` cannot fail later.

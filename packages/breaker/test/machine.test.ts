@@ -232,6 +232,16 @@ describe("Machine", () => {
       assert.deepStrictEqual(heard.at(-1), { transition: "Open->Closed@5", until: 0, remote: true })
     })
 
+    it("Closed while Closed keeps the window (and the calls in flight) as they are", () => {
+      const { heard, machine } = make({ threshold: 2 })
+      const generation = machine.generation
+      assert.strictEqual(machine.record(generation, true, 0, 0), Machine.COUNTED)
+      machine.adopt("Closed", 0, 5, 5)
+      assert.strictEqual(machine.generation, generation)
+      assert.strictEqual(machine.record(generation, true, 5, 0), Machine.TRIPS)
+      assert.deepStrictEqual(heard, [])
+    })
+
     it("Isolated isolates (remotely), once", () => {
       const { heard, machine } = make()
       machine.adopt("Isolated", 0, 1, 1)
@@ -275,8 +285,10 @@ describe("Machine", () => {
       const { machine, trip } = make({ wait: 1_000 })
       trip(0)
       machine.sync(1_000)
-      machine.adopt("Open", 1_000, 1_000, 1_000) // until == now: over
+      const episode = machine.generation
+      machine.adopt("Open", 1_000, 1_000, 1_000) // until == now: over, so nothing happens
       assert.strictEqual(machine.tag, "HalfOpen")
+      assert.strictEqual(machine.generation, episode)
       machine.adopt("Open", 4_000, 1_000, 1_000)
       assert.strictEqual(machine.tag, "Open")
       assert.strictEqual(machine.until, 4_000)

@@ -99,89 +99,6 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     })
   }
 
-  // -- publish -----------------------------------------------------------------------------------
-
-  onTransition(t: Transition, until: number, remote: boolean): void {
-    this.metrics.transition(t)
-    this.hub?.unsafeOffer(t)
-    // Only this instance's own verdicts go to the store; HalfOpen is derived, never stored.
-    if (!remote && t.to !== "HalfOpen") this.outbox?.verdict(t.to, until, t.at)
-  }
-
-  private pubsub(): PubSub.PubSub<Transition> {
-    return (this.hub ??= Effect.runSync(PubSub.unbounded<Transition>()))
-  }
-
-  get changes(): Stream.Stream<Transition> {
-    return Stream.suspend(() => Stream.fromPubSub(this.pubsub()))
-  }
-
-  get subscribe(): Effect.Effect<Queue.Dequeue<Transition>, never, Scope.Scope> {
-    return Effect.suspend(() => PubSub.subscribe(this.pubsub()))
-  }
-
-  // -- reads -------------------------------------------------------------------------------------
-
-  get state(): Effect.Effect<State> {
-    return Effect.clockWith((clock) =>
-      Effect.sync(() => {
-        this.machine.sync(clock.unsafeCurrentTimeMillis())
-        return toState(this.machine)
-      })
-    )
-  }
-
-  get isCallAllowed(): Effect.Effect<boolean> {
-    return Effect.clockWith((clock) =>
-      Effect.withFiberRuntime<boolean>((fiber) => {
-        const m = this.machine
-        const allowed = m.wouldAdmit(clock.unsafeCurrentTimeMillis(), fiber.getFiberRef(repairTraffic))
-        return allowed && m.tag === "HalfOpen" && this.probes !== undefined
-          ? this.probes.isPermitFree
-          : Effect.succeed(allowed)
-      })
-    )
-  }
-
-  get snapshot(): Effect.Effect<Snapshot> {
-    return Effect.clockWith((clock) =>
-      Effect.sync(() => {
-        const now = clock.unsafeCurrentTimeMillis()
-        this.machine.sync(now)
-        return {
-          name: this.name,
-          state: toState(this.machine),
-          counts: this.machine.config.tracker.counts(now),
-          probes: this.probes?.inFlight ?? 0
-        }
-      })
-    )
-  }
-
-  // -- manual control ----------------------------------------------------------------------------
-
-  get isolate(): Effect.Effect<void> {
-    return Effect.clockWith((clock) => Effect.sync(() => this.machine.isolate(clock.unsafeCurrentTimeMillis())))
-  }
-
-  extendOpen(untilMillis: number): Effect.Effect<void> {
-    return Effect.clockWith((clock) =>
-      Effect.sync(() => {
-        const now = clock.unsafeCurrentTimeMillis()
-        if (this.machine.extendOpen(untilMillis, now)) this.outbox?.verdict("Open", untilMillis, now)
-      })
-    )
-  }
-
-  get reset(): Effect.Effect<void> {
-    return Effect.clockWith((clock) => Effect.sync(() => this.machine.reset(clock.unsafeCurrentTimeMillis())))
-  }
-
-  /** Adopts a verdict another member saved (from the store's subscription). */
-  adopt(verdict: BreakerStore.Verdict, now: number): void {
-    this.machine.adopt(verdict.state, verdict.until, verdict.at, now)
-  }
-
   // -- admit -------------------------------------------------------------------------------------
 
   execute<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | BreakerOpenError, R> {
@@ -340,6 +257,89 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
       if (result === READMIT) return restore(this.execute(self))
       return Effect.succeed(result)
     })
+  }
+
+  // -- publish -----------------------------------------------------------------------------------
+
+  onTransition(t: Transition, until: number, remote: boolean): void {
+    this.metrics.transition(t)
+    this.hub?.unsafeOffer(t)
+    // Only this instance's own verdicts go to the store; HalfOpen is derived, never stored.
+    if (!remote && t.to !== "HalfOpen") this.outbox?.verdict(t.to, until, t.at)
+  }
+
+  private pubsub(): PubSub.PubSub<Transition> {
+    return (this.hub ??= Effect.runSync(PubSub.unbounded<Transition>()))
+  }
+
+  get changes(): Stream.Stream<Transition> {
+    return Stream.suspend(() => Stream.fromPubSub(this.pubsub()))
+  }
+
+  get subscribe(): Effect.Effect<Queue.Dequeue<Transition>, never, Scope.Scope> {
+    return Effect.suspend(() => PubSub.subscribe(this.pubsub()))
+  }
+
+  // -- reads -------------------------------------------------------------------------------------
+
+  get state(): Effect.Effect<State> {
+    return Effect.clockWith((clock) =>
+      Effect.sync(() => {
+        this.machine.sync(clock.unsafeCurrentTimeMillis())
+        return toState(this.machine)
+      })
+    )
+  }
+
+  get isCallAllowed(): Effect.Effect<boolean> {
+    return Effect.clockWith((clock) =>
+      Effect.withFiberRuntime<boolean>((fiber) => {
+        const m = this.machine
+        const allowed = m.wouldAdmit(clock.unsafeCurrentTimeMillis(), fiber.getFiberRef(repairTraffic))
+        return allowed && m.tag === "HalfOpen" && this.probes !== undefined
+          ? this.probes.isPermitFree
+          : Effect.succeed(allowed)
+      })
+    )
+  }
+
+  get snapshot(): Effect.Effect<Snapshot> {
+    return Effect.clockWith((clock) =>
+      Effect.sync(() => {
+        const now = clock.unsafeCurrentTimeMillis()
+        this.machine.sync(now)
+        return {
+          name: this.name,
+          state: toState(this.machine),
+          counts: this.machine.config.tracker.counts(now),
+          probes: this.probes?.inFlight ?? 0
+        }
+      })
+    )
+  }
+
+  // -- manual control ----------------------------------------------------------------------------
+
+  get isolate(): Effect.Effect<void> {
+    return Effect.clockWith((clock) => Effect.sync(() => this.machine.isolate(clock.unsafeCurrentTimeMillis())))
+  }
+
+  extendOpen(untilMillis: number): Effect.Effect<void> {
+    return Effect.clockWith((clock) =>
+      Effect.sync(() => {
+        const now = clock.unsafeCurrentTimeMillis()
+        if (this.machine.extendOpen(untilMillis, now)) this.outbox?.verdict("Open", untilMillis, now)
+      })
+    )
+  }
+
+  get reset(): Effect.Effect<void> {
+    return Effect.clockWith((clock) => Effect.sync(() => this.machine.reset(clock.unsafeCurrentTimeMillis())))
+  }
+
+  /** Adopts a verdict another member saved (from the store's subscription). */
+  adopt(verdict: BreakerStore.Verdict, now: number): void {
+    this.machine.adopt(verdict.state, verdict.until, verdict.at, now)
   }
 }
 
