@@ -78,8 +78,10 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
     }
     const optionsFor = (name: string): CircuitBreaker.Options => ({ ...defaults, ...overrides[name], name })
     // Validate everything now, so that `get` cannot fail later.
-    yield* Options.validate(optionsFor("defaults"))
-    for (const name of Object.keys(overrides)) yield* Options.validate(optionsFor(name))
+    const resolvedDefaults = yield* Options.validate(optionsFor("defaults"))
+    const resolvedOverrides = new Map<string, Options.Resolved>()
+    for (const name of Object.keys(overrides)) resolvedOverrides.set(name, yield* Options.validate(optionsFor(name)))
+    const resolvedFor = (name: string) => Options.named(resolvedOverrides.get(name) ?? resolvedDefaults, name)
 
     const scope = yield* Effect.scope
     // A breaker holds resources (fibers) only when it shares its state through a store.
@@ -109,7 +111,7 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
         if (existing !== undefined) return existing.breaker
         while (entries.size >= maxBreakers) yield* evictOne
         const own = shared ? yield* Scope.fork(scope, ExecutionStrategy.sequential) : undefined
-        const breaker = yield* internal.makeBreaker(optionsFor(name)).pipe(
+        const breaker = yield* Effect.flatMap(resolvedFor(name), internal.makeResolved).pipe(
           Scope.extend(own ?? scope),
           Effect.provide(context),
           Effect.orDie // validated above

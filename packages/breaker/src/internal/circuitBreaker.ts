@@ -25,8 +25,11 @@ type CircuitBreaker = CB.CircuitBreaker
  * @internal
  */
 export const makeBreaker = (options?: CB.Options): Effect.Effect<Breaker, InvalidBreakerOptions, Scope.Scope> =>
+  Effect.flatMap(Options.resolve(options), makeResolved)
+
+/** Makes a breaker from options already resolved (a registry resolves them once). @internal */
+export const makeResolved = (resolved: Options.Resolved): Effect.Effect<Breaker, InvalidBreakerOptions, Scope.Scope> =>
   Effect.gen(function* () {
-    const resolved = yield* Options.resolve(options)
     const delays = yield* Options.openDelays(resolved, yield* Effect.runtime<never>())
     const store = yield* Effect.serviceOption(BreakerStore.BreakerStore)
     const link = Option.isSome(store) ? yield* Sharing.connect(store.value, resolved.name) : undefined

@@ -140,12 +140,21 @@ export const openDelays = (
 }
 
 /**
- * Checks options as `make` would, without making a breaker (nor joining a shared store).
+ * Checks options as `make` would, without making a breaker (nor joining a shared store), and
+ * returns them resolved: a registry resolves its defaults and overrides once, not once per breaker.
  *
  * @internal
  */
-export const validate = (options?: CB.Options): Effect.Effect<void, InvalidBreakerOptions> =>
+export const validate = (options?: CB.Options): Effect.Effect<Resolved, InvalidBreakerOptions> =>
   Effect.gen(function* () {
     const resolved = yield* resolve(options)
     yield* openDelays(resolved, yield* Effect.runtime<never>())
+    return resolved
+  })
+
+/** Resolved options under another name (the name is checked: it is the only part that changes). @internal */
+export const named = (resolved: Resolved, name: string): Either.Either<Resolved, InvalidBreakerOptions> =>
+  Either.match(Rules.check("name", Rules.nonEmptyString, name), {
+    onLeft: fail,
+    onRight: (name) => Either.right({ ...resolved, name })
   })
