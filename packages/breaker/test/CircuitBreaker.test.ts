@@ -1,3 +1,8 @@
+/**
+ * The CircuitBreaker contract (API.md), one describe per state and concern: Closed, Open, HalfOpen,
+ * openFor, transitions, manual control, repair traffic, withBreaker. Over 350 lines because it is the
+ * contract's one place; the machine's own cases are in machine.test.ts.
+ */
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Context, Deferred, Effect, Either, Exit, Fiber, Layer, Schedule, Stream, TestClock } from "effect"

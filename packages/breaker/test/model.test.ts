@@ -2,6 +2,7 @@
  * A model-based property test: random interleavings of calls (successes, failures, slow calls,
  * repairs), concurrent probes, interruptions, clock moves, isolate and reset, checked step by step
  * against a small reference model of the state machine written from the contract in API.md.
+ * Over 350 lines because the commands, the model and the runner are read together.
  */
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { describe, expect, it } from "@effect/vitest"
