@@ -6,8 +6,10 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
+import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
@@ -15,6 +17,8 @@ import * as BreakerStore from "./BreakerStore.js"
 import type * as CircuitBreaker from "./CircuitBreaker.js"
 import * as internal from "./internal/circuitBreaker.js"
 import { InvalidBreakerOptions } from "./internal/errors.js"
+import * as Options from "./internal/options.js"
+import * as Rules from "./internal/rules.js"
 
 /**
  * @since 0.1.0
@@ -55,7 +59,7 @@ export interface RegistryOptions {
 }
 
 interface Entry {
-  readonly breaker: CircuitBreaker.CircuitBreaker
+  readonly breaker: internal.Breaker
   readonly scope: Scope.CloseableScope | undefined
 }
 
@@ -68,15 +72,16 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
     const defaults = options?.defaults ?? {}
     const overrides = options?.overrides ?? {}
     const maxBreakers = options?.maxBreakers ?? Infinity
-    if (maxBreakers !== Infinity && !(Number.isInteger(maxBreakers) && maxBreakers >= 1)) {
-      return yield* new InvalidBreakerOptions({
-        message: `maxBreakers must be a whole number >= 1, got ${maxBreakers}`
-      })
+    if (maxBreakers !== Infinity) {
+      const checked = Rules.check("maxBreakers", Rules.atLeastOne, maxBreakers)
+      if (Either.isLeft(checked)) return yield* new InvalidBreakerOptions({ message: checked.left })
     }
     const optionsFor = (name: string): CircuitBreaker.Options => ({ ...defaults, ...overrides[name], name })
     // Validate everything now, so that `get` cannot fail later.
-    yield* internal.validate(optionsFor("defaults"))
-    for (const name of Object.keys(overrides)) yield* internal.validate(optionsFor(name))
+    const resolvedDefaults = yield* Options.validate(optionsFor("defaults"))
+    const resolvedOverrides = new Map<string, Options.Resolved>()
+    for (const name of Object.keys(overrides)) resolvedOverrides.set(name, yield* Options.validate(optionsFor(name)))
+    const resolvedFor = (name: string) => Options.named(resolvedOverrides.get(name) ?? resolvedDefaults, name)
 
     const scope = yield* Effect.scope
     // A breaker holds resources (fibers) only when it shares its state through a store.
@@ -88,7 +93,7 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
     const evictOne = Effect.suspend(() => {
       let victim: string | undefined
       for (const [name, entry] of entries) {
-        if (internal.stateTagOf(entry.breaker) === "Closed") {
+        if (entry.breaker.machine.tag === "Closed") {
           victim = name
           break
         }
@@ -106,7 +111,7 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
         if (existing !== undefined) return existing.breaker
         while (entries.size >= maxBreakers) yield* evictOne
         const own = shared ? yield* Scope.fork(scope, ExecutionStrategy.sequential) : undefined
-        const breaker = yield* internal.make(optionsFor(name)).pipe(
+        const breaker = yield* Effect.flatMap(resolvedFor(name), internal.makeResolved).pipe(
           Scope.extend(own ?? scope),
           Effect.provide(context),
           Effect.orDie // validated above
@@ -154,14 +159,36 @@ export const layer = (options?: RegistryOptions): Layer.Layer<BreakerRegistry, I
   Layer.scoped(BreakerRegistry, make(options))
 
 /**
- * Runs an effect through the registry's breaker called `name`.
+ * Runs an effect through the registry's breaker called `name`. Data-first and data-last.
  *
  * @since 0.1.0
  * @category combinators
+ * @example
+ * ```ts
+ * import { BreakerRegistry } from "@circuitry/breaker"
+ * import { Effect } from "effect"
+ *
+ * const dataLast = Effect.succeed("ok").pipe(BreakerRegistry.withBreakerFor("db"))
+ * const dataFirst = BreakerRegistry.withBreakerFor(Effect.succeed("ok"), "db")
+ * ```
  */
-export const withBreakerFor =
-  (name: string) =>
-  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | CircuitBreaker.BreakerOpenError, R | BreakerRegistry> =>
+export const withBreakerFor: {
+  (
+    name: string
+  ): <A, E, R>(
+    self: Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | CircuitBreaker.BreakerOpenError, R | BreakerRegistry>
+  <A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    name: string
+  ): Effect.Effect<A, E | CircuitBreaker.BreakerOpenError, R | BreakerRegistry>
+} = dual(
+  2,
+  <A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    name: string
+  ): Effect.Effect<A, E | CircuitBreaker.BreakerOpenError, R | BreakerRegistry> =>
     Effect.flatMap(BreakerRegistry, (registry) =>
       Effect.flatMap(registry.get(name), (breaker) => breaker.execute(self))
     )
+)

@@ -16,7 +16,21 @@ import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as internal from "./internal/circuitBreaker.js"
 import * as errors from "./internal/errors.js"
+import * as metrics from "./internal/metrics.js"
+import * as repair from "./internal/repair.js"
 import type * as Policy from "./Policy.js"
+
+/**
+ * @since 0.1.0
+ * @category symbols
+ */
+export const TypeId: unique symbol = internal.TypeId
+
+/**
+ * @since 0.1.0
+ * @category symbols
+ */
+export type TypeId = typeof TypeId
 
 /**
  * @since 0.1.0
@@ -115,6 +129,7 @@ export interface Snapshot {
  * @category models
  */
 export interface CircuitBreaker {
+  readonly [TypeId]: TypeId
   readonly name: string
   /** The current state; Open past its `until` reads HalfOpen. */
   readonly state: Effect.Effect<State>
@@ -138,6 +153,24 @@ export interface CircuitBreaker {
   /** Runs an effect through the breaker: what `withBreaker` does. */
   readonly execute: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BreakerOpenError, R>
 }
+
+/**
+ * Whether a value is a `CircuitBreaker` (made by `make`, `layer` or a `BreakerRegistry`).
+ *
+ * @since 0.1.0
+ * @category guards
+ * @example
+ * ```ts
+ * import { CircuitBreaker } from "@circuitry/breaker"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const breaker = yield* CircuitBreaker.make()
+ *   return CircuitBreaker.isCircuitBreaker(breaker) // true
+ * })
+ * ```
+ */
+export const isCircuitBreaker: (u: unknown) => u is CircuitBreaker = internal.isCircuitBreaker
 
 /**
  * A call refused by the breaker. The refused effect was not run.
@@ -241,7 +274,7 @@ export const withBreaker: {
  * @since 0.1.0
  * @category combinators
  */
-export const repairing: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = internal.repairing
+export const repairing: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = repair.repairing
 
 /**
  * The `FiberRef` behind `repairing`: true on repair traffic.
@@ -249,7 +282,7 @@ export const repairing: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect
  * @since 0.1.0
  * @category fiber refs
  */
-export const repairTraffic = internal.repairTraffic
+export const repairTraffic = repair.repairTraffic
 
 /**
  * Calls through a breaker by outcome, a counter tagged `breaker` and `outcome` (`success`,
@@ -259,7 +292,7 @@ export const repairTraffic = internal.repairTraffic
  * @since 0.1.0
  * @category metrics
  */
-export const callsTotal = internal.callsTotal
+export const callsTotal = metrics.callsTotal
 
 /**
  * Transitions, a counter tagged `breaker`, `from` and `to`.
@@ -267,7 +300,7 @@ export const callsTotal = internal.callsTotal
  * @since 0.1.0
  * @category metrics
  */
-export const transitionsTotal = internal.transitionsTotal
+export const transitionsTotal = metrics.transitionsTotal
 
 /**
  * The current state as a gauge tagged `breaker`: 0 closed, 1 open, 2 half-open, 3 isolated. It
@@ -276,4 +309,4 @@ export const transitionsTotal = internal.transitionsTotal
  * @since 0.1.0
  * @category metrics
  */
-export const stateGauge = internal.stateGauge
+export const stateGauge = metrics.stateGauge

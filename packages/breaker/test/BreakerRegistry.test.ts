@@ -59,6 +59,17 @@ describe("BreakerRegistry", () => {
     }).pipe(provideRegistry({ defaults: { policy: Policy.consecutiveFailures(1) } }))
   )
 
+  it.effect("withBreakerFor is dual; the registry hands out CircuitBreakers", () =>
+    Effect.gen(function* () {
+      yield* Effect.either(BreakerRegistry.withBreakerFor(fail, "db"))
+      const result = yield* Effect.either(BreakerRegistry.withBreakerFor(Effect.succeed(1), "db"))
+      assert.isTrue(result._tag === "Left" && result.left instanceof CircuitBreaker.BreakerOpenError)
+      const registry = yield* BreakerRegistry.BreakerRegistry
+      assert.isTrue(CircuitBreaker.isCircuitBreaker(yield* registry.get("db")))
+      assert.strictEqual(yield* tagOf(yield* registry.get("db")), "Open")
+    }).pipe(provideRegistry({ defaults: { policy: Policy.consecutiveFailures(1) } }))
+  )
+
   it.effect("maxBreakers evicts the least recently used closed breaker first", () =>
     Effect.gen(function* () {
       const registry = yield* BreakerRegistry.BreakerRegistry

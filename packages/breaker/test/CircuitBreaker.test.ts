@@ -1,3 +1,8 @@
+/**
+ * The CircuitBreaker contract (API.md), one describe per state and concern: Closed, Open, HalfOpen,
+ * openFor, transitions, manual control, repair traffic, withBreaker. Over 350 lines because it is the
+ * contract's one place; the machine's own cases are in machine.test.ts.
+ */
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Context, Deferred, Effect, Either, Exit, Fiber, Layer, Schedule, Stream, TestClock } from "effect"
@@ -497,6 +502,18 @@ describe("CircuitBreaker", () => {
       }).pipe(
         Effect.provide(CircuitBreaker.layer(Payments, { name: "payments", policy: Policy.consecutiveFailures(1) }))
       )
+    )
+
+    it.scoped("a breaker is recognised by its TypeId; a tag, a copy or a look-alike is not", () =>
+      Effect.gen(function* () {
+        const breaker = yield* CircuitBreaker.make({ name: "typed" })
+        assert.isTrue(CircuitBreaker.isCircuitBreaker(breaker))
+        assert.strictEqual(breaker[CircuitBreaker.TypeId], CircuitBreaker.TypeId)
+        assert.isFalse(CircuitBreaker.isCircuitBreaker(Payments))
+        assert.isFalse(CircuitBreaker.isCircuitBreaker({ name: "typed", execute: breaker.execute }))
+        assert.isFalse(CircuitBreaker.isCircuitBreaker(null))
+        assert.isFalse(CircuitBreaker.isCircuitBreaker("typed"))
+      })
     )
 
     it.effect("layer fails with InvalidBreakerOptions for bad options", () =>

@@ -1,6 +1,6 @@
-import { CircuitBreaker, Policy } from "@circuitry/breaker"
+import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Duration, Effect, Exit, Schedule, TestClock } from "effect"
+import { Cause, Duration, Effect, Exit, Layer, Schedule, TestClock } from "effect"
 import { call, fail, succeed, tagOf } from "./utils.js"
 
 const slow = (duration: Duration.DurationInput) => Effect.sleep(duration).pipe(Effect.zipRight(succeed))
@@ -168,7 +168,77 @@ describe("options are validated into InvalidBreakerOptions", () => {
     ["probeLease 0", { halfOpen: { probeLease: 0 } }, "halfOpen.probeLease must be a finite duration > 0"],
     ["empty name", { name: "" }, "name must be a non-empty string"],
     ["not a policy", { policy: { _tag: "ConsecutiveFailures" } as never }, "policy must be made by"],
-    ["isFailure not a function", { isFailure: 3 as never }, "isFailure must be a function"]
+    ["isFailure not a function", { isFailure: 3 as never }, "isFailure must be a function"],
+    // What a JSON config can hold where an object or a number belongs (from the hardening issue):
+    // each one is an InvalidBreakerOptions from make, never a throw from the constructor.
+    [
+      "window null",
+      { policy: Policy.failureRate({ threshold: 0.5, window: null as never }) },
+      "policy: failureRate window must be Policy.countWindow(size) or Policy.timeWindow(duration), got null"
+    ],
+    [
+      "window undefined",
+      { policy: Policy.failureRate({ threshold: 0.5, window: undefined as never }) },
+      "policy: failureRate window is required"
+    ],
+    [
+      "window of another kind",
+      { policy: Policy.failureRate({ threshold: 0.5, window: { _tag: "Sliding" } as never }) },
+      'window must be Policy.countWindow(size) or Policy.timeWindow(duration), got {"_tag":"Sliding"}'
+    ],
+    [
+      "slowCall null",
+      { policy: Policy.failureRate({ threshold: 0.5, window: Policy.countWindow(10), slowCall: null as never }) },
+      "policy: failureRate slowCall must be an object { duration, threshold }, got null"
+    ],
+    [
+      "slowCall.duration not a duration",
+      {
+        policy: Policy.failureRate({
+          threshold: 0.5,
+          window: Policy.countWindow(10),
+          slowCall: { duration: "soon" as never, threshold: 0.5 }
+        })
+      },
+      'policy: failureRate slowCall.duration must be a finite duration >= 0, got "soon"'
+    ],
+    ["failureRate options undefined", { policy: Policy.failureRate(undefined as never) }, "options must be an object"],
+    ["failureRate options null", { policy: Policy.failureRate(null as never) }, "options must be an object, got null"],
+    [
+      "threshold a string",
+      { policy: Policy.failureRate({ threshold: "0.5" as never, window: Policy.countWindow(10) }) },
+      'policy: failureRate threshold must be a number with 0 < threshold <= 1, got "0.5"'
+    ],
+    [
+      "count window size a string",
+      { policy: Policy.failureRate({ threshold: 0.5, window: Policy.countWindow("10" as never) }) },
+      'policy: countWindow size must be a whole number between 1 and 1000000, got "10"'
+    ],
+    [
+      "time window not a duration",
+      { policy: Policy.failureRate({ threshold: 0.5, window: Policy.timeWindow("soon" as never) }) },
+      'policy: timeWindow duration must be a finite duration of at least 1 millisecond, got "soon"'
+    ],
+    [
+      "consecutive threshold a string",
+      { policy: Policy.consecutiveFailures("5" as never) },
+      'policy: consecutiveFailures threshold must be a whole number >= 1, got "5"'
+    ],
+    [
+      "consecutive threshold undefined",
+      { policy: Policy.consecutiveFailures(undefined as never) },
+      "consecutiveFailures threshold must be a whole number >= 1, got undefined"
+    ],
+    ["options a string", "fast" as never, 'options must be an object, got "fast"'],
+    ["halfOpen null", { halfOpen: null as never }, "halfOpen must be an object, got null"],
+    ["name a number", { name: 5 as never }, "name must be a non-empty string, got 5"],
+    ["openFor a word", { openFor: "soon" as never }, "openFor must be a finite duration >= 0 or a Schedule"],
+    [
+      "permits a string",
+      { halfOpen: { permits: "2" as never } },
+      'halfOpen.permits must be a whole number >= 1, got "2"'
+    ],
+    ["the breaker is named", { name: "payments", halfOpen: { permits: 0 } }, '(breaker "payments")']
   ]
   for (const [title, options, expected] of cases) {
     it.scoped(title, () =>
@@ -187,5 +257,27 @@ describe("options are validated into InvalidBreakerOptions", () => {
     assert.doesNotThrow(() => Policy.consecutiveFailures(-1))
     assert.doesNotThrow(() => Policy.failureRate({ threshold: 7, window: Policy.countWindow(-3) }))
     assert.doesNotThrow(() => Policy.failureRate({ threshold: 0.5, window: undefined as never }))
+    assert.doesNotThrow(() => Policy.failureRate({ threshold: 0.5, window: null as never }))
+    assert.doesNotThrow(() =>
+      Policy.failureRate({ threshold: 0.5, window: Policy.countWindow(10), slowCall: null as never })
+    )
+    assert.doesNotThrow(() => Policy.failureRate(undefined as never))
+    assert.doesNotThrow(() => Policy.failureRate(null as never))
+    assert.doesNotThrow(() => Policy.failureRate({ threshold: {}, window: 3, slowCall: "x" } as never))
+    assert.doesNotThrow(() => Policy.consecutiveFailures(undefined as never))
   })
+
+  it.effect("a registry made from a JSON config reports a bad policy as InvalidBreakerOptions", () =>
+    Effect.gen(function* () {
+      const config = JSON.parse('{ "threshold": 0.5, "window": null, "slowCall": null }')
+      const exit = yield* Effect.exit(
+        Effect.scoped(Layer.build(BreakerRegistry.layer({ defaults: { policy: Policy.failureRate(config) } })))
+      )
+      if (Exit.isSuccess(exit)) return assert.fail("expected InvalidBreakerOptions")
+      const error = Cause.failureOption(exit.cause)
+      if (error._tag === "None") return assert.fail(`expected a failure, got ${Cause.pretty(exit.cause)}`)
+      assert.strictEqual(error.value._tag, "InvalidBreakerOptions")
+      assert.include(error.value.message, "failureRate window must be")
+    })
+  )
 })

@@ -2,6 +2,7 @@
  * A model-based property test: random interleavings of calls (successes, failures, slow calls,
  * repairs), concurrent probes, interruptions, clock moves, isolate and reset, checked step by step
  * against a small reference model of the state machine written from the contract in API.md.
+ * Over 350 lines because the commands, the model and the runner are read together.
  */
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { describe, expect, it } from "@effect/vitest"
@@ -371,13 +372,19 @@ const scenario = (config: Config, commands: ReadonlyArray<Command>) =>
     for (const call of inFlight) yield* Fiber.interrupt(call.fiber)
   })
 
+// The seed is printed on every run, so that a failure can be replayed: MODEL_SEED=<seed> vitest run test/model.test.ts
+// (fast-check's failure message also gives the shrunk counterexample and its path).
+const seed = Number(process.env["MODEL_SEED"] ?? Date.now() % 2 ** 31)
+const numRuns = Number(process.env["MODEL_RUNS"] ?? 1_000)
+
 describe("model", () => {
-  it("the breaker agrees with the reference model, step by step (1,000 runs)", async () => {
+  it(`the breaker agrees with the reference model, step by step (${numRuns} runs)`, async () => {
+    console.log(`model test: seed ${seed}, ${numRuns} runs (replay with MODEL_SEED=${seed})`)
     await fc.assert(
       fc.asyncProperty(configArb, fc.array(commandArb, { minLength: 1, maxLength: 60 }), (config, commands) =>
         Effect.runPromise(scenario(config, commands).pipe(Effect.scoped, Effect.provide(TestContext.TestContext)))
       ),
-      { numRuns: 1_000 }
+      { numRuns, seed }
     )
   }, 120_000)
 })

@@ -5,6 +5,10 @@
  * are a function of (state, event, now) and a model test can drive it directly. JavaScript runs
  * one fiber at a time, and each method runs to completion, so a method is atomic with respect to
  * every other fiber: this is why the hot path needs no lock.
+ *
+ * Each event returns what it did (a call's outcome: stale, counted or tripping), and every
+ * transition is announced once, as it happens, to the one listener (the breaker publishes it).
+ * Half-open probe permits are not counted here: the breaker holds them in a `Semaphore`.
  */
 import type { Tracker } from "./tracker.js"
 
@@ -20,7 +24,7 @@ export interface Transition {
 
 /** What `admit` decided for one call. */
 export const RUN = 0 // closed: run and record
-export const PROBE = 1 // half-open: run as a probe (a permit was taken)
+export const PROBE = 1 // half-open: run as a probe, if a permit is free
 export const REPAIR = 2 // open: repair traffic runs unrecorded
 export const REJECT = 3
 /** @internal */
@@ -33,6 +37,13 @@ export const INTERRUPTED = 2
 /** @internal */
 export type Outcome = typeof SUCCESS | typeof FAILURE | typeof INTERRUPTED
 
+/** What recording a closed call's outcome did. */
+export const STALE = 0 // admitted before the last transition (or the circuit is not Closed): ignored
+export const COUNTED = 1 // in the window; the policy does not trip
+export const TRIPS = 2 // in the window, and the policy trips: the caller opens the circuit with `trip`
+/** @internal */
+export type Recorded = typeof STALE | typeof COUNTED | typeof TRIPS
+
 /** The waits of open episodes (from `openFor`). */
 export interface OpenDelays {
   /** The wait of the next open episode, in milliseconds (steps the `openFor` schedule). */
@@ -43,8 +54,11 @@ export interface OpenDelays {
 
 /** @internal */
 export interface TransitionListener {
-  /** Called once per transition, in order, inside the method that caused it. */
-  onTransition(transition: Transition, remote: boolean): void
+  /**
+   * Called once per transition, in order, inside the method that caused it. `until`: when an Open
+   * circuit turns half-open (0 otherwise); `remote`: the transition adopts another member's verdict.
+   */
+  onTransition(transition: Transition, until: number, remote: boolean): void
 }
 
 /**
@@ -55,7 +69,6 @@ export interface TransitionListener {
  */
 export interface MachineConfig {
   readonly tracker: Tracker
-  readonly permits: number
   readonly successesToClose: number
   readonly delays: OpenDelays
   readonly listener: TransitionListener
@@ -68,8 +81,6 @@ export class Machine {
   until = 0
   /** Bumped on every transition: outcomes of calls admitted in an older generation are ignored. */
   generation = 0
-  /** Probes in flight (their permits); kept across generations so the cap is never exceeded. */
-  probes = 0
   /** Successful probes in this half-open episode. */
   probeSuccesses = 0
   /** Open only: a repair failed in this episode, so repair traffic is rejected until it ends. */
@@ -90,12 +101,11 @@ export class Machine {
     }
   }
 
-  /** Decides whether one call may run, and takes its probe permit or repair slot. */
+  /** Decides whether one call may run, and takes its repair slot. A probe's permit is the caller's to take. */
   admit(now: number, repair: boolean): Admission {
     if (!this.wouldAdmit(now, repair)) return REJECT
     switch (this.tag) {
       case "HalfOpen":
-        this.probes++
         return PROBE
       case "Open":
         this.repairs++
@@ -113,14 +123,13 @@ export class Machine {
     return repair && !this.repairFailed && (this.repairProven || this.repairs === 0)
   }
 
-  /** Whether a call (`repair`: repair traffic) may run now. Takes nothing. */
+  /** Whether a call (`repair`: repair traffic) may run now (HalfOpen: if a permit is free). Takes nothing. */
   wouldAdmit(now: number, repair: boolean): boolean {
     this.sync(now)
     switch (this.tag) {
       case "Closed":
-        return true
       case "HalfOpen":
-        return this.probes < this.config.permits
+        return true
       case "Open":
         return this.repairAllowed(repair)
       case "Isolated":
@@ -134,12 +143,13 @@ export class Machine {
   }
 
   /**
-   * The outcome of a call admitted (as RUN) in `generation`: records it and says whether the policy trips, without opening: a caller whose policy
-   * needs no time reads the clock only then, and calls `trip` in the same synchronous step.
+   * The outcome of a call admitted (as RUN) in `generation`: records it and says what that did. It
+   * does not open the circuit itself: a caller whose policy needs no time reads the clock only on
+   * TRIPS, and calls `trip` in the same synchronous step.
    */
-  record(generation: number, failure: boolean, now: number, durationMillis: number): boolean {
-    if (generation !== this.generation || this.tag !== "Closed") return false
-    return this.config.tracker.record(failure, now, durationMillis)
+  record(generation: number, failure: boolean, now: number, durationMillis: number): Recorded {
+    if (generation !== this.generation || this.tag !== "Closed") return STALE
+    return this.config.tracker.record(failure, now, durationMillis) ? TRIPS : COUNTED
   }
 
   /** Opens the circuit for the next delay of `openFor`. */
@@ -148,9 +158,8 @@ export class Machine {
     this.transition("Open", now, false)
   }
 
-  /** A probe ended. Its permit is returned whatever happened. */
+  /** A probe (admitted in `generation`) ended: only its own half-open episode hears it. */
   endProbe(generation: number, outcome: Outcome, now: number): void {
-    this.probes--
     if (generation !== this.generation || this.tag !== "HalfOpen" || outcome === INTERRUPTED) return
     if (outcome === FAILURE) {
       this.trip(now)
@@ -232,6 +241,6 @@ export class Machine {
     this.repairProven = false
     this.repairs = 0
     this.config.tracker.reset()
-    this.config.listener.onTransition({ from, to, at }, remote)
+    this.config.listener.onTransition({ from, to, at }, to === "Open" ? this.until : 0, remote)
   }
 }

@@ -1,0 +1,347 @@
+/**
+ * The breaker: one call goes admit -> run -> record -> publish.
+ *
+ * - admit: the machine (machine.ts) decides, synchronously; a half-open probe also takes a permit
+ *   of the breaker's `Semaphore` (and, with a shared store, the fleet's lease: sharing.ts).
+ * - run: the effect, with its outcome judged by `isFailure`.
+ * - record: the outcome goes back into the machine, which says what it did (counted, tripped).
+ * - publish: each transition the machine announces goes to metrics, subscribers and the store's outbox.
+ *
+ * Options are resolved in options.ts, metrics live in metrics.ts, repair traffic in repair.ts,
+ * probes in probes.ts, the store link in sharing.ts; make, layer and withBreaker in circuitBreaker.ts.
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import * as PubSub from "effect/PubSub"
+import type * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as BreakerStore from "../BreakerStore.js"
+import type * as CB from "../CircuitBreaker.js"
+import { type BreakerOpenError, rejection } from "./errors.js"
+import * as Machine from "./machine.js"
+import { BreakerMetrics } from "./metrics.js"
+import type * as Options from "./options.js"
+import type { Outbox } from "./outbox.js"
+import { NO_PERMIT, Probes, READMIT } from "./probes.js"
+import { repairedEffect, repairing, repairTraffic } from "./repair.js"
+import type * as Sharing from "./sharing.js"
+
+// The public types live in ../CircuitBreaker.ts, with their documentation; this module implements them.
+type CircuitBreaker = CB.CircuitBreaker
+type Snapshot = CB.Snapshot
+type State = CB.State
+type Transition = CB.Transition
+
+/** @internal */
+export const State = Data.taggedEnum<State>()
+
+/** @internal */
+export const TypeId: CB.TypeId = Symbol.for("@circuitry/breaker/CircuitBreaker") as CB.TypeId
+
+/** @internal */
+export const isCircuitBreaker = (u: unknown): u is CircuitBreaker => typeof u === "object" && u !== null && TypeId in u
+
+const ClockTag = Clock.Clock
+
+const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock =>
+  Context.get(fiber.currentDefaultServices, ClockTag)
+
+const toState = (m: Machine.Machine): State => {
+  switch (m.tag) {
+    case "Closed":
+      return State.Closed()
+    case "Open":
+      return State.Open({ until: m.until })
+    case "HalfOpen":
+      return State.HalfOpen()
+    case "Isolated":
+      return State.Isolated()
+  }
+}
+
+/** @internal */
+export class Breaker implements CircuitBreaker, Machine.TransitionListener {
+  declare readonly [TypeId]: CB.TypeId
+  readonly name: string
+  readonly machine: Machine.Machine
+  private hub: PubSub.PubSub<Transition> | undefined
+  private readonly metrics: BreakerMetrics
+  /** The policy needs each call's start time (time windows, slow calls). */
+  private readonly timed: boolean
+  private readonly isFailure: (cause: Cause.Cause<unknown>) => boolean
+  private readonly permits: number
+  private readonly probeLeaseMillis: number
+  private readonly link: Sharing.Link | undefined
+  private readonly outbox: Outbox | undefined
+  /** Made on the first probe: a breaker that never opens never carries it. */
+  private probes: Probes | undefined
+
+  constructor(resolved: Options.Resolved, delays: Machine.OpenDelays, link: Sharing.Link | undefined) {
+    this.name = resolved.name
+    this.metrics = new BreakerMetrics(resolved.name)
+    this.timed = resolved.policy.timed
+    this.isFailure = resolved.isFailure
+    this.permits = resolved.permits
+    this.probeLeaseMillis = resolved.probeLeaseMillis
+    this.link = link
+    this.outbox = link?.outbox
+    this.machine = new Machine.Machine({
+      tracker: resolved.policy.makeTracker(),
+      successesToClose: resolved.successesToClose,
+      delays,
+      listener: this
+    })
+  }
+
+  // -- admit -------------------------------------------------------------------------------------
+
+  execute<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | BreakerOpenError, R> {
+    return Effect.withFiberRuntime((fiber) => {
+      const m = this.machine
+      const span = fiber.currentSpan
+      if (span !== undefined && span._tag === "Span") {
+        // The caller's span says which breaker it went through, and in which state it found it.
+        span.attribute("circuitry.breaker", this.name)
+        span.attribute("circuitry.breaker.state", m.tag)
+      }
+      if (m.tag === "Closed") {
+        // The closed path: no lock, no fiber, no Promise; the machine is read and written
+        // synchronously, and the clock is read only when the policy needs call times.
+        if (!this.timed) return this.run(self, m.generation, fiber, undefined, 0)
+        const clock = clockOf(fiber)
+        return this.run(self, m.generation, fiber, clock, clock.unsafeCurrentTimeMillis())
+      }
+      // `withBreaker(repairing(x))` is `repairing(withBreaker(x))`: the FiberRef decides.
+      const repaired = repairedEffect(self)
+      if (repaired !== undefined) return repairing(this.execute(repaired))
+      const clock = clockOf(fiber)
+      const now = clock.unsafeCurrentTimeMillis()
+      // A rejection takes nothing and changes nothing, so it needs no uninterruptible region.
+      if (!m.wouldAdmit(now, fiber.getFiberRef(repairTraffic))) return this.reject(now)
+      return this.admit(self, clock)
+    })
+  }
+
+  /** Every state but Closed: decided atomically, with the probe permit or repair slot taken uninterruptibly. */
+  private admit<A, E, R>(self: Effect.Effect<A, E, R>, clock: Clock.Clock): Effect.Effect<A, E | BreakerOpenError, R> {
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.withFiberRuntime<A, E | BreakerOpenError, R>((fiber) => {
+        const m = this.machine
+        const now = clock.unsafeCurrentTimeMillis()
+        const decision = m.admit(now, fiber.getFiberRef(repairTraffic))
+        const generation = m.generation
+        switch (decision) {
+          case Machine.RUN:
+            return this.run(restore(self), generation, fiber, clock, now)
+          case Machine.PROBE:
+            return this.probe(restore, self, generation, clock)
+          case Machine.REPAIR:
+            return this.repair(restore(self), generation)
+          case Machine.REJECT:
+            return this.reject(now)
+        }
+      })
+    )
+  }
+
+  private reject(now: number): Effect.Effect<never, BreakerOpenError> {
+    const m = this.machine
+    this.metrics.call("rejected")
+    return Effect.fail(rejection(this.name, m.tag as "Open" | "HalfOpen" | "Isolated", m.retryAfter(now)))
+  }
+
+  // -- run and record ----------------------------------------------------------------------------
+
+  /**
+   * A call admitted while Closed. `clock` is given when the policy needs call times (then `start`
+   * is the call's start); otherwise the clock is read only when it is needed: to trip, or to tell
+   * the store when an outcome happened.
+   */
+  private run<A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    generation: number,
+    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    clock: Clock.Clock | undefined,
+    start: number
+  ): Effect.Effect<A, E, R> {
+    return Effect.catchAllCause(
+      Effect.map(self, (a) => {
+        this.record(generation, false, fiber, clock, start)
+        return a
+      }),
+      (cause) => {
+        if (!Cause.isInterruptedOnly(cause)) this.record(generation, this.counts(cause), fiber, clock, start)
+        return Effect.failCause(cause)
+      }
+    )
+  }
+
+  private record(
+    generation: number,
+    failure: boolean,
+    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    clock: Clock.Clock | undefined,
+    start: number
+  ): void {
+    const outbox = this.outbox
+    let now = clock !== undefined || outbox !== undefined ? (clock ?? clockOf(fiber)).unsafeCurrentTimeMillis() : -1
+    const recorded = this.machine.record(generation, failure, now, clock !== undefined ? now - start : 0)
+    if (recorded === Machine.TRIPS) {
+      if (now === -1) now = clockOf(fiber).unsafeCurrentTimeMillis()
+      this.machine.trip(now)
+    }
+    this.metrics.call(failure ? "failure" : "success")
+    if (outbox === undefined) return
+    if (failure) outbox.failure(now, recorded === Machine.TRIPS)
+    else outbox.success(now)
+  }
+
+  /** Whether a failed call counts against the circuit (a user `isFailure` that throws counts). */
+  private counts(cause: Cause.Cause<unknown>): boolean {
+    try {
+      return this.isFailure(cause)
+    } catch {
+      return true
+    }
+  }
+
+  private outcome(exit: Exit.Exit<unknown, unknown>): Machine.Outcome {
+    if (Exit.isSuccess(exit)) return Machine.SUCCESS
+    if (Cause.isInterruptedOnly(exit.cause)) return Machine.INTERRUPTED
+    return this.counts(exit.cause) ? Machine.FAILURE : Machine.SUCCESS
+  }
+
+  /** Repair traffic while Open: runs unrecorded; only its own open episode hears how it ended. */
+  private repair<A, E, R>(effect: Effect.Effect<A, E, R>, generation: number): Effect.Effect<A, E, R> {
+    return Effect.onExit(effect, (exit) =>
+      Effect.sync(() => {
+        const outcome = this.outcome(exit)
+        if (outcome !== Machine.INTERRUPTED) this.metrics.call("repair")
+        this.machine.endRepair(generation, outcome)
+      })
+    )
+  }
+
+  /** A half-open probe (probes.ts): only its own episode hears how it ended. */
+  private probe<A, E, R>(
+    restore: <AX, EX, RX>(effect: Effect.Effect<AX, EX, RX>) => Effect.Effect<AX, EX, RX>,
+    self: Effect.Effect<A, E, R>,
+    generation: number,
+    clock: Clock.Clock
+  ): Effect.Effect<A, E | BreakerOpenError, R> {
+    const m = this.machine
+    const end = (outcome: Machine.Outcome) => {
+      m.endProbe(generation, outcome, clock.unsafeCurrentTimeMillis())
+      if (outcome !== Machine.INTERRUPTED) this.metrics.call(outcome === Machine.FAILURE ? "failure" : "success")
+    }
+    const probes = (this.probes ??= new Probes(this.permits, this.probeLeaseMillis, this.link))
+    const probe = probes.run(
+      restore,
+      self,
+      (exit) => this.outcome(exit),
+      () => m.generation === generation,
+      end,
+      clock.unsafeCurrentTimeMillis()
+    )
+    return Effect.flatMap(probe, (result): Effect.Effect<A, E | BreakerOpenError, R> => {
+      if (result === NO_PERMIT) {
+        this.metrics.call("rejected")
+        return Effect.fail(rejection(this.name, "HalfOpen", 0))
+      }
+      if (result === READMIT) return restore(this.execute(self))
+      return Effect.succeed(result)
+    })
+  }
+
+  // -- publish -----------------------------------------------------------------------------------
+
+  onTransition(t: Transition, until: number, remote: boolean): void {
+    this.metrics.transition(t)
+    this.hub?.unsafeOffer(t)
+    // Only this instance's own verdicts go to the store; HalfOpen is derived, never stored.
+    if (!remote && t.to !== "HalfOpen") this.outbox?.verdict(t.to, until, t.at)
+  }
+
+  private pubsub(): PubSub.PubSub<Transition> {
+    return (this.hub ??= Effect.runSync(PubSub.unbounded<Transition>()))
+  }
+
+  get changes(): Stream.Stream<Transition> {
+    return Stream.suspend(() => Stream.fromPubSub(this.pubsub()))
+  }
+
+  get subscribe(): Effect.Effect<Queue.Dequeue<Transition>, never, Scope.Scope> {
+    return Effect.suspend(() => PubSub.subscribe(this.pubsub()))
+  }
+
+  // -- reads -------------------------------------------------------------------------------------
+
+  get state(): Effect.Effect<State> {
+    return Effect.clockWith((clock) =>
+      Effect.sync(() => {
+        this.machine.sync(clock.unsafeCurrentTimeMillis())
+        return toState(this.machine)
+      })
+    )
+  }
+
+  get isCallAllowed(): Effect.Effect<boolean> {
+    return Effect.clockWith((clock) =>
+      Effect.withFiberRuntime<boolean>((fiber) => {
+        const m = this.machine
+        const allowed = m.wouldAdmit(clock.unsafeCurrentTimeMillis(), fiber.getFiberRef(repairTraffic))
+        return allowed && m.tag === "HalfOpen" && this.probes !== undefined
+          ? this.probes.isPermitFree
+          : Effect.succeed(allowed)
+      })
+    )
+  }
+
+  get snapshot(): Effect.Effect<Snapshot> {
+    return Effect.clockWith((clock) =>
+      Effect.sync(() => {
+        const now = clock.unsafeCurrentTimeMillis()
+        this.machine.sync(now)
+        return {
+          name: this.name,
+          state: toState(this.machine),
+          counts: this.machine.config.tracker.counts(now),
+          probes: this.probes?.inFlight ?? 0
+        }
+      })
+    )
+  }
+
+  // -- manual control ----------------------------------------------------------------------------
+
+  get isolate(): Effect.Effect<void> {
+    return Effect.clockWith((clock) => Effect.sync(() => this.machine.isolate(clock.unsafeCurrentTimeMillis())))
+  }
+
+  extendOpen(untilMillis: number): Effect.Effect<void> {
+    return Effect.clockWith((clock) =>
+      Effect.sync(() => {
+        const now = clock.unsafeCurrentTimeMillis()
+        if (this.machine.extendOpen(untilMillis, now)) this.outbox?.verdict("Open", untilMillis, now)
+      })
+    )
+  }
+
+  get reset(): Effect.Effect<void> {
+    return Effect.clockWith((clock) => Effect.sync(() => this.machine.reset(clock.unsafeCurrentTimeMillis())))
+  }
+
+  /** Adopts a verdict another member saved (from the store's subscription). */
+  adopt(verdict: BreakerStore.Verdict, now: number): void {
+    this.machine.adopt(verdict.state, verdict.until, verdict.at, now)
+  }
+}
+
+// Every breaker is recognisable by its TypeId, kept once on the prototype.
+Object.defineProperty(Breaker.prototype, TypeId, { value: TypeId })

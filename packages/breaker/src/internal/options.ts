@@ -1,0 +1,160 @@
+/**
+ * A breaker's options, checked once, at construction, into what the breaker runs on (`Resolved`),
+ * or into the one options error, `InvalidBreakerOptions`, whose message names the option and its rule.
+ * Options may come from a JSON config, so nothing here trusts their types.
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Runtime from "effect/Runtime"
+import * as Schedule from "effect/Schedule"
+import * as ScheduleDecision from "effect/ScheduleDecision"
+import * as Intervals from "effect/ScheduleIntervals"
+import type * as CB from "../CircuitBreaker.js"
+import { InvalidBreakerOptions } from "./errors.js"
+import type * as Machine from "./machine.js"
+import * as Policy from "./policy.js"
+import * as Rules from "./rules.js"
+
+/** @internal */
+export interface Resolved {
+  readonly name: string
+  readonly policy: Policy.Resolved
+  readonly openFor:
+    | { readonly _tag: "Fixed"; readonly millis: number }
+    | { readonly _tag: "Schedule"; readonly schedule: Schedule.Schedule<unknown, unknown> }
+  readonly permits: number
+  readonly successesToClose: number
+  readonly probeLeaseMillis: number
+  readonly isFailure: (cause: Cause.Cause<unknown>) => boolean
+}
+
+const defaultIsFailure = (cause: Cause.Cause<unknown>): boolean => !Cause.isInterruptedOnly(cause)
+
+/** @internal */
+export const resolve = (options: CB.Options | undefined): Either.Either<Resolved, InvalidBreakerOptions> => {
+  if (options !== undefined && !Rules.isRecord(options)) {
+    return fail(`options must be an object, got ${Rules.show(options)}`)
+  }
+  const o: Readonly<Record<string, unknown>> = options ?? {}
+  const name = Rules.check("name", Rules.nonEmptyString, o["name"] ?? "default")
+  if (Either.isLeft(name)) return fail(name.left)
+  const within = (problem: string) => fail(`${problem} (breaker "${name.right}")`)
+  const resolved = Either.gen(function* () {
+    const policy = yield* Policy.resolve(o["policy"] ?? Policy.consecutiveFailures(5))
+    const openFor = yield* resolveOpenFor(o["openFor"] ?? "30 seconds")
+    const halfOpen = o["halfOpen"] === undefined ? {} : o["halfOpen"]
+    if (!Rules.isRecord(halfOpen)) return yield* Either.left(`halfOpen must be an object, got ${Rules.show(halfOpen)}`)
+    const permits = yield* Rules.check("halfOpen.permits", Rules.atLeastOne, halfOpen["permits"] ?? 1)
+    const successesToClose = yield* Rules.check(
+      "halfOpen.successesToClose",
+      Rules.atLeastOne,
+      halfOpen["successesToClose"] ?? 1
+    )
+    const probeLeaseMillis = yield* Rules.check(
+      "halfOpen.probeLease",
+      Rules.durationAboveZero,
+      halfOpen["probeLease"] ?? "60 seconds"
+    )
+    const isFailure = o["isFailure"] ?? defaultIsFailure
+    if (typeof isFailure !== "function") {
+      return yield* Either.left(`isFailure must be a function of a Cause, got ${Rules.show(isFailure)}`)
+    }
+    return {
+      name: name.right,
+      policy,
+      openFor,
+      permits,
+      successesToClose,
+      probeLeaseMillis,
+      isFailure: isFailure as Resolved["isFailure"]
+    }
+  })
+  return Either.isLeft(resolved) ? within(resolved.left) : Either.right(resolved.right)
+}
+
+const fail = (message: string) => Either.left(new InvalidBreakerOptions({ message }))
+
+const resolveOpenFor = (input: unknown): Either.Either<Resolved["openFor"], string> =>
+  Schedule.isSchedule(input)
+    ? Either.right({ _tag: "Schedule", schedule: input as Schedule.Schedule<unknown, unknown> })
+    : Either.map(
+        Either.mapLeft(
+          Rules.check("openFor", Rules.durationAtLeastZero, input),
+          () => `openFor must be a finite duration >= 0 or a Schedule, got ${JSON.stringify(String(input))}`
+        ),
+        (millis) => ({ _tag: "Fixed", millis })
+      )
+
+/** A fixed wait: one object per breaker, no closures. */
+class FixedDelays implements Machine.OpenDelays {
+  constructor(private readonly millis: number) {}
+  next(): number {
+    return this.millis
+  }
+  reset(): void {}
+}
+
+/**
+ * The waits of open episodes. A schedule is stepped once per open episode, synchronously, in the
+ * runtime the breaker was made in (so `TestClock` and `TestRandom` apply); a schedule that is done
+ * keeps its last delay. A schedule that gives no delay at once is an options error.
+ *
+ * @internal
+ */
+export const openDelays = (
+  resolved: Resolved,
+  runtime: Runtime.Runtime<never>
+): Either.Either<Machine.OpenDelays, InvalidBreakerOptions> => {
+  const openFor = resolved.openFor
+  if (openFor._tag === "Fixed") return Either.right(new FixedDelays(openFor.millis))
+  const schedule = openFor.schedule
+  const runStep = Runtime.runSyncExit(runtime)
+  const step = (now: number, state: unknown): [unknown, number] | undefined => {
+    const exit = runStep(schedule.step(now, undefined, state))
+    if (Exit.isFailure(exit)) return undefined
+    const [next, , decision] = exit.value
+    if (ScheduleDecision.isDone(decision)) return undefined
+    return [next, Math.max(0, Intervals.start(decision.intervals) - now)]
+  }
+  const first = step(0, schedule.initial)
+  if (first === undefined) {
+    return fail(`openFor schedule must give at least one delay, synchronously (breaker "${resolved.name}")`)
+  }
+  let state: unknown = schedule.initial
+  let last = first[1]
+  return Either.right({
+    next: (now) => {
+      const result = step(now, state)
+      if (result !== undefined) {
+        state = result[0]
+        last = result[1]
+      }
+      return last
+    },
+    reset: () => {
+      state = schedule.initial
+    }
+  })
+}
+
+/**
+ * Checks options as `make` would, without making a breaker (nor joining a shared store), and
+ * returns them resolved: a registry resolves its defaults and overrides once, not once per breaker.
+ *
+ * @internal
+ */
+export const validate = (options?: CB.Options): Effect.Effect<Resolved, InvalidBreakerOptions> =>
+  Effect.gen(function* () {
+    const resolved = yield* resolve(options)
+    yield* openDelays(resolved, yield* Effect.runtime<never>())
+    return resolved
+  })
+
+/** Resolved options under another name (the name is checked: it is the only part that changes). @internal */
+export const named = (resolved: Resolved, name: string): Either.Either<Resolved, InvalidBreakerOptions> =>
+  Either.match(Rules.check("name", Rules.nonEmptyString, name), {
+    onLeft: fail,
+    onRight: (name) => Either.right({ ...resolved, name })
+  })

@@ -1,0 +1,152 @@
+/**
+ * What a breaker owes its shared store, and the one owner of it: the breaker puts verdicts,
+ * failures and successes in synchronously (a call never waits on the store), and `drain`, the
+ * background fiber, sends them in order when the store answers. Nothing else reads or writes it.
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import type * as BreakerStore from "../BreakerStore.js"
+
+/** How long the background writer waits before trying an unreachable store again. */
+const STORE_RETRY = Duration.seconds(1)
+
+/** How long one send may take before it counts as failed (and is tried again). */
+const SEND_DEADLINE = Duration.seconds(5)
+
+/** @internal */
+export class Outbox {
+  // What the store is still owed, in the order it must be sent: the latest verdict, failures seen
+  // before a success, that success, failures since.
+  private pendingVerdict: BreakerStore.Verdict | undefined = undefined
+  private failuresBefore = 0
+  private lastFailureBeforeAt = 0
+  private pendingSuccess = false
+  private successAt = 0
+  private failures = 0
+  private lastFailureAt = 0
+  /** The last failure's time is owed, without a count (the failure opened the circuit). */
+  private timeOnly = false
+  /** Failures reached the store since it last heard of a success. */
+  private dirty = false
+
+  constructor(
+    private readonly circuit: BreakerStore.SharedCircuit,
+    /** Who makes this breaker's verdicts, so that it can ignore their echo. */
+    readonly origin: string,
+    private readonly signal: Queue.Queue<void>
+  ) {}
+
+  /** This instance's verdict (HalfOpen is derived, never stored). A verdict makes pending counts moot. */
+  verdict(state: "Closed" | "Open" | "Isolated", until: number, at: number): void {
+    this.pendingVerdict = { state, until: state === "Open" ? until : 0, at, origin: this.origin }
+    // A transition starts the store's count again.
+    this.failuresBefore = 0
+    this.pendingSuccess = false
+    this.failures = 0
+    this.dirty = false
+    this.signal.unsafeOffer(undefined)
+  }
+
+  /** A failure at `at`; `tripped`: it opened the circuit (after its verdict was put in). */
+  failure(at: number, tripped: boolean): void {
+    if (tripped) {
+      // The verdict starts the store's count again, but the time of the last failure is still worth keeping.
+      this.timeOnly = true
+    } else {
+      this.failures++
+    }
+    this.lastFailureAt = at
+    this.signal.unsafeOffer(undefined)
+  }
+
+  /** A success at `at`. Only the first success after failures tells the store anything: the count starts again. */
+  success(at: number): void {
+    if (this.failures === 0 && !this.dirty) return
+    if (this.failures > 0) {
+      this.failuresBefore += this.failures
+      this.lastFailureBeforeAt = this.lastFailureAt
+      this.failures = 0
+    }
+    this.dirty = false
+    this.pendingSuccess = true
+    this.successAt = at
+    this.signal.unsafeOffer(undefined)
+  }
+
+  /** The next thing owed, and what to forget once the store has it. */
+  private next(): readonly [Effect.Effect<void, BreakerStore.BreakerStoreError>, () => void] | undefined {
+    const circuit = this.circuit
+    const verdict = this.pendingVerdict
+    if (verdict !== undefined) {
+      return [
+        circuit.save(verdict),
+        () => {
+          if (this.pendingVerdict === verdict) this.pendingVerdict = undefined
+        }
+      ]
+    }
+    const before = this.failuresBefore
+    if (before > 0) {
+      return [
+        circuit.recordFailures(before, this.lastFailureBeforeAt),
+        () => {
+          this.failuresBefore = Math.max(0, this.failuresBefore - before)
+        }
+      ]
+    }
+    if (this.pendingSuccess) {
+      return [
+        circuit.recordSuccess(this.successAt),
+        () => {
+          this.pendingSuccess = false
+        }
+      ]
+    }
+    if (this.timeOnly) {
+      return [
+        circuit.recordFailures(0, this.lastFailureAt),
+        () => {
+          this.timeOnly = false
+        }
+      ]
+    }
+    const failures = this.failures
+    if (failures > 0) {
+      return [
+        circuit.recordFailures(failures, this.lastFailureAt),
+        () => {
+          this.failures = Math.max(0, this.failures - failures)
+          this.dirty = true
+        }
+      ]
+    }
+    return undefined
+  }
+
+  /**
+   * Sends what is owed in the background, one step at a time, whenever something is put in: a step
+   * is forgotten only once the store has it, so nothing is lost and nothing is counted twice while
+   * the store is down (it is tried again every STORE_RETRY).
+   */
+  get drain(): Effect.Effect<never> {
+    const step = Effect.suspend(() => {
+      const next = this.next()
+      if (next === undefined) return Effect.succeed(false)
+      const [send, forget] = next
+      return send.pipe(
+        Effect.timeout(SEND_DEADLINE),
+        Effect.map(() => {
+          forget()
+          return true
+        })
+      )
+    })
+    const drainAll = Effect.repeat(step, { while: (more) => more })
+    return Queue.take(this.signal).pipe(
+      Effect.zipRight(drainAll.pipe(Effect.retry(Schedule.spaced(STORE_RETRY)), Effect.ignore)),
+      Effect.forever
+    )
+  }
+}

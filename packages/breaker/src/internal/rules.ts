@@ -1,0 +1,110 @@
+/**
+ * The rules options follow, written once as Schemas, and the one way an option is checked against
+ * one: `check(label, rule, input)` decodes the input or says, in `InvalidBreakerOptions`' words,
+ * "<label> must be <rule>, got <input>".
+ *
+ * Each rule is a Schema that decodes what a user wrote into what the breaker uses (a duration into
+ * milliseconds), with the rule in words beside it, so a message never drifts from the check.
+ */
+import * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+
+/** A rule: the Schema that checks (and decodes) an input, its decoder (built once), and the rule in words. */
+export interface Rule<A> {
+  readonly schema: Schema.Schema<A, any>
+  readonly decode: (input: unknown) => Either.Either<A, unknown>
+  /** The rule in words, given the option's last name (e.g. "threshold"). */
+  readonly says: (name: string) => string
+}
+
+/** Rules are made once (at module load): a decoder costs more to build than to run. */
+const rule = <A>(schema: Schema.Schema<A, any>, says: (name: string) => string): Rule<A> => ({
+  schema,
+  decode: Schema.decodeUnknownEither(schema),
+  says
+})
+
+/** Milliseconds of a DurationInput, or undefined when it is not a finite duration >= 0. */
+export const millis = (input: unknown): number | undefined => {
+  // Duration clamps negative inputs to zero: a negative wait is a mistake to report, not a zero.
+  if ((typeof input === "number" || typeof input === "bigint") && !(input >= 0)) return undefined
+  if (typeof input === "string" && input.trim().startsWith("-")) return undefined
+  const decoded = Duration.decodeUnknown(input)
+  if (Option.isNone(decoded)) return undefined
+  const ms = Duration.toMillis(decoded.value)
+  return Number.isFinite(ms) ? ms : undefined
+}
+
+/** A DurationInput, decoded into its milliseconds. */
+const Millis: Schema.Schema<number, unknown> = Schema.transformOrFail(Schema.Unknown, Schema.Number, {
+  strict: true,
+  decode: (input, _, ast) => {
+    const ms = millis(input)
+    return ms === undefined ? ParseResult.fail(new ParseResult.Type(ast, input)) : ParseResult.succeed(ms)
+  },
+  encode: ParseResult.succeed
+})
+
+/** A whole number of at least `min`. */
+export const wholeNumber = (min: number): Rule<number> =>
+  rule(Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(min)), () => `a whole number >= ${min}`)
+
+/** A whole number from `min` to `max`. */
+export const wholeNumberBetween = (min: number, max: number): Rule<number> =>
+  rule(Schema.Number.pipe(Schema.int(), Schema.between(min, max)), () => `a whole number between ${min} and ${max}`)
+
+/** A share: 0 < x <= 1. */
+export const ratio: Rule<number> = rule(
+  Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1)),
+  (name) => `a number with 0 < ${name} <= 1`
+)
+
+/** A finite duration of at least `min` milliseconds (`"> 0"`: more than zero), decoded into milliseconds. */
+export const duration = (min: number | "> 0"): Rule<number> =>
+  rule(min === "> 0" ? Millis.pipe(Schema.greaterThan(0)) : Millis.pipe(Schema.greaterThanOrEqualTo(min)), () =>
+    min === "> 0"
+      ? "a finite duration > 0"
+      : min === 0
+        ? "a finite duration >= 0"
+        : `a finite duration of at least ${min} millisecond${min === 1 ? "" : "s"}`
+  )
+
+/** A non-empty string. */
+export const nonEmptyString: Rule<string> = rule(Schema.String.pipe(Schema.minLength(1)), () => "a non-empty string")
+
+/** The rules the breaker's options use, made once. */
+export const atLeastOne: Rule<number> = wholeNumber(1)
+export const durationAtLeastZero: Rule<number> = duration(0)
+export const durationAboveZero: Rule<number> = duration("> 0")
+export const durationAtLeastOneMilli: Rule<number> = duration(1)
+export const countWindowSize: Rule<number> = wholeNumberBetween(1, 1_000_000)
+
+/** Shows an input in a message: numbers as they are, everything else as JSON (or its type). */
+export const show = (input: unknown): string => {
+  if (typeof input === "number" || typeof input === "bigint") return String(input)
+  if (typeof input === "function") return "a function"
+  try {
+    return JSON.stringify(input) ?? String(input)
+  } catch {
+    return typeof input
+  }
+}
+
+/**
+ * Checks one option against its rule: the decoded value, or the message
+ * "<label> must be <rule>, got <input>". The rule's words take the label's last name.
+ */
+export const check = <A>(label: string, rule: Rule<A>, input: unknown): Either.Either<A, string> =>
+  Either.mapLeft(rule.decode(input), () => `${label} must be ${rule.says(lastName(label))}, got ${show(input)}`)
+
+const lastName = (label: string): string => {
+  const words = label.split(/[ .]/)
+  return words[words.length - 1]!
+}
+
+/** Whether a value can be read as an object of options (a JSON config can hold anything). */
+export const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)

@@ -1,0 +1,156 @@
+/**
+ * The trackers behind each Policy, driven directly: window edges, slow calls, counts. Found by
+ * mutation testing (see MUTANTS.md); the breaker-level behaviour is in Policy.test.ts.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Tracker from "../src/internal/tracker.js"
+
+const rate = (options?: Partial<Tracker.RateOptions>): Tracker.RateOptions => ({
+  threshold: 0.5,
+  minimumCalls: 1,
+  slowMillis: undefined,
+  slowThreshold: 1,
+  ...options
+})
+
+const counts = (calls: number, failures: number, slowCalls: number, consecutiveFailures: number): Tracker.Counts => ({
+  calls,
+  failures,
+  slowCalls,
+  consecutiveFailures
+})
+
+describe("ConsecutiveFailures", () => {
+  it("trips at the threshold of failures in a row; a success starts again; counts say so", () => {
+    const t = new Tracker.ConsecutiveFailures(3)
+    assert.isFalse(t.record(true))
+    assert.isFalse(t.record(true))
+    assert.isFalse(t.record(false))
+    assert.deepStrictEqual(t.counts(), counts(3, 2, 0, 0))
+    assert.isFalse(t.record(true))
+    assert.isFalse(t.record(true))
+    assert.deepStrictEqual(t.counts(), counts(5, 4, 0, 2))
+    assert.isTrue(t.record(true))
+    t.reset()
+    assert.deepStrictEqual(t.counts(), counts(0, 0, 0, 0))
+    assert.isFalse(t.record(true))
+  })
+})
+
+describe("CountWindow", () => {
+  it("trips when failures / calls reaches the threshold (equal counts), from minimumCalls", () => {
+    const t = new Tracker.CountWindow(4, rate({ threshold: 0.5, minimumCalls: 2 }))
+    assert.isFalse(t.record(true, 0, 0)) // 1 call: below minimumCalls
+    assert.isTrue(t.record(false, 0, 0)) // 1 of 2 = 0.5 >= 0.5: a success can complete the verdict
+    assert.deepStrictEqual(t.counts(), counts(2, 1, 0, 0))
+    const v = new Tracker.CountWindow(4, rate({ threshold: 0.75, minimumCalls: 4 }))
+    assert.isFalse(v.record(true, 0, 0))
+    assert.isFalse(v.record(false, 0, 0))
+    assert.isFalse(v.record(true, 0, 0)) // 2 of 3: below minimumCalls
+    assert.isFalse(v.record(false, 0, 0)) // 2 of 4 < 0.75
+    assert.isFalse(v.record(true, 0, 0)) // the first failure left: 2 of 4
+    assert.deepStrictEqual(v.counts(), counts(4, 2, 0, 1))
+    assert.isTrue(v.record(true, 0, 0)) // 3 of 4 = 0.75
+    assert.deepStrictEqual(v.counts(), counts(4, 3, 0, 2))
+  })
+
+  it("old outcomes leave the window: failures, slow calls and the call count", () => {
+    const t = new Tracker.CountWindow(2, rate({ threshold: 1, minimumCalls: 2, slowMillis: 100, slowThreshold: 1 }))
+    t.record(true, 0, 500) // a slow failure
+    assert.deepStrictEqual(t.counts(), counts(1, 1, 1, 1))
+    t.record(false, 0, 0)
+    assert.deepStrictEqual(t.counts(), counts(2, 1, 1, 0))
+    t.record(false, 0, 0) // the slow failure leaves
+    assert.deepStrictEqual(t.counts(), counts(2, 0, 0, 0))
+    t.record(false, 0, 100) // exactly the limit is not slow
+    assert.deepStrictEqual(t.counts(), counts(2, 0, 0, 0))
+    t.record(false, 0, 101)
+    assert.deepStrictEqual(t.counts(), counts(2, 0, 1, 0))
+  })
+
+  it("slow calls trip at their own rate (equal counts); without slowCall nothing is slow", () => {
+    const t = new Tracker.CountWindow(4, rate({ threshold: 1, minimumCalls: 2, slowMillis: 100, slowThreshold: 0.5 }))
+    assert.isFalse(t.record(false, 0, 500))
+    assert.isTrue(t.record(false, 0, 0)) // 1 slow of 2 = 0.5
+    const plain = new Tracker.CountWindow(4, rate({ threshold: 1, minimumCalls: 1 }))
+    assert.isFalse(plain.record(false, 0, 1_000_000))
+    assert.deepStrictEqual(plain.counts(), counts(1, 0, 0, 0))
+  })
+
+  it("reset empties the ring: what was recorded before never leaves it again", () => {
+    const t = new Tracker.CountWindow(2, rate({ threshold: 1, minimumCalls: 2, slowMillis: 100 }))
+    t.record(true, 0, 500)
+    t.reset()
+    assert.deepStrictEqual(t.counts(), counts(0, 0, 0, 0))
+    t.record(false, 0, 0)
+    t.record(false, 0, 0)
+    t.record(true, 0, 0) // overwrites the first slot recorded after the reset
+    assert.deepStrictEqual(t.counts(), counts(2, 1, 0, 1))
+  })
+})
+
+describe("TimeWindow", () => {
+  it("geometry: 20 buckets of duration / 20 (at least 1 ms each)", () => {
+    assert.deepStrictEqual(Tracker.timeWindowGeometry(1_000), { width: 50, buckets: 20 })
+    assert.deepStrictEqual(Tracker.timeWindowGeometry(45), { width: 3, buckets: 15 })
+    assert.deepStrictEqual(Tracker.timeWindowGeometry(10), { width: 1, buckets: 10 })
+    assert.deepStrictEqual(Tracker.timeWindowGeometry(1), { width: 1, buckets: 1 })
+  })
+
+  it("a bucket exactly one window old is evicted; one a bucket younger is not", () => {
+    const t = new Tracker.TimeWindow(1_000, rate({ threshold: 1, minimumCalls: 5 }))
+    t.record(true, 0, 0) // bucket 0
+    assert.deepStrictEqual(t.counts(999), counts(1, 1, 0, 1)) // bucket 19: 0 is still in
+    assert.deepStrictEqual(t.counts(1_000), counts(0, 0, 0, 1)) // bucket 20: 0 is out
+  })
+
+  it("counts calls, failures and slow calls per bucket, and drops them together", () => {
+    const t = new Tracker.TimeWindow(
+      1_000,
+      rate({ threshold: 1, minimumCalls: 100, slowMillis: 100, slowThreshold: 1 })
+    )
+    t.record(true, 0, 200)
+    t.record(false, 10, 50)
+    t.record(false, 60, 101) // the next bucket
+    t.record(false, 70, 100) // exactly the limit is not slow
+    assert.deepStrictEqual(t.counts(70), counts(4, 1, 2, 0))
+    assert.deepStrictEqual(t.counts(1_000), counts(2, 0, 1, 0)) // bucket 0 left
+    assert.deepStrictEqual(t.counts(1_050), counts(0, 0, 0, 0)) // bucket 1 left
+  })
+
+  it("a slot reused after a full turn holds only the new bucket", () => {
+    const t = new Tracker.TimeWindow(1_000, rate({ threshold: 1, minimumCalls: 100 }))
+    t.record(true, 0, 0)
+    t.record(true, 1_000, 0) // bucket 20: the same slot as bucket 0
+    assert.deepStrictEqual(t.counts(1_000), counts(1, 1, 0, 2))
+    t.record(false, 1_999, 0)
+    assert.deepStrictEqual(t.counts(1_999), counts(2, 1, 0, 0))
+  })
+
+  it("trips on the failure rate or the slow rate, once minimumCalls calls are in the window", () => {
+    const t = new Tracker.TimeWindow(1_000, rate({ threshold: 0.5, minimumCalls: 2 }))
+    assert.isFalse(t.record(true, 0, 0))
+    assert.isTrue(t.record(false, 0, 0)) // 1 of 2
+    const slow = new Tracker.TimeWindow(
+      1_000,
+      rate({ threshold: 1, minimumCalls: 2, slowMillis: 10, slowThreshold: 0.5 })
+    )
+    assert.isFalse(slow.record(false, 0, 11))
+    assert.isTrue(slow.record(false, 0, 0))
+    const old = new Tracker.TimeWindow(1_000, rate({ threshold: 0.5, minimumCalls: 2 }))
+    old.record(true, 0, 0)
+    assert.isFalse(old.record(true, 1_000, 0)) // the first failure left: 1 call in the window
+  })
+
+  it("reset empties every bucket", () => {
+    const t = new Tracker.TimeWindow(1_000, rate({ threshold: 1, minimumCalls: 100, slowMillis: 1 }))
+    t.record(true, 0, 5)
+    t.reset()
+    assert.deepStrictEqual(t.counts(0), counts(0, 0, 0, 0))
+    t.record(false, 10, 0)
+    // Nothing from before the reset is subtracted when its bucket leaves.
+    assert.deepStrictEqual(t.counts(1_000), counts(0, 0, 0, 0))
+    t.record(false, 1_000, 0)
+    assert.deepStrictEqual(t.counts(1_000), counts(1, 0, 0, 0))
+  })
+})
