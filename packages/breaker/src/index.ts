@@ -17,3 +17,8 @@ export * as CircuitBreaker from "./CircuitBreaker.js"
  * @since 0.1.0
  */
 export * as Policy from "./Policy.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as BreakerStoreKit from "./BreakerStoreKit.js"
