@@ -21,8 +21,9 @@ export interface Options {
 
 /**
  * Makes a memory store. A `capacity` that is not a whole number >= 1 fails with
- * `InvalidCacheOptions`. A `ttl` that is not a duration >= 0 is a defect (a programming error);
- * a zero `ttl` stores nothing.
+ * `InvalidCacheOptions`. Writes follow the TTL rule of every store (`CacheStore.WriteOptions`):
+ * a `ttl` of zero or less is already expired (nothing is stored), and one that is not a duration
+ * is a defect.
  *
  * @since 0.1.0
  * @category constructors
