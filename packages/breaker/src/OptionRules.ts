@@ -42,7 +42,7 @@ export const Millis: Schema.Schema<number, Duration.DurationInput> = Schema.tran
  * @category durations
  */
 export const FiniteMillis: Schema.Schema<number, Duration.DurationInput> = Millis.pipe(
-  Schema.filter((ms) => Number.isFinite(ms), { message: () => "a finite duration >= 0" })
+  Schema.filter((ms) => Number.isFinite(ms), { message: () => ({ message: "a finite duration >= 0", override: true }) })
 )
 
 /**
@@ -52,7 +52,9 @@ export const FiniteMillis: Schema.Schema<number, Duration.DurationInput> = Milli
  * @category durations
  */
 export const PositiveMillis: Schema.Schema<number, Duration.DurationInput> = Millis.pipe(
-  Schema.filter((ms) => Number.isFinite(ms) && ms > 0, { message: () => "a finite duration > 0" })
+  Schema.filter((ms) => Number.isFinite(ms) && ms > 0, {
+    message: () => ({ message: "a finite duration > 0", override: true })
+  })
 )
 
 /**
@@ -63,7 +65,9 @@ export const PositiveMillis: Schema.Schema<number, Duration.DurationInput> = Mil
  */
 export const Whole = (min: number): Schema.Schema<number> =>
   Schema.Number.pipe(
-    Schema.filter((n) => Number.isInteger(n) && n >= min, { message: () => `a whole number >= ${min}` })
+    Schema.filter((n) => Number.isInteger(n) && n >= min, {
+      message: () => ({ message: `a whole number >= ${min}`, override: true })
+    })
   )
 
 /**

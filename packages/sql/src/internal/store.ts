@@ -4,13 +4,14 @@
  * never create two rows for one name and never both take the same probe lease. Verdicts made
  * elsewhere are learned by polling in the background, never on a call's path.
  */
-import { BreakerStore, BreakerStoreKit } from "@circuitry/breaker"
+import { BreakerStore, BreakerStoreKit, OptionRules } from "@circuitry/breaker"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
@@ -18,7 +19,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { InvalidStoreOptions } from "./errors.js"
 import { type Decoded, decode, NONE, nothing, type Row, saved, storeError } from "./rows.js"
-import * as Schema from "./schema.js"
+import * as Tables from "./schema.js"
 
 type Verdict = BreakerStore.Verdict
 type BreakerStoreError = BreakerStore.BreakerStoreError
@@ -39,35 +40,28 @@ export interface Resolved {
 
 const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,47}$/
 
+const Identifier = Schema.String.pipe(
+  Schema.filter((table) => table.split(".").length <= 2 && table.split(".").every((part) => identifier.test(part)))
+).annotations({
+  message: () => 'a SQL identifier (letters, digits, "_", at most 48 characters, optionally "schema.table")'
+})
+
+const OptionsSchema = Schema.Struct({
+  table: Schema.optional(Identifier),
+  pollInterval: Schema.optional(OptionRules.PositiveMillis),
+  migrate: Schema.optional(OptionRules.Flag)
+})
+
 /** @internal */
-export const resolve = (options: Options | undefined): Either.Either<Resolved, InvalidStoreOptions> => {
-  const fail = (message: string) => Either.left(new InvalidStoreOptions({ message }))
-  if (options !== undefined && (typeof options !== "object" || options === null)) {
-    return fail(`options must be an object, got ${typeof options}`)
-  }
-  const o = options ?? {}
-  const table = o.table ?? "circuitry_breakers"
-  if (
-    typeof table !== "string" ||
-    !table.split(".").every((part) => identifier.test(part)) ||
-    table.split(".").length > 2
-  ) {
-    return fail(
-      `table must be a SQL identifier (letters, digits, "_", at most 48 characters, optionally "schema.table"), got ${JSON.stringify(table)}`
-    )
-  }
-  const pollInterval = Duration.decodeUnknown(o.pollInterval ?? "250 millis")
-  if (
-    Option.isNone(pollInterval) ||
-    !Duration.isFinite(pollInterval.value) ||
-    Duration.toMillis(pollInterval.value) <= 0
-  ) {
-    return fail(`pollInterval must be a finite duration > 0, got ${JSON.stringify(String(o.pollInterval))}`)
-  }
-  const migrate = o.migrate ?? true
-  if (typeof migrate !== "boolean") return fail(`migrate must be a boolean, got ${typeof migrate}`)
-  return Either.right({ table, pollInterval: pollInterval.value, migrate })
-}
+export const resolve = (options: Options | undefined): Either.Either<Resolved, InvalidStoreOptions> =>
+  Either.map(
+    OptionRules.decode(OptionsSchema, options, (message) => new InvalidStoreOptions({ message })),
+    (o) => ({
+      table: o.table ?? "circuitry_breakers",
+      pollInterval: Duration.millis(o.pollInterval ?? 250),
+      migrate: o.migrate ?? true
+    })
+  )
 
 /** @internal */
 export interface Service {
@@ -96,14 +90,14 @@ export const make = (
     // Our statements name their columns exactly: the application's name transforms must not apply.
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     if (resolved.migrate) {
-      yield* Schema.migrate(resolved.table).pipe(
+      yield* Tables.migrate(resolved.table).pipe(
         Effect.provideService(SqlClient.SqlClient, sql),
         Effect.mapError((cause) =>
           storeError("migrate", `could not create the breaker tables: ${cause.message}`, cause)
         )
       )
     }
-    const t = Schema.tables(resolved.table)
+    const t = Tables.tables(resolved.table)
     const circuits = sql(t.circuits)
     const probes = sql(t.probes)
 
