@@ -7,8 +7,10 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { CacheStore } from "./CacheStore.js"
-import { InvalidCacheOptions, Store } from "./CacheStore.js"
+import type { InvalidCacheOptions } from "./CacheStore.js"
+import { Store } from "./CacheStore.js"
 import * as internal from "./internal/memoryStore.js"
+import { decode, MemoryOptions } from "./internal/options.js"
 
 /**
  * @since 0.1.0
@@ -40,15 +42,7 @@ export interface Options {
  * ```
  */
 export const make = (options?: Options): Effect.Effect<CacheStore<never>, InvalidCacheOptions> =>
-  Effect.suspend(() => {
-    const capacity = options?.capacity ?? Infinity
-    if (capacity !== Infinity && !(typeof capacity === "number" && Number.isInteger(capacity) && capacity >= 1)) {
-      return Effect.fail(
-        new InvalidCacheOptions({ message: `MemoryStore: capacity must be a whole number >= 1, got ${capacity}` })
-      )
-    }
-    return Effect.succeed(internal.make(capacity))
-  })
+  Effect.map(decode("MemoryStore", MemoryOptions, options), (o) => internal.make(o.capacity ?? Infinity))
 
 /**
  * A memory store as the `CacheStore.Store` service (for `Cache.layer`).
