@@ -55,7 +55,10 @@ describe("RedisBreakerStore: options", () => {
   it.scoped("the deadline (or its old name, timeout) is what a call is held to, on the Clock", () =>
     Effect.gen(function* () {
       const server = yield* startServer
-      for (const options of [{ deadline: "150 millis" }, { timeout: "150 millis" }]) {
+      for (const options of [
+        { deadline: "150 millis" },
+        { timeout: "150 millis" }
+      ] as Array<RedisBreakerStore.Options>) {
         const store = yield* storeOn({ url: server.url, prefix: "d:", ...options })
         const circuit = yield* store.connect("c")
         assert.isTrue(Option.isNone(yield* circuit.load)) // connected
