@@ -187,4 +187,17 @@ describe("Cache.guard: what an error report says", () => {
       assert.strictEqual(both.reports.length, 1)
     })
   )
+
+  it.scoped("the guard offers getEntry exactly when the store does", () =>
+    Effect.gen(function* () {
+      const without = yield* guarded(yield* makeTestStore({ getEntry: false }))
+      assert.isUndefined(without.cache.getEntry)
+      const withIt = yield* guarded(yield* makeTestStore())
+      yield* withIt.cache.set("k", "v")
+      assertEqual(
+        Option.map(yield* withIt.cache.getEntry!("k"), (e) => e.value),
+        Option.some("v")
+      )
+    })
+  )
 })
