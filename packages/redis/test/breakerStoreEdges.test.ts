@@ -6,7 +6,7 @@
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { RedisBreakerStore } from "@circuitry/redis"
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Either, Exit, Fiber, Layer, Option, Scope, Stream, TestClock } from "effect"
+import { Context, Effect, Either, Exit, Fiber, Layer, Logger, Option, Scope, Stream, TestClock } from "effect"
 import { Redis } from "ioredis"
 import { cleanup, eventually, realSleep, startServer, uniquePrefix } from "./utils/server.js"
 
@@ -211,6 +211,102 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       assert.isTrue(yield* eventually(Effect.sync(() => toSaved.length >= 2)))
       assert.deepStrictEqual(toSaved[1], verdict)
       assert.deepStrictEqual(toEmpty, [])
+    })
+  )
+
+  it.scoped("without a prefix, keys live under circuitry:breaker:", () =>
+    Effect.gen(function* () {
+      const { admin } = yield* scratch
+      const name = uniquePrefix("default").replaceAll(":", "-")
+      const key = `circuitry:breaker:circuit:${name}`
+      yield* Effect.addFinalizer(() => Effect.promise(() => admin.del(key)))
+      const store = yield* storeOn({ url: URL })
+      yield* (yield* store.connect(name)).save({ state: "Isolated", until: 0, at: 1, origin: "d" })
+      assert.strictEqual(yield* Effect.promise(() => admin.hget(key, "state")), "Isolated")
+    })
+  )
+
+  it.scoped("a member is never told a verdict older than one it made or heard", () =>
+    Effect.gen(function* () {
+      const { admin, prefix } = yield* scratch
+      const store = yield* storeOn({ url: URL, prefix })
+      const circuit = yield* store.connect("s")
+      const told = yield* collect(circuit)
+      yield* realSleep(50)
+      const publish = (at: number) =>
+        Effect.promise(() =>
+          admin.publish(
+            `${prefix}verdicts`,
+            JSON.stringify({ name: "s", state: "Open", until: at + 1, at, origin: "x" })
+          )
+        )
+      yield* circuit.save({ state: "Open", until: 9_000, at: 2_000, origin: "me" })
+      assert.isTrue(yield* eventually(Effect.sync(() => told.length === 1)))
+      // Behind the store's back the stored verdict becomes older than the one this member made.
+      yield* Effect.promise(() => admin.hset(`${prefix}circuit:s`, "at", "1500"))
+      // A stale save of its own: Redis refuses it and tells the stored (1500) verdict again,
+      // which is older than the 2000 this member made: not delivered. Nor is an older publication.
+      yield* circuit.save({ state: "Closed", until: 0, at: 1_000, origin: "me" })
+      yield* publish(1_800)
+      yield* publish(3_000)
+      assert.isTrue(yield* eventually(Effect.sync(() => told.some((v) => v.at === 3_000))))
+      assert.deepStrictEqual(
+        told.map((v) => v.at),
+        [2_000, 3_000]
+      )
+    })
+  )
+
+  it.scoped("with Redis gone, every operation fails with a typed error that names it", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer
+      const store = yield* storeOn({ url: server.url })
+      const circuit = yield* store.connect("gone")
+      yield* server.kill
+      yield* realSleep(50)
+      const operations: Array<[string, Effect.Effect<unknown, BreakerStore.BreakerStoreError>]> = [
+        ["load", circuit.load],
+        ["save", circuit.save({ state: "Open", until: 1, at: 1, origin: "g" })],
+        ["recordFailures", circuit.recordFailures(1, 1)],
+        ["recordSuccess", circuit.recordSuccess(1)],
+        ["counts", circuit.counts],
+        ["acquireProbe", circuit.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1 })],
+        ["releaseProbe", circuit.releaseProbe("0:token")]
+      ]
+      for (const [operation, effect] of operations) {
+        const result = yield* Effect.either(effect)
+        assert.isTrue(Either.isLeft(result), operation)
+        if (Either.isLeft(result)) {
+          assert.strictEqual(result.left.operation, operation)
+          assert.strictEqual(result.left.store, "redis")
+        }
+      }
+    })
+  )
+
+  it.scoped("silence past liveness tears the command connection down, with a warning that names the store", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer
+      const warnings: Array<string> = []
+      const logger = Logger.make(({ message }) => void warnings.push(String(message)))
+      const store = yield* storeOn({ url: server.url, deadline: "100 millis", liveness: "200 millis" }).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+      )
+      const circuit = yield* store.connect("quiet")
+      assert.isTrue(Option.isNone(yield* circuit.load))
+      yield* server.pause
+      const fiber = yield* Effect.fork(Effect.either(circuit.load))
+      yield* realSleep(20)
+      yield* TestClock.adjust("100 millis")
+      assert.isTrue(Either.isLeft(yield* Fiber.join(fiber)))
+      for (let i = 0; i < 5; i++) yield* TestClock.adjust("50 millis")
+      yield* server.resume
+      assert.isTrue(
+        warnings.some((w) => w.startsWith("RedisBreakerStore: no reply for") && w.includes("liveness 200 ms")),
+        JSON.stringify(warnings)
+      )
+      // the connection comes back by itself
+      assert.isTrue(yield* eventually(Effect.map(Effect.either(circuit.load), Either.isRight)))
     })
   )
 })
