@@ -182,7 +182,7 @@ export interface LoadOptions {
  * @category constructors
  * @example
  * ```ts
- * import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
+ * import { CircuitBreaker } from "@circuitry/breaker"
  * import { Cache, MemoryStore } from "@circuitry/cache"
  * import { Effect } from "effect"
  *
@@ -331,7 +331,9 @@ const breakerOf = (
     > => {
       const name = options?.name ?? "cache"
       if (Option.isNone(registry)) return CircuitBreaker.make({ ...options, name })
-      const others = Object.keys(options ?? {}).filter((key) => key !== "name")
+      const others = Object.entries(options ?? {})
+        .filter(([key, value]) => key !== "name" && value !== undefined)
+        .map(([key]) => key)
       if (others.length > 0) {
         return Effect.fail(
           new InvalidCacheOptions({
