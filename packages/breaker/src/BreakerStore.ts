@@ -17,6 +17,7 @@ import * as PubSub from "effect/PubSub"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as Kit from "./BreakerStoreKit.js"
 
 /**
  * A verdict as stored: `HalfOpen` is never stored, since it is derived (lazily) from `Open` and
@@ -62,7 +63,8 @@ export class BreakerStoreError extends Schema.TaggedError<BreakerStoreError>()("
 }) {}
 
 /**
- * One breaker's view of its shared circuit.
+ * One breaker's view of its shared circuit. Every backend passes one conformance suite
+ * (`packages/breaker/test/storeSuite.ts`), which pins the fine print below.
  *
  * @since 0.1.0
  * @category models
@@ -75,26 +77,37 @@ export interface SharedCircuit {
    * emits the stored verdict again, so members resynchronise.
    */
   readonly verdicts: Stream.Stream<Verdict>
-  /** Stores a verdict and tells every member. */
+  /**
+   * Stores a verdict and tells every member (the saver included). A verdict older than the stored
+   * one (a smaller `at`: a late retry) is not stored and does not start the count again; the store
+   * tells its members the stored verdict again instead (at once, or at its next poll), so the
+   * member that sent the stale one catches up. A verdict of the same `at` is stored.
+   */
   readonly save: (verdict: Verdict) => Effect.Effect<void, BreakerStoreError>
   /**
-   * Adds failures (atomically, never losing one) and records the time of the last. `count` may be
-   * 0: then only the time is recorded (for the failure that opened the circuit, whose verdict
-   * started the count again).
+   * Adds failures (atomically, never losing one) and records the time of the last. `count` is a
+   * whole number >= 0; it may be 0: then only the time is recorded (for the failure that opened the
+   * circuit, whose verdict started the count again). The last failure time never moves back.
    */
   readonly recordFailures: (count: number, at: number) => Effect.Effect<void, BreakerStoreError>
-  /** A success: the fleet's consecutive failure count starts again. */
+  /** A success: the fleet's consecutive failure count starts again (the last failure time stays). */
   readonly recordSuccess: (at: number) => Effect.Effect<void, BreakerStoreError>
   readonly counts: Effect.Effect<Counts, BreakerStoreError>
   /**
-   * Takes one of `permits` fleet-wide half-open probe leases, for at most `leaseMillis`.
-   * Returns the lease's token, or `None` when every lease is held.
+   * Takes one of `permits` fleet-wide half-open probe leases, for at most `leaseMillis`: exactly
+   * one holder per permit slot. A lease taken at `now` is over from `now + leaseMillis` on, by the
+   * times the callers pass in (their Effect Clock), whatever a server's clock says. Returns the
+   * lease (`BreakerStoreKit.encodeLease`), or `None` when every lease is held.
    */
   readonly acquireProbe: (options: {
     readonly permits: number
     readonly leaseMillis: number
     readonly now: number
   }) => Effect.Effect<Option.Option<string>, BreakerStoreError>
+  /**
+   * Gives a lease back. Only the holder's lease string releases it: a lease that was taken over
+   * after it was over, released twice, or is not a lease at all releases nothing.
+   */
   readonly releaseProbe: (lease: string) => Effect.Effect<void, BreakerStoreError>
 }
 
@@ -114,20 +127,21 @@ interface MemoryEntry {
   verdict: Verdict | undefined
   consecutiveFailures: number
   lastFailureAt: number | undefined
-  readonly leases: Map<string, number>
+  /** The lease held in each permit slot: its token and when it is over. */
+  readonly leases: Map<number, { readonly token: string; readonly expires: number }>
   readonly pubsub: PubSub.PubSub<Verdict>
 }
 
 /**
  * A store in this process's memory: breakers of the same name in one process share one verdict.
- * Mostly for tests, and as the reference behaviour for other stores.
+ * Mostly for tests, and as the reference behaviour for other stores (every backend passes the
+ * same conformance suite, `packages/breaker/test/storeSuite.ts`).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const makeMemory: Effect.Effect<BreakerStore["Type"]> = Effect.sync(() => {
   const entries = new Map<string, MemoryEntry>()
-  let nextLease = 0
   const entry = (name: string): MemoryEntry => {
     let found = entries.get(name)
     if (found === undefined) {
@@ -151,6 +165,9 @@ export const makeMemory: Effect.Effect<BreakerStore["Type"]> = Effect.sync(() =>
           verdicts: Stream.fromPubSub(e.pubsub),
           save: (verdict) =>
             Effect.suspend(() => {
+              // A verdict older than the stored one is stale: the stored one is told again instead,
+              // so that the member that sent the stale one catches up.
+              if (e.verdict !== undefined && e.verdict.at > verdict.at) return PubSub.publish(e.pubsub, e.verdict)
               e.verdict = verdict
               e.consecutiveFailures = 0 // every transition starts the count again
               return PubSub.publish(e.pubsub, verdict)
@@ -167,15 +184,21 @@ export const makeMemory: Effect.Effect<BreakerStore["Type"]> = Effect.sync(() =>
           counts: Effect.sync(() => ({ consecutiveFailures: e.consecutiveFailures, lastFailureAt: e.lastFailureAt })),
           acquireProbe: ({ leaseMillis, now, permits }) =>
             Effect.sync(() => {
-              for (const [lease, expires] of e.leases) if (expires <= now) e.leases.delete(lease)
-              if (e.leases.size >= permits) return Option.none()
-              const lease = String(nextLease++)
-              e.leases.set(lease, now + leaseMillis)
-              return Option.some(lease)
+              for (let slot = 0; slot < permits; slot++) {
+                const held = e.leases.get(slot)
+                if (held !== undefined && held.expires > now) continue
+                const token = Kit.makeToken()
+                e.leases.set(slot, { token, expires: now + leaseMillis })
+                return Option.some(Kit.encodeLease({ slot, token }))
+              }
+              return Option.none()
             }),
           releaseProbe: (lease) =>
             Effect.sync(() => {
-              e.leases.delete(lease)
+              const decoded = Kit.decodeLease(lease)
+              if (Option.isNone(decoded)) return
+              const { slot, token } = decoded.value
+              if (e.leases.get(slot)?.token === token) e.leases.delete(slot)
             })
         } satisfies SharedCircuit
       })

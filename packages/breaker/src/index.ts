@@ -17,3 +17,13 @@ export * as CircuitBreaker from "./CircuitBreaker.js"
  * @since 0.1.0
  */
 export * as Policy from "./Policy.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as BreakerStoreKit from "./BreakerStoreKit.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as OptionRules from "./OptionRules.js"

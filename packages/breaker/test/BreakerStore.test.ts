@@ -1,4 +1,4 @@
-import { BreakerRegistry, BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
+import { BreakerRegistry, BreakerStore, BreakerStoreKit, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Fiber, Option, Stream, TestClock } from "effect"
 import { call, dependency, fail, rejectedWith, succeed, tagOf } from "./utils.js"
@@ -206,5 +206,32 @@ describe("BreakerStore (memory)", () => {
       const closed = yield* Fiber.join(first)
       assert.isTrue(Option.isSome(closed) && closed.value.state === "Closed")
     }).pipe(Effect.provide(BreakerStore.layerMemory))
+  )
+
+  it.scoped("the memory store tells a stale saver the stored verdict again, and leases are per slot", () =>
+    Effect.gen(function* () {
+      const store = yield* BreakerStore.makeMemory
+      const circuit = yield* store.connect("stale")
+      const newer: BreakerStore.Verdict = { state: "Open", until: 9_000, at: 2_000, origin: "a" }
+      yield* circuit.save(newer)
+      const told = yield* Stream.runHead(circuit.verdicts).pipe(Effect.fork)
+      yield* settle
+      yield* circuit.save({ state: "Closed", until: 0, at: 1_000, origin: "b" })
+      assert.deepStrictEqual(yield* Fiber.join(told), Option.some(newer))
+      assert.deepStrictEqual(yield* circuit.load, Option.some(newer))
+      // two permits: slots 0 and 1, each lease released only by its own string
+      const first = Option.getOrThrow(yield* circuit.acquireProbe({ permits: 2, leaseMillis: 100, now: 0 }))
+      const second = Option.getOrThrow(yield* circuit.acquireProbe({ permits: 2, leaseMillis: 100, now: 0 }))
+      assert.deepStrictEqual(
+        [first, second].map((lease) => Option.map(BreakerStoreKit.decodeLease(lease), (l) => l.slot)),
+        [Option.some(0), Option.some(1)]
+      )
+      yield* circuit.releaseProbe(second)
+      const again = Option.getOrThrow(yield* circuit.acquireProbe({ permits: 2, leaseMillis: 100, now: 1 }))
+      assert.deepStrictEqual(
+        Option.map(BreakerStoreKit.decodeLease(again), (l) => l.slot),
+        Option.some(1)
+      )
+    })
   )
 })

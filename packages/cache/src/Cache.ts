@@ -5,24 +5,66 @@
  *
  * @since 0.1.0
  */
-import { CircuitBreaker } from "@circuitry/breaker"
+import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import type * as Scope from "effect/Scope"
 import type { CacheStore, WriteOptions } from "./CacheStore.js"
 import { InvalidCacheOptions, Store } from "./CacheStore.js"
 import * as guardInternal from "./internal/guard.js"
 import * as loader from "./internal/loader.js"
+import * as Options from "./internal/options.js"
 import * as LayeredStore from "./LayeredStore.js"
 import * as MemoryStore from "./MemoryStore.js"
 
 /**
- * The cache service: a store that never fails (a guarded store, or a layered store over one).
+ * @since 0.1.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = Symbol.for("@circuitry/cache/Cache")
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * The cache service: a store that never fails (a guarded store, or a layered store over one) with
+ * its own `getOrLoad`. The loads in flight and the `maxConcurrentLoads` cap live in this value, so
+ * every caller of one cache shares them however the cache is provided. Made by `make` or `layer`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service extends CacheStore<never> {
+  readonly [TypeId]: TypeId
+  /** See `getOrLoad`: the accessor on the `Cache` service calls this. */
+  readonly getOrLoad: <E, R>(
+    key: string,
+    load: Effect.Effect<string, E, R>,
+    options?: WriteOptions
+  ) => Effect.Effect<string, E, R>
+}
+
+/**
+ * The cache service tag.
  *
  * @since 0.1.0
  * @category tags
  */
-export class Cache extends Context.Tag("@circuitry/cache/Cache")<Cache, CacheStore<never>>() {}
+export class Cache extends Context.Tag("@circuitry/cache/Cache")<Cache, Service>() {}
+
+/**
+ * Whether a value is a cache made by `make` (or `layer`).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isCache = (u: unknown): u is Service => Predicate.hasProperty(u, TypeId)
 
 /**
  * The breaker of the cache built by `layer`: subscribe to its `changes` for the alerts (a
@@ -131,30 +173,31 @@ export interface LoadOptions {
   readonly maxConcurrentLoads?: number | undefined
 }
 
-const validateLoads = (options: LoadOptions | undefined): InvalidCacheOptions | undefined => {
-  const max = options?.maxConcurrentLoads
-  if (max === undefined || (typeof max === "number" && Number.isInteger(max) && max >= 1)) return undefined
-  return new InvalidCacheOptions({ message: `maxConcurrentLoads must be a whole number >= 1, got ${max}` })
-}
-
 /**
- * Makes a value for the `Cache` service out of a store that never fails (usually a guarded one),
- * with its own `getOrLoad` state: the loads in flight and the `maxConcurrentLoads` cap, shared by
- * every caller of the returned cache. (A `Cache` service not made here gets its own state the
- * first time `getOrLoad` meets it, without a cap.)
+ * Makes the `Cache` service out of a store that never fails (usually a guarded one), with its own
+ * `getOrLoad` state: the loads in flight and the `maxConcurrentLoads` cap, shared by every caller
+ * of the returned cache.
  *
  * @since 0.1.0
  * @category constructors
+ * @example
+ * ```ts
+ * import { CircuitBreaker } from "@circuitry/breaker"
+ * import { Cache, MemoryStore } from "@circuitry/cache"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const breaker = yield* CircuitBreaker.make({ name: "cache" })
+ *   const cache = yield* Cache.make(Cache.guard(yield* MemoryStore.make(), breaker), { maxConcurrentLoads: 8 })
+ *   return yield* cache.getOrLoad("user:1", Effect.succeed("Ada"))
+ * }).pipe(Effect.scoped)
+ * ```
  */
-export const make = (
-  store: CacheStore<never>,
-  options?: LoadOptions
-): Effect.Effect<CacheStore<never>, InvalidCacheOptions> =>
-  Effect.suspend(() => {
-    const invalid = validateLoads(options)
-    if (invalid !== undefined) return Effect.fail(invalid)
-    // A new value, so that the state belongs to this cache and not to the store it wraps.
-    const cache: CacheStore<never> = {
+export const make = (store: CacheStore<never>, options?: LoadOptions): Effect.Effect<Service, InvalidCacheOptions> =>
+  Effect.map(Options.decode("Cache", Options.LoadOptions, options), ({ maxConcurrentLoads }) => {
+    const getEntry = store.getEntry
+    const cache: Omit<Service, "getOrLoad"> = {
+      [TypeId]: TypeId,
       get: (key) => store.get(key),
       set: (key, value, options) => store.set(key, value, options),
       touch: (key, options) => store.touch(key, options),
@@ -166,10 +209,9 @@ export const make = (
       get ping() {
         return store.ping
       },
-      ...(store.getEntry !== undefined ? { getEntry: store.getEntry } : {})
+      ...(getEntry !== undefined ? { getEntry: (key: string) => getEntry(key) } : {})
     }
-    loader.register(cache, options?.maxConcurrentLoads)
-    return Effect.succeed(cache)
+    return Object.assign(cache, { getOrLoad: loader.makeGetOrLoad(cache, maxConcurrentLoads) })
   })
 
 /**
@@ -195,18 +237,23 @@ export const make = (
  * const main = user("1").pipe(Effect.provide(CacheLive))
  * ```
  */
-export const getOrLoad: <E, R>(
+export const getOrLoad = <E, R>(
   key: string,
   load: Effect.Effect<string, E, R>,
   options?: WriteOptions
-) => Effect.Effect<string, E, R | Cache> = loader.makeGetOrLoad(Cache)
+): Effect.Effect<string, E, R | Cache> => Effect.flatMap(Cache, (cache) => cache.getOrLoad(key, load, options))
 
 /**
  * @since 0.1.0
  * @category models
  */
 export interface LayerOptions extends GuardOptions, LoadOptions {
-  /** The cache's breaker. Default name `"cache"`; other defaults are the breaker's. */
+  /**
+   * The cache's breaker. Default name `"cache"`; other defaults are the breaker's. When a
+   * `BreakerRegistry` is in the context, the breaker is the registry's of that name (so its health
+   * route lists it, and its defaults and overrides apply): then give only `name` here, and the
+   * rest as the registry's `overrides[name]`.
+   */
   readonly breaker?: CircuitBreaker.Options | undefined
   /**
    * When given, a `MemoryStore` with these options is put in front of the guarded store (a
@@ -219,23 +266,32 @@ export interface LayerOptions extends GuardOptions, LoadOptions {
 
 /**
  * The `Cache` (and its `CacheBreaker`) built from the `CacheStore.Store` in the context: the store
- * is guarded by a new breaker, optionally put behind a memory L1, and given the load cap.
+ * is guarded by a breaker, optionally put behind a memory L1, and given the load cap. The breaker
+ * is the `BreakerRegistry`'s when one is in the context (see `LayerOptions.breaker`), else a new one.
  *
  * @since 0.1.0
  * @category layers
  * @example
  * ```ts
- * import { Policy } from "@circuitry/breaker"
+ * import { BreakerRegistry, Policy } from "@circuitry/breaker"
  * import { Cache, MemoryStore } from "@circuitry/cache"
  * import { Layer } from "effect"
  *
  * // In production the store layer is a shared one (Redis); a memory store stands in for it here.
+ * // The registry (shared with the health route) owns the breaker's options.
  * const CacheLive = Cache.layer({
- *   breaker: { name: "redis-cache", policy: Policy.consecutiveFailures(3), openFor: "10 seconds" },
+ *   breaker: { name: "redis-cache" },
  *   l1: { capacity: 10_000 },
  *   l2Writes: "background",
  *   maxConcurrentLoads: 32
- * }).pipe(Layer.provide(MemoryStore.layer()))
+ * }).pipe(
+ *   Layer.provide(MemoryStore.layer()),
+ *   Layer.provideMerge(
+ *     BreakerRegistry.layer({
+ *       overrides: { "redis-cache": { policy: Policy.consecutiveFailures(3), openFor: "10 seconds" } }
+ *     })
+ *   )
+ * )
  * ```
  */
 export const layer = (
@@ -243,16 +299,9 @@ export const layer = (
 ): Layer.Layer<Cache | CacheBreaker, CircuitBreaker.InvalidBreakerOptions | InvalidCacheOptions, Store> =>
   Layer.scopedContext(
     Effect.gen(function* () {
-      const invalid = validateLoads(options)
-      if (invalid !== undefined) return yield* invalid
-      const l2Writes = options?.l2Writes
-      if (l2Writes !== undefined && l2Writes !== "await" && l2Writes !== "background") {
-        return yield* new InvalidCacheOptions({
-          message: `l2Writes must be "await" or "background", got ${JSON.stringify(l2Writes)}`
-        })
-      }
+      const { l2Writes } = yield* Options.decode("Cache.layer", Options.LayerOptions, options)
+      const breaker = yield* breakerOf(options?.breaker)
       const store = yield* Store
-      const breaker = yield* CircuitBreaker.make({ ...options?.breaker, name: options?.breaker?.name ?? "cache" })
       const guarded = guard(store, breaker, { onError: options?.onError })
       const served =
         options?.l1 === undefined
@@ -261,4 +310,39 @@ export const layer = (
       const cache = yield* make(served, options)
       return Context.make(Cache, cache).pipe(Context.add(CacheBreaker, breaker))
     })
+  )
+
+/** The registry's breaker of that name when there is a registry, else a new breaker. */
+const breakerOf = (
+  options: CircuitBreaker.Options | undefined
+): Effect.Effect<
+  CircuitBreaker.CircuitBreaker,
+  CircuitBreaker.InvalidBreakerOptions | InvalidCacheOptions,
+  Scope.Scope
+> =>
+  Effect.flatMap(
+    Effect.serviceOption(BreakerRegistry.BreakerRegistry),
+    (
+      registry
+    ): Effect.Effect<
+      CircuitBreaker.CircuitBreaker,
+      CircuitBreaker.InvalidBreakerOptions | InvalidCacheOptions,
+      Scope.Scope
+    > => {
+      const name = options?.name ?? "cache"
+      if (Option.isNone(registry)) return CircuitBreaker.make({ ...options, name })
+      const others = Object.entries(options ?? {})
+        .filter(([key, value]) => key !== "name" && value !== undefined)
+        .map(([key]) => key)
+      if (others.length > 0) {
+        return Effect.fail(
+          new InvalidCacheOptions({
+            message:
+              `Cache.layer: breaker must give only a name when a BreakerRegistry is in the context, got ${others.join(", ")}: ` +
+              `the breaker is the registry's "${name}"; give its options as the registry's overrides["${name}"]`
+          })
+        )
+      }
+      return registry.value.get(name)
+    }
   )

@@ -8,6 +8,7 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as ttl from "./internal/ttl.js"
 
 /**
  * A cache operation that failed: `operation` is the method (`get`, `set`, ...).
@@ -32,7 +33,17 @@ export class InvalidCacheOptions extends Schema.TaggedError<InvalidCacheOptions>
 }) {}
 
 /**
- * Options of a write.
+ * Options of a write. The TTL rule is the same in every store (memory, Redis, layered, guarded):
+ *
+ * - no `ttl`, or an infinite one: the entry lives until it is evicted or deleted;
+ * - a `ttl` > 0: the entry expires that long after the write (Redis rounds up to whole milliseconds);
+ * - a `ttl` of zero or less: the entry is already expired. `set` stores nothing, removes what was
+ *   under the key (a write never leaves the value it meant to replace) and returns `false`
+ *   (nothing was stored); `touch` removes the entry and returns whether it existed. A `ttl`
+ *   computed as "what is left" that has run out thus behaves as expiry does, with no error to
+ *   handle. (A negative or NaN duration is zero, as Effect reads every `Duration.DurationInput`.)
+ * - a `ttl` that is not a duration at all (`"soon"`; only reachable past the type checker) is a
+ *   defect naming the rule, in every store.
  *
  * @since 0.1.0
  * @category models
@@ -81,6 +92,31 @@ export interface CacheStore<E = CacheError> {
   readonly ping: Effect.Effect<boolean, E>
   readonly getEntry?: ((key: string) => Effect.Effect<Option.Option<CacheEntry>, E>) | undefined
 }
+
+/**
+ * The TTL rule of `WriteOptions`, as milliseconds: `Infinity` for no expiry, 0 for "already
+ * expired", `undefined` when `ttl` is not a duration. For store implementers.
+ *
+ * @since 0.1.0
+ * @category ttl
+ * @example
+ * ```ts
+ * import { CacheStore } from "@circuitry/cache"
+ *
+ * CacheStore.ttlMillis(undefined) // Infinity
+ * CacheStore.ttlMillis("1 minute") // 60000
+ * CacheStore.ttlMillis(-5) // 0: already expired
+ * ```
+ */
+export const ttlMillis: (ttl: Duration.DurationInput | undefined) => number | undefined = ttl.ttlMillis
+
+/**
+ * The defect message for a `ttl` that is not a duration (`operation` names the store and method).
+ *
+ * @since 0.1.0
+ * @category ttl
+ */
+export const invalidTtl: (operation: string, ttl: unknown) => string = ttl.invalidTtl
 
 /**
  * A store as a service, so that a store layer (`MemoryStore.layer`, a Redis store layer) can feed

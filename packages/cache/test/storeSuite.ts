@@ -9,7 +9,7 @@
 import type { CacheStore } from "@circuitry/cache"
 import { assert, describe, it } from "@effect/vitest"
 import { assertEqual } from "./equal.js"
-import { Effect, Option, TestClock } from "effect"
+import { Cause, Effect, Exit, Option, TestClock } from "effect"
 import * as Duration from "effect/Duration"
 import type * as Scope from "effect/Scope"
 
@@ -199,6 +199,50 @@ export const storeSuite = <E, R extends Scope.Scope = never>(
           Option.some(["2", true] as [string, boolean])
         )
         assertEqual(yield* getEntry("missing"), Option.none())
+      }))
+
+    // The one TTL rule of every store (CacheStore.WriteOptions).
+    test("a ttl of zero or less is already expired: nothing is stored and the old value is gone", (store) =>
+      Effect.gen(function* () {
+        for (const ttl of [0, -5, "0 millis", Duration.zero] as const) {
+          yield* store.set("a", "old")
+          assert.isFalse(yield* store.set("a", "new", { ttl }), `set with ttl ${String(ttl)}`)
+          assertEqual(yield* store.get("a"), Option.none())
+          assert.isFalse(yield* store.set("b", "new", { ttl }))
+          assertEqual(yield* store.get("b"), Option.none())
+        }
+        assert.strictEqual(yield* store.size, 0)
+      }))
+
+    test("touch with a ttl of zero or less removes an entry that existed", (store) =>
+      Effect.gen(function* () {
+        yield* store.set("a", "1")
+        assert.isTrue(yield* store.touch("a", { ttl: 0 }))
+        assertEqual(yield* store.get("a"), Option.none())
+        assert.isFalse(yield* store.touch("a", { ttl: -1 }))
+        assert.isFalse(yield* store.touch("missing", { ttl: 0 }))
+      }))
+
+    test("an infinite ttl is no expiry", (store) =>
+      Effect.gen(function* () {
+        assert.isTrue(yield* store.set("a", "1", { ttl: Duration.infinity }))
+        yield* store.set("b", "2", { ttl: shortTtl })
+        assert.isTrue(yield* store.touch("b", { ttl: Number.POSITIVE_INFINITY }))
+        yield* expire(shortTtl)
+        assertEqual(yield* store.get("a"), Option.some("1"))
+        assertEqual(yield* store.get("b"), Option.some("2"))
+      }))
+
+    test("a ttl that is not a duration is a defect naming the rule, and writes nothing", (store) =>
+      Effect.gen(function* () {
+        const set = yield* Effect.exit(store.set("a", "1", { ttl: "soon" as never }))
+        assert.isTrue(Exit.isFailure(set) && Cause.isDie(set.cause), String(set))
+        assert.include(String(set), "ttl must be a duration")
+        assertEqual(yield* store.get("a"), Option.none())
+        yield* store.set("b", "1")
+        const touch = yield* Effect.exit(store.touch("b", { ttl: "soon" as never }))
+        assert.isTrue(Exit.isFailure(touch) && Cause.isDie(touch.cause), String(touch))
+        assertEqual(yield* store.get("b"), Option.some("1"))
       }))
 
     test("concurrent writes to distinct keys all land", (store) =>

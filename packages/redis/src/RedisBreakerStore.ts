@@ -10,6 +10,8 @@
  *   with SET NX PX and released when the probe ends (or expires).
  * - Calls fail fast while Redis is down (no offline queue): the breaker then keeps its state
  *   locally and catches the store up when Redis is back. The layer builds even when Redis is down.
+ * - The connection is driven as `RedisStore`'s is (one internal module): a per-call `deadline`
+ *   kept by one sweeper fiber, a `liveness` watchdog, and a resync of every member on each ready.
  *
  * @since 0.1.0
  */
@@ -19,6 +21,7 @@ import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as internal from "./internal/breakerStore.js"
+import * as options from "./internal/options.js"
 
 /**
  * @since 0.1.0
@@ -29,20 +32,51 @@ export interface Options {
   readonly url?: string | undefined
   /** Every key and the verdict channel live under this prefix. Default `"circuitry:breaker:"`. */
   readonly prefix?: string | undefined
-  /** The limit of one store call (default 1 second); the breaker has shorter ones of its own. */
+  /**
+   * One store call's limit (default 1 second), the same option as `RedisStore`'s: when it passes,
+   * that call fails with a `BreakerStoreError` whose cause is `RedisStore.DeadlineExceeded` (the
+   * breaker then keeps its local state), and the connection stays up.
+   */
+  readonly deadline?: Duration.DurationInput | undefined
+  /**
+   * The old name of `deadline`, still read. Giving both is an options error.
+   *
+   * @deprecated use `deadline`
+   */
   readonly timeout?: Duration.DurationInput | undefined
+  /**
+   * How long the command connection may stay silent while calls wait on it (default 5 seconds, and
+   * never less than `deadline`); past it the connection is torn down and made again, and every
+   * member resynchronises. Shorter than `deadline` is an options error.
+   */
+  readonly liveness?: Duration.DurationInput | undefined
 }
 
 /**
+ * Options that break a rule (the one options error of `@circuitry/redis`, also
+ * `RedisStore.InvalidRedisOptions`); `message` names the option and the rule.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const InvalidRedisOptions: typeof options.InvalidRedisOptions = options.InvalidRedisOptions
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type InvalidRedisOptions = options.InvalidRedisOptions
+
+/**
  * The store, with its two connections opened now and closed with the scope. Fails only on a bad
- * option (`BreakerStoreError` with operation `"options"`), never because Redis is down.
+ * option (`InvalidRedisOptions`), never because Redis is down.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make: (
   options?: Options
-) => Effect.Effect<BreakerStore.BreakerStore["Type"], BreakerStore.BreakerStoreError, Scope.Scope> = internal.make
+) => Effect.Effect<BreakerStore.BreakerStore["Type"], InvalidRedisOptions, Scope.Scope> = internal.make
 
 /**
  * Provides `BreakerStore` to every breaker made under it.
@@ -62,5 +96,5 @@ export const make: (
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options?: Options): Layer.Layer<BreakerStore.BreakerStore, BreakerStore.BreakerStoreError> =>
+export const layer = (options?: Options): Layer.Layer<BreakerStore.BreakerStore, InvalidRedisOptions> =>
   Layer.scoped(BreakerStore.BreakerStore, internal.make(options))

@@ -12,6 +12,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type { Redis } from "ioredis"
+import * as Connection from "./internal/connection.js"
+import * as options from "./internal/options.js"
 import * as internal from "./internal/redisStore.js"
 
 /**
@@ -43,13 +45,28 @@ export interface Options {
  * @since 0.1.0
  * @category errors
  */
-export const DeadlineExceeded: typeof internal.DeadlineExceeded = internal.DeadlineExceeded
+export const DeadlineExceeded: typeof Connection.DeadlineExceeded = Connection.DeadlineExceeded
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export type DeadlineExceeded = internal.DeadlineExceeded
+export type DeadlineExceeded = Connection.DeadlineExceeded
+
+/**
+ * Options that break a rule, for both Redis adapters (`RedisStore`, `RedisBreakerStore`);
+ * `message` names the option and the rule.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const InvalidRedisOptions: typeof options.InvalidRedisOptions = options.InvalidRedisOptions
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type InvalidRedisOptions = options.InvalidRedisOptions
 
 /**
  * Whether a `CacheError` is a call that passed its deadline.
@@ -78,8 +95,8 @@ export class RedisClient extends Context.Tag("@circuitry/redis/RedisClient")<Red
 
 /**
  * A Redis cache store with a connection of its own, opened now and closed with the scope.
- * A bad option or a server that cannot be reached is a `CacheError` (operation `"options"` or
- * `"connect"`).
+ * A bad option is an `InvalidRedisOptions`; a server that cannot be reached is a `CacheError`
+ * (operation `"connect"`).
  *
  * @example
  * ```ts
@@ -96,7 +113,9 @@ export class RedisClient extends Context.Tag("@circuitry/redis/RedisClient")<Red
  * @since 0.1.0
  * @category constructors
  */
-export const make: (options?: Options) => Effect.Effect<CacheStore<CacheError>, CacheError, Scope.Scope> = internal.make
+export const make: (
+  options?: Options
+) => Effect.Effect<CacheStore<CacheError>, CacheError | InvalidRedisOptions, Scope.Scope> = internal.make
 
 /**
  * A Redis cache store on the client found in the context (`RedisClient`), which stays open when
@@ -108,7 +127,7 @@ export const make: (options?: Options) => Effect.Effect<CacheStore<CacheError>, 
  */
 export const makeWithClient = (
   options?: Omit<Options, "url">
-): Effect.Effect<CacheStore<CacheError>, CacheError, Scope.Scope | RedisClient> =>
+): Effect.Effect<CacheStore<CacheError>, InvalidRedisOptions, Scope.Scope | RedisClient> =>
   Effect.gen(function* () {
     const resolved = yield* internal.resolve(options)
     const client = yield* RedisClient
@@ -122,7 +141,9 @@ export const makeWithClient = (
  * @since 0.1.0
  * @category layers
  */
-export const layerClient = (options?: { readonly url?: string | undefined }): Layer.Layer<RedisClient, CacheError> =>
+export const layerClient = (options?: {
+  readonly url?: string | undefined
+}): Layer.Layer<RedisClient, CacheError | InvalidRedisOptions> =>
   Layer.scoped(
     RedisClient,
     Effect.flatMap(internal.resolve({ url: options?.url }), (resolved) => internal.acquireClient(resolved.url))
@@ -134,4 +155,5 @@ export const layerClient = (options?: { readonly url?: string | undefined }): La
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options?: Options): Layer.Layer<Store, CacheError> => Layer.scoped(Store, make(options))
+export const layer = (options?: Options): Layer.Layer<Store, CacheError | InvalidRedisOptions> =>
+  Layer.scoped(Store, make(options))

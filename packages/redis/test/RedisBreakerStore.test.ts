@@ -483,8 +483,7 @@ describe("RedisBreakerStore", () => {
           const result = yield* Effect.either(Layer.build(RedisBreakerStore.layer(o)))
           assert.isTrue(Either.isLeft(result))
           if (Either.isLeft(result)) {
-            assert.strictEqual(result.left._tag, "BreakerStoreError")
-            assert.strictEqual(result.left.operation, "options")
+            assert.strictEqual(result.left._tag, "InvalidRedisOptions")
             assert.include(result.left.message, message)
           }
         }

@@ -8,19 +8,21 @@
  *
  * @since 0.1.0
  */
-import { BreakerStore } from "@circuitry/breaker"
+import { BreakerStore, OptionRules } from "@circuitry/breaker"
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import type * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as errors from "./internal/errors.js"
-import * as Schema from "./internal/schema.js"
+import * as Tables from "./internal/schema.js"
 import * as internal from "./internal/store.js"
 
 /**
@@ -139,7 +141,7 @@ export const migrate = (options?: {
   readonly table?: string | undefined
 }): Effect.Effect<void, InvalidStoreOptions | BreakerStore.BreakerStoreError, SqlClient.SqlClient> =>
   Effect.flatMap(internal.resolve(options), ({ table }) =>
-    Schema.migrate(table).pipe(
+    Tables.migrate(table).pipe(
       Effect.asVoid,
       Effect.mapError(
         (cause) =>
@@ -168,6 +170,11 @@ export interface SqliteOptions extends Omit<SqliteClient.SqliteClientConfig, "fi
    */
   readonly busyTimeout?: Duration.DurationInput | undefined
 }
+
+const SqliteSchema = Schema.Struct({
+  filename: Schema.String.pipe(Schema.minLength(1)).annotations({ message: () => "a non-empty path" }),
+  busyTimeout: Schema.optional(OptionRules.FiniteMillis)
+})
 
 const driverError = (driver: string, cause: unknown) =>
   new BreakerStore.BreakerStoreError({
@@ -199,23 +206,9 @@ export const layerSqlite = (
   config: SqliteOptions,
   options?: Options
 ): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, InvalidStoreOptions | BreakerStore.BreakerStoreError> => {
-  const busy = Duration.decodeUnknown(config?.busyTimeout ?? "250 millis")
-  const busyMillis =
-    typeof config?.busyTimeout === "number" && !(config.busyTimeout >= 0) // Duration clamps negatives to zero
-      ? -1
-      : busy._tag === "Some" && Duration.isFinite(busy.value)
-        ? Duration.toMillis(busy.value)
-        : -1
-  if (typeof config?.filename !== "string" || config.filename.length === 0 || busyMillis < 0) {
-    return Layer.fail(
-      new InvalidStoreOptions({
-        message:
-          typeof config?.filename !== "string" || config.filename.length === 0
-            ? `filename must be a non-empty path, got ${JSON.stringify(config?.filename)}`
-            : `busyTimeout must be a finite duration >= 0, got ${JSON.stringify(String(config.busyTimeout))}`
-      })
-    )
-  }
+  const checked = OptionRules.decode(SqliteSchema, config, (message) => new InvalidStoreOptions({ message }))
+  if (Either.isLeft(checked)) return Layer.fail(checked.left)
+  const busyMillis = checked.right.busyTimeout ?? 250
   const { busyTimeout: _, ...clientConfig } = config
   // The driver is loaded when the layer is built, so that PostgreSQL users never load SQLite's.
   const client = Layer.unwrapEffect(

@@ -6,7 +6,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { CacheEntry, CacheStore, WriteOptions } from "../CacheStore.js"
-import { invalidTtl, ttlMillis } from "./ttl.js"
+import { decode, LayeredOptions } from "./options.js"
 
 /** @internal */
 export interface Options {
@@ -21,9 +21,13 @@ export const make = <E1, E2>(
   options?: Options
 ): Effect.Effect<CacheStore<E1 | E2>, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const background = options?.l2Writes === "background"
-    const fillCap = ttlMillis(options?.fillTtl)
-    if (fillCap === undefined) return yield* Effect.dieMessage(invalidTtl("LayeredStore fillTtl", options?.fillTtl))
+    // `make` cannot fail (API.md): a bad option is a defect naming the option and the rule.
+    const resolved = yield* Effect.orDieWith(
+      decode("LayeredStore", LayeredOptions, options),
+      (e) => new Error(e.message)
+    )
+    const background = resolved.l2Writes === "background"
+    const fillCap = resolved.fillTtl ?? Infinity
     // Background L2 writes live in the layer's scope: closing it interrupts what is still running.
     const fibers = yield* FiberSet.make<unknown, never>()
     let closed = false

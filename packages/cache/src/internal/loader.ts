@@ -1,6 +1,5 @@
 import { CircuitBreaker } from "@circuitry/breaker"
 import * as Cause from "effect/Cause"
-import type * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -15,38 +14,28 @@ import { Limiter } from "./limiter.js"
  */
 type Flight = Deferred.Deferred<Option.Option<Exit.Exit<string, unknown>>>
 
-/** @internal */
-export interface Loader {
+interface Loader {
   readonly flights: Map<string, Flight>
   /** Caps how many different keys load at once; unbounded when absent. */
   readonly permits: Limiter | undefined
 }
 
-/** One loader per cache service value: single flight and the load cap are shared by its callers. */
-const loaders = new WeakMap<object, Loader>()
-
-/** @internal */
-export const register = (cache: CacheStore<never>, maxConcurrentLoads: number | undefined): void => {
-  loaders.set(cache, {
+/**
+ * The `getOrLoad` of one cache: its single flight and its load cap live here, in the cache value
+ * itself, shared by every caller of that value however it is provided.
+ *
+ * @internal
+ */
+export const makeGetOrLoad = (
+  cache: CacheStore<never>,
+  maxConcurrentLoads: number | undefined
+): (<E, R>(key: string, load: Effect.Effect<string, E, R>, options?: WriteOptions) => Effect.Effect<string, E, R>) => {
+  const loader: Loader = {
     flights: new Map(),
     permits: maxConcurrentLoads === undefined ? undefined : new Limiter(maxConcurrentLoads)
-  })
-}
-
-const loaderOf = (cache: CacheStore<never>): Loader => {
-  let loader = loaders.get(cache)
-  if (loader === undefined) {
-    loader = { flights: new Map(), permits: undefined }
-    loaders.set(cache, loader)
   }
-  return loader
+  return (key, load, options) => lookup(cache, loader, key, load, options)
 }
-
-/** @internal */
-export const makeGetOrLoad =
-  <I>(tag: Context.Tag<I, CacheStore<never>>) =>
-  <E, R>(key: string, load: Effect.Effect<string, E, R>, options?: WriteOptions): Effect.Effect<string, E, R | I> =>
-    Effect.flatMap(tag, (cache) => lookup(cache, loaderOf(cache), key, load, options))
 
 const lookup = <E, R>(
   cache: CacheStore<never>,

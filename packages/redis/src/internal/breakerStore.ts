@@ -1,21 +1,18 @@
-import { BreakerStore } from "@circuitry/breaker"
-import * as Duration from "effect/Duration"
+import { BreakerStore, BreakerStoreKit } from "@circuitry/breaker"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Redis } from "ioredis"
-import { DEFAULT_URL, failFastOptions, makeClient, messageOf, subscriberOptions, within } from "./client.js"
+import { failFastOptions, makeClient, subscriberOptions, within } from "./client.js"
+import * as Connection from "./connection.js"
+import * as options from "./options.js"
 
 type Verdict = BreakerStore.Verdict
 
 /** @internal */
-export interface Options {
-  readonly url?: string | undefined
-  readonly prefix?: string | undefined
-  readonly timeout?: Duration.DurationInput | undefined
-}
+export type Options = options.Options
 
 const DEFAULT_PREFIX = "circuitry:breaker:"
 const STORE = "redis"
@@ -86,15 +83,6 @@ const defineCommands = (client: Redis): Client => {
   return client as Client
 }
 
-const isState = (s: unknown): s is Verdict["state"] => s === "Closed" || s === "Open" || s === "Isolated"
-
-const toVerdict = (state: unknown, until: unknown, at: unknown, origin: unknown): Verdict | undefined => {
-  const u = Number(until)
-  const a = Number(at)
-  if (!isState(state) || !Number.isFinite(u) || !Number.isFinite(a) || typeof origin !== "string") return undefined
-  return { state, until: u, at: a, origin }
-}
-
 /** One connected breaker: where its verdicts are delivered, and the newest verdict it has known. */
 interface Member {
   readonly queue: Queue.Queue<Verdict>
@@ -112,27 +100,10 @@ const deliver = (member: Member, verdict: Verdict): void => {
 
 /** @internal */
 export const make = (
-  options?: Options
-): Effect.Effect<BreakerStore.BreakerStore["Type"], BreakerStore.BreakerStoreError, Scope.Scope> =>
+  o?: Options
+): Effect.Effect<BreakerStore.BreakerStore["Type"], options.InvalidRedisOptions, Scope.Scope> =>
   Effect.gen(function* () {
-    const fail = (message: string) =>
-      new BreakerStore.BreakerStoreError({ store: STORE, operation: "options", message })
-    const o = options ?? {}
-    const url = o.url ?? DEFAULT_URL
-    if (typeof url !== "string" || !/^rediss?:\/\//.test(url)) {
-      return yield* fail(`url must be a redis:// or rediss:// URL, got ${JSON.stringify(url)}`)
-    }
-    const prefix = o.prefix ?? DEFAULT_PREFIX
-    if (typeof prefix !== "string") return yield* fail(`prefix must be a string, got ${typeof prefix}`)
-    let timeoutMillis = 1_000
-    if (o.timeout !== undefined) {
-      const millis = Option.getOrUndefined(Duration.decodeUnknown(o.timeout).pipe(Option.map(Duration.toMillis)))
-      if (millis === undefined || !Number.isFinite(millis) || millis <= 0) {
-        return yield* fail(`timeout must be a finite duration > 0, got ${JSON.stringify(String(o.timeout))}`)
-      }
-      timeoutMillis = millis
-    }
-    const timeout = Duration.millis(timeoutMillis)
+    const { deadlineMillis, livenessMillis, prefix, url } = yield* options.resolve(o, DEFAULT_PREFIX)
     const channel = `${prefix}verdicts`
     const hashKey = (name: string) => `${prefix}circuit:${name}`
     const slotKey = (name: string, slot: number) => `${prefix}probe:${name}:${slot}`
@@ -148,7 +119,7 @@ export const make = (
       (c) => Effect.sync(() => c.disconnect())
     )
 
-    const members = new Map<string, Set<Member>>()
+    const members = BreakerStoreKit.makeMembers<Member>()
     subscriber.on("message", (from: string, message: string) => {
       if (from !== channel) return
       let parsed: unknown
@@ -159,33 +130,22 @@ export const make = (
       }
       if (typeof parsed !== "object" || parsed === null) return
       const p = parsed as Record<string, unknown>
-      const verdict = toVerdict(p.state, p.until, p.at, p.origin)
-      const set = typeof p.name === "string" ? members.get(p.name) : undefined
-      if (verdict === undefined || set === undefined) return
-      for (const member of set) deliver(member, verdict)
+      const verdict = BreakerStoreKit.verdictOf({ state: p.state, until: p.until, at: p.at, origin: p.origin })
+      if (verdict === undefined || typeof p.name !== "string") return
+      for (const member of members.of(p.name)) deliver(member, verdict)
     })
 
-    const call = <A>(operation: string, send: () => Promise<A>): Effect.Effect<A, BreakerStore.BreakerStoreError> =>
-      Effect.tryPromise({
-        try: send,
-        catch: (e) => new BreakerStore.BreakerStoreError({ store: STORE, operation, message: messageOf(e), cause: e })
-      }).pipe(
-        Effect.timeoutFail({
-          duration: timeout,
-          onTimeout: () =>
-            new BreakerStore.BreakerStoreError({
-              store: STORE,
-              operation,
-              message: `no reply within ${timeoutMillis} ms`
-            })
-        })
-      )
+    const { call } = yield* Connection.make(
+      client,
+      { name: "RedisBreakerStore", deadlineMillis, livenessMillis },
+      (operation, message, cause) => new BreakerStore.BreakerStoreError({ store: STORE, operation, message, cause })
+    )
 
     const load = (name: string): Effect.Effect<Option.Option<Verdict>, BreakerStore.BreakerStoreError> =>
       call("load", () => client.hmget(hashKey(name), "state", "until", "at", "origin")).pipe(
         Effect.flatMap(([state, until, at, origin]) => {
           if (state === null) return Effect.succeed(Option.none())
-          const verdict = toVerdict(state, until, at, origin)
+          const verdict = BreakerStoreKit.verdictOf({ state, until, at, origin })
           return verdict === undefined
             ? Effect.fail(
                 new BreakerStore.BreakerStoreError({
@@ -200,27 +160,25 @@ export const make = (
 
     // A connection that was not ready may have missed publications (a lost connection, or a
     // server that came up after this store): on every ready, hand every member the stored verdict.
-    const resyncSignal = yield* Queue.sliding<void>(1)
-    const onReady = () => resyncSignal.unsafeOffer(undefined)
-    client.on("ready", onReady)
-    subscriber.on("ready", onReady)
-    const resync = Effect.suspend(() =>
-      Effect.forEach(
-        Array.from(members.keys()),
-        (name) =>
-          load(name).pipe(
-            Effect.tap((verdict) =>
-              Effect.sync(() => {
-                if (Option.isNone(verdict)) return
-                for (const member of members.get(name) ?? []) deliver(member, verdict.value)
-              })
+    yield* Connection.onReady(
+      [client, subscriber],
+      Effect.suspend(() =>
+        Effect.forEach(
+          members.names(),
+          (name) =>
+            load(name).pipe(
+              Effect.tap((verdict) =>
+                Effect.sync(() => {
+                  if (Option.isNone(verdict)) return
+                  for (const member of members.of(name)) deliver(member, verdict.value)
+                })
+              ),
+              Effect.ignore
             ),
-            Effect.ignore
-          ),
-        { discard: true }
+          { discard: true }
+        )
       )
     )
-    yield* Queue.take(resyncSignal).pipe(Effect.zipRight(resync), Effect.forever, Effect.forkScoped)
 
     // Startup: wait a little (real time) for the server, then go on with or without it.
     yield* Effect.promise(() =>
@@ -234,26 +192,11 @@ export const make = (
       ])
     )
 
-    let nextToken = 0
-    const tokenBase = Math.random().toString(36).slice(2, 10)
-
     const connect = (name: string): Effect.Effect<BreakerStore.SharedCircuit, never, Scope.Scope> =>
       Effect.gen(function* () {
         const queue = yield* Effect.acquireRelease(Queue.unbounded<Verdict>(), Queue.shutdown)
         const member: Member = { queue, newest: Number.NEGATIVE_INFINITY }
-        yield* Effect.acquireRelease(
-          Effect.sync(() => {
-            let set = members.get(name)
-            if (set === undefined) members.set(name, (set = new Set()))
-            set.add(member)
-          }),
-          () =>
-            Effect.sync(() => {
-              const set = members.get(name)
-              set?.delete(member)
-              if (set?.size === 0) members.delete(name)
-            })
-        )
+        yield* members.join(name, member)
         const key = hashKey(name)
         return {
           load: load(name),
@@ -286,20 +229,23 @@ export const make = (
           ),
           acquireProbe: ({ leaseMillis, now, permits }) =>
             Effect.suspend(() => {
-              const token = `${tokenBase}-${nextToken++}`
+              const token = BreakerStoreKit.makeToken()
               const keys = Array.from({ length: permits }, (_, i) => slotKey(name, i))
               const ttl = Math.max(1, Math.ceil(leaseMillis))
               return call("acquireProbe", () =>
                 client.circuitryAcquire(keys.length, ...keys, token, String(now), String(ttl))
-              ).pipe(Effect.map((slot) => (slot > 0 ? Option.some(`${slot - 1}:${token}`) : Option.none())))
+              ).pipe(
+                Effect.map((slot) =>
+                  slot > 0 ? Option.some(BreakerStoreKit.encodeLease({ slot: slot - 1, token })) : Option.none()
+                )
+              )
             }),
           releaseProbe: (lease) =>
-            Effect.suspend(() => {
-              const at = lease.indexOf(":")
-              const slot = Number(lease.slice(0, at))
-              const token = lease.slice(at + 1)
-              return call("releaseProbe", () => client.circuitryRelease(slotKey(name, slot), token))
-            }).pipe(Effect.asVoid)
+            Option.match(BreakerStoreKit.decodeLease(lease), {
+              onNone: () => Effect.void,
+              onSome: ({ slot, token }) =>
+                call("releaseProbe", () => client.circuitryRelease(slotKey(name, slot), token)).pipe(Effect.asVoid)
+            })
         } satisfies BreakerStore.SharedCircuit
       })
 

@@ -1,41 +1,28 @@
 import type * as CacheStore from "@circuitry/cache/CacheStore"
-import { CacheError } from "@circuitry/cache/CacheStore"
+import { CacheError, invalidTtl, ttlMillis } from "@circuitry/cache/CacheStore"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type { Redis } from "ioredis"
-import { DEFAULT_URL, failFastOptions, makeClient, messageOf, within } from "./client.js"
-import { Deadlines } from "./deadlines.js"
+import { failFastOptions, makeClient, messageOf, within } from "./client.js"
+import * as Connection from "./connection.js"
+import * as options from "./options.js"
 
 /** @internal */
-export class DeadlineExceeded extends Schema.TaggedError<DeadlineExceeded>()("DeadlineExceeded", {
-  operation: Schema.String,
-  deadlineMillis: Schema.Number
-}) {}
-
-/** @internal */
-export interface Options {
-  readonly url?: string | undefined
-  readonly prefix?: string | undefined
-  readonly deadline?: Duration.DurationInput | undefined
-  readonly liveness?: Duration.DurationInput | undefined
-}
-
-/** @internal */
-export interface Resolved {
-  readonly url: string
-  readonly prefix: string
-  readonly deadlineMillis: number
-  readonly livenessMillis: number
-}
+export type Resolved = options.Resolved
 
 const DEFAULT_PREFIX = "circuitry:cache:"
-const DEFAULT_DEADLINE_MILLIS = 1_000
-const DEFAULT_LIVENESS_MILLIS = 5_000
+
+/**
+ * Validates the options once, at construction.
+ *
+ * @internal
+ */
+export const resolve = (o: options.Options | undefined): Effect.Effect<Resolved, options.InvalidRedisOptions> =>
+  Effect.suspend(() => options.resolve(o, DEFAULT_PREFIX))
 
 /**
  * Every value we write starts with this marker, so that a value written under our prefix by
@@ -50,71 +37,17 @@ export const invalidValues = Metric.counter("circuitry_redis_invalid_values_tota
   description: "Values under a RedisStore prefix that the store did not write, read as misses"
 })
 
-const optionsError = (message: string) => new CacheError({ operation: "options", message })
-
-const positiveMillis = (input: unknown): number | undefined => {
-  try {
-    const millis = Duration.toMillis(Duration.decode(input as Duration.DurationInput))
-    return Number.isFinite(millis) && millis > 0 ? millis : undefined
-  } catch {
-    return undefined
-  }
-}
-
 /**
- * Validates the options once, at construction.
- *
- * @internal
+ * A write's TTL under the one rule of every CacheStore (`CacheStore.ttlMillis`), as Redis takes it:
+ * `undefined` for no expiry, 0 for "already expired", else whole milliseconds (rounded up).
  */
-export const resolve = (options: Options | undefined): Effect.Effect<Resolved, CacheError> =>
+const ttlOf = (operation: string, ttl: Duration.DurationInput | undefined): Effect.Effect<number | undefined> =>
   Effect.suspend(() => {
-    if (options !== undefined && (typeof options !== "object" || options === null)) {
-      return Effect.fail(optionsError(`options must be an object, got ${typeof options}`))
-    }
-    const o = options ?? {}
-    const url = o.url ?? DEFAULT_URL
-    if (typeof url !== "string" || !/^rediss?:\/\//.test(url)) {
-      return Effect.fail(optionsError(`url must be a redis:// or rediss:// URL, got ${JSON.stringify(url)}`))
-    }
-    const prefix = o.prefix ?? DEFAULT_PREFIX
-    if (typeof prefix !== "string") {
-      return Effect.fail(optionsError(`prefix must be a string, got ${typeof prefix}`))
-    }
-    const deadlineMillis = o.deadline === undefined ? DEFAULT_DEADLINE_MILLIS : positiveMillis(o.deadline)
-    if (deadlineMillis === undefined) {
-      return Effect.fail(
-        optionsError(`deadline must be a finite duration > 0, got ${JSON.stringify(String(o.deadline))}`)
-      )
-    }
-    const livenessMillis =
-      o.liveness === undefined ? Math.max(DEFAULT_LIVENESS_MILLIS, deadlineMillis) : positiveMillis(o.liveness)
-    if (livenessMillis === undefined) {
-      return Effect.fail(
-        optionsError(`liveness must be a finite duration > 0, got ${JSON.stringify(String(o.liveness))}`)
-      )
-    }
-    if (livenessMillis < deadlineMillis) {
-      return Effect.fail(
-        optionsError(
-          `liveness (${livenessMillis} ms) must be at least the deadline (${deadlineMillis} ms): ` +
-            "a connection must not be judged dead before one call may time out"
-        )
-      )
-    }
-    return Effect.succeed({ url, prefix, deadlineMillis, livenessMillis })
+    const millis = ttlMillis(ttl)
+    if (millis === undefined) return Effect.dieMessage(invalidTtl(`RedisStore.${operation}`, ttl))
+    if (millis === Infinity) return Effect.succeed(undefined)
+    return Effect.succeed(millis <= 0 ? 0 : Math.max(1, Math.ceil(millis)))
   })
-
-const ttlMillis = (operation: string, ttl: Duration.DurationInput | undefined): number | undefined | CacheError => {
-  if (ttl === undefined) return undefined
-  const millis = positiveMillis(ttl)
-  if (millis === undefined) {
-    return new CacheError({
-      operation,
-      message: `ttl must be a finite duration > 0, got ${JSON.stringify(String(ttl))}`
-    })
-  }
-  return Math.max(1, Math.ceil(millis))
-}
 
 const globEscape = (s: string): string => s.replace(/[*?[\]\\]/g, "\\$&")
 
@@ -135,28 +68,8 @@ type Client = Redis & {
   circuitryGetEntry(key: string): Promise<[string, number] | null>
 }
 
-/**
- * Follows the connection's progress: while any command is in flight, the time since the last
- * reply (or since the oldest pending command was sent) is the connection's silence.
- */
-class Liveness {
-  inflight = 0
-  lastProgress = 0
-  constructor(private readonly now: () => number) {}
-  sent(): void {
-    if (this.inflight++ === 0) this.lastProgress = this.now()
-  }
-  settled(): void {
-    this.inflight--
-    this.lastProgress = this.now()
-  }
-  silence(): number {
-    return this.inflight > 0 ? this.now() - this.lastProgress : 0
-  }
-}
-
 /** @internal */
-export const isDeadlineExceeded = (error: CacheError): boolean => error.cause instanceof DeadlineExceeded
+export const isDeadlineExceeded = (error: CacheError): boolean => error.cause instanceof Connection.DeadlineExceeded
 
 /**
  * A store over a connected client. The client is not released here: its owner does that.
@@ -173,78 +86,12 @@ export const makeWith = (
       client.defineCommand("circuitryTouch", { numberOfKeys: 1, lua: TOUCH })
       client.defineCommand("circuitryGetEntry", { numberOfKeys: 1, lua: GET_ENTRY })
     }
-    const { deadlineMillis, livenessMillis, prefix } = resolved
-    const clock = yield* Effect.clock
-    const liveness = new Liveness(() => clock.unsafeCurrentTimeMillis())
-
-    // The watchdog: silence past `liveness` means the connection is dead even if TCP says
-    // otherwise. Tearing it down fails the callers still waiting (ioredis flushes its queue) and
-    // ioredis reconnects in the background.
-    const interval = Duration.millis(Math.max(5, Math.floor(livenessMillis / 4)))
-    yield* Effect.sleep(interval).pipe(
-      Effect.zipRight(
-        Effect.suspend(() => {
-          const silence = liveness.silence()
-          if (silence < livenessMillis) return Effect.void
-          liveness.lastProgress = clock.unsafeCurrentTimeMillis()
-          client.disconnect(true)
-          return Effect.logWarning(
-            `RedisStore: no reply for ${silence} ms (liveness ${livenessMillis} ms): connection torn down, reconnecting`
-          )
-        })
-      ),
-      Effect.forever,
-      Effect.forkScoped
+    const { prefix } = resolved
+    const { call } = yield* Connection.make(
+      client,
+      { name: "RedisStore", deadlineMillis: resolved.deadlineMillis, livenessMillis: resolved.livenessMillis },
+      (operation, message, cause) => new CacheError({ operation, message, cause })
     )
-
-    const deadlines = yield* Deadlines.make(deadlineMillis)
-    /**
-     * One call: its own deadline, which fails only this caller. The command stays in ioredis's
-     * queue when the deadline passes, so its late reply is matched to it (and dropped) and never
-     * to the next command on the connection.
-     */
-    const call = <A>(operation: string, send: () => Promise<A>): Effect.Effect<A, CacheError> =>
-      Effect.async<A, CacheError>((resume) => {
-        let promise: Promise<A>
-        try {
-          promise = send()
-        } catch (e) {
-          resume(Effect.fail(new CacheError({ operation, message: messageOf(e), cause: e })))
-          return
-        }
-        let settled = false
-        const cancel = deadlines.start(() => {
-          if (settled) return
-          settled = true
-          resume(
-            Effect.fail(
-              new CacheError({
-                operation,
-                message: `no reply within the deadline of ${deadlineMillis} ms`,
-                cause: new DeadlineExceeded({ operation, deadlineMillis })
-              })
-            )
-          )
-        })
-        liveness.sent()
-        promise.then(
-          (a) => {
-            liveness.settled()
-            if (settled) return // abandoned: the caller has its timeout, the reply goes nowhere
-            settled = true
-            cancel()
-            resume(Effect.succeed(a))
-          },
-          (e) => {
-            liveness.settled()
-            if (settled) return
-            settled = true
-            cancel()
-            resume(Effect.fail(new CacheError({ operation, message: messageOf(e), cause: e })))
-          }
-        )
-        return Effect.sync(cancel)
-      })
 
     const invalid = <A>(key: string, message: string, cause?: unknown): Effect.Effect<Option.Option<A>> => {
       const error = new CacheError({ operation: "get", message: `key "${key}": ${message}`, cause })
@@ -297,22 +144,24 @@ export const makeWith = (
             new CacheError({ operation: "set", message: `value must be a string, got ${typeof value}` })
           )
         }
-        const ttl = ttlMillis("set", options?.ttl)
-        if (ttl instanceof CacheError) return Effect.fail(ttl)
         const stored = ENVELOPE + value
-        return call("set", () =>
-          ttl === undefined ? client.set(prefix + key, stored) : client.set(prefix + key, stored, "PX", ttl)
-        ).pipe(Effect.map((reply) => reply === "OK"))
-      })
-
-    const touch = (key: string, options?: CacheStore.WriteOptions): Effect.Effect<boolean, CacheError> =>
-      Effect.suspend(() => {
-        const ttl = ttlMillis("touch", options?.ttl)
-        if (ttl instanceof CacheError) return Effect.fail(ttl)
-        return call("touch", () => client.circuitryTouch(prefix + key, ttl === undefined ? "" : String(ttl))).pipe(
-          Effect.map((n) => n === 1)
+        return Effect.flatMap(ttlOf("set", options?.ttl), (ttl) =>
+          ttl === 0
+            ? // Already expired: nothing is stored, and the value it meant to replace is gone too.
+              call("set", () => client.del(prefix + key)).pipe(Effect.as(false))
+            : call("set", () =>
+                ttl === undefined ? client.set(prefix + key, stored) : client.set(prefix + key, stored, "PX", ttl)
+              ).pipe(Effect.map((reply) => reply === "OK"))
         )
       })
+
+    // A ttl of 0 is PEXPIRE 0, which removes the key (and answers 1 when it existed).
+    const touch = (key: string, options?: CacheStore.WriteOptions): Effect.Effect<boolean, CacheError> =>
+      Effect.flatMap(ttlOf("touch", options?.ttl), (ttl) =>
+        call("touch", () => client.circuitryTouch(prefix + key, ttl === undefined ? "" : String(ttl))).pipe(
+          Effect.map((n) => n === 1)
+        )
+      )
 
     const del = (key: string): Effect.Effect<boolean, CacheError> =>
       call("delete", () => client.del(prefix + key)).pipe(Effect.map((n) => n > 0))
@@ -369,9 +218,11 @@ export const acquireClient = (url: string): Effect.Effect<Redis, CacheError, Sco
   )
 
 /** @internal */
-export const make = (options?: Options): Effect.Effect<CacheStore.CacheStore<CacheError>, CacheError, Scope.Scope> =>
+export const make = (
+  o?: options.Options
+): Effect.Effect<CacheStore.CacheStore<CacheError>, CacheError | options.InvalidRedisOptions, Scope.Scope> =>
   Effect.gen(function* () {
-    const resolved = yield* resolve(options)
+    const resolved = yield* resolve(o)
     const client = yield* acquireClient(resolved.url)
     return yield* makeWith(client, resolved)
   })

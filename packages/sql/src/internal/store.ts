@@ -4,21 +4,22 @@
  * never create two rows for one name and never both take the same probe lease. Verdicts made
  * elsewhere are learned by polling in the background, never on a call's path.
  */
-import { BreakerStore } from "@circuitry/breaker"
+import { BreakerStore, BreakerStoreKit, OptionRules } from "@circuitry/breaker"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { randomUUID } from "node:crypto"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { InvalidStoreOptions } from "./errors.js"
-import * as Schema from "./schema.js"
+import { type Decoded, decode, NONE, nothing, type Row, saved, storeError } from "./rows.js"
+import * as Tables from "./schema.js"
 
 type Verdict = BreakerStore.Verdict
 type BreakerStoreError = BreakerStore.BreakerStoreError
@@ -39,35 +40,28 @@ export interface Resolved {
 
 const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,47}$/
 
+const Identifier = Schema.String.pipe(
+  Schema.filter((table) => table.split(".").length <= 2 && table.split(".").every((part) => identifier.test(part)))
+).annotations({
+  message: () => 'a SQL identifier (letters, digits, "_", at most 48 characters, optionally "schema.table")'
+})
+
+const OptionsSchema = Schema.Struct({
+  table: Schema.optional(Identifier),
+  pollInterval: Schema.optional(OptionRules.PositiveMillis),
+  migrate: Schema.optional(OptionRules.Flag)
+})
+
 /** @internal */
-export const resolve = (options: Options | undefined): Either.Either<Resolved, InvalidStoreOptions> => {
-  const fail = (message: string) => Either.left(new InvalidStoreOptions({ message }))
-  if (options !== undefined && (typeof options !== "object" || options === null)) {
-    return fail(`options must be an object, got ${typeof options}`)
-  }
-  const o = options ?? {}
-  const table = o.table ?? "circuitry_breakers"
-  if (
-    typeof table !== "string" ||
-    !table.split(".").every((part) => identifier.test(part)) ||
-    table.split(".").length > 2
-  ) {
-    return fail(
-      `table must be a SQL identifier (letters, digits, "_", at most 48 characters, optionally "schema.table"), got ${JSON.stringify(table)}`
-    )
-  }
-  const pollInterval = Duration.decodeUnknown(o.pollInterval ?? "250 millis")
-  if (
-    Option.isNone(pollInterval) ||
-    !Duration.isFinite(pollInterval.value) ||
-    Duration.toMillis(pollInterval.value) <= 0
-  ) {
-    return fail(`pollInterval must be a finite duration > 0, got ${JSON.stringify(String(o.pollInterval))}`)
-  }
-  const migrate = o.migrate ?? true
-  if (typeof migrate !== "boolean") return fail(`migrate must be a boolean, got ${typeof migrate}`)
-  return Either.right({ table, pollInterval: pollInterval.value, migrate })
-}
+export const resolve = (options: Options | undefined): Either.Either<Resolved, InvalidStoreOptions> =>
+  Either.map(
+    OptionRules.decode(OptionsSchema, options, (message) => new InvalidStoreOptions({ message })),
+    (o) => ({
+      table: o.table ?? "circuitry_breakers",
+      pollInterval: Duration.millis(o.pollInterval ?? 250),
+      migrate: o.migrate ?? true
+    })
+  )
 
 /** @internal */
 export interface Service {
@@ -76,67 +70,6 @@ export interface Service {
   readonly problems: Stream.Stream<BreakerStoreError>
   readonly subscribeProblems: Effect.Effect<Queue.Dequeue<BreakerStoreError>, never, Scope.Scope>
 }
-
-// ---------------------------------------------------------------------------------------------
-// rows
-// ---------------------------------------------------------------------------------------------
-
-interface Row {
-  readonly name: string
-  readonly state: unknown
-  readonly open_until: unknown
-  readonly verdict_at: unknown
-  readonly origin: unknown
-}
-
-const STATES: ReadonlySet<unknown> = new Set(["Closed", "Open", "Isolated"])
-
-/** A whole number as the drivers give it: a number (SQLite), a string (PostgreSQL BIGINT), a bigint. */
-const integer = (value: unknown): number | undefined => {
-  const n =
-    typeof value === "number"
-      ? value
-      : typeof value === "bigint"
-        ? Number(value)
-        : typeof value === "string" && /^-?\d+$/.test(value)
-          ? Number(value)
-          : NaN
-  return Number.isSafeInteger(n) ? n : undefined
-}
-
-const NONE = "none"
-
-/** What a member was last told, compared as one string: a change of any field is a new verdict. */
-const keyOf = (state: unknown, until: unknown, at: unknown, origin: unknown): string =>
-  state === null || state === undefined ? NONE : JSON.stringify([state, String(until), String(at), origin])
-
-interface Decoded {
-  readonly key: string
-  /** Undefined when the row holds counts but no verdict yet. */
-  readonly verdict: Verdict | undefined
-  /** Set when the row is not one of ours: the verdict is then Closed. */
-  readonly problem: string | undefined
-}
-
-const decode = (row: Row): Decoded => {
-  const key = keyOf(row.state, row.open_until, row.verdict_at, row.origin)
-  if (key === NONE) return { key, verdict: undefined, problem: undefined }
-  const until = integer(row.open_until)
-  const at = integer(row.verdict_at)
-  const origin = row.origin
-  if (STATES.has(row.state) && until !== undefined && at !== undefined && typeof origin === "string") {
-    const state = row.state as Verdict["state"]
-    return { key, verdict: { state, until: state === "Open" ? until : 0, at, origin }, problem: undefined }
-  }
-  const problem = !STATES.has(row.state)
-    ? `state ${JSON.stringify(row.state)} is not one of "Closed", "Open", "Isolated"`
-    : `open_until ${JSON.stringify(String(row.open_until))} or verdict_at ${JSON.stringify(String(row.verdict_at))} is not epoch milliseconds`
-  return { key, verdict: { state: "Closed", until: 0, at: at ?? 0, origin: "" }, problem }
-}
-
-// ---------------------------------------------------------------------------------------------
-// the store
-// ---------------------------------------------------------------------------------------------
 
 interface Member {
   readonly pubsub: PubSub.PubSub<Verdict>
@@ -157,20 +90,20 @@ export const make = (
     // Our statements name their columns exactly: the application's name transforms must not apply.
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     if (resolved.migrate) {
-      yield* Schema.migrate(resolved.table).pipe(
+      yield* Tables.migrate(resolved.table).pipe(
         Effect.provideService(SqlClient.SqlClient, sql),
         Effect.mapError((cause) =>
           storeError("migrate", `could not create the breaker tables: ${cause.message}`, cause)
         )
       )
     }
-    const t = Schema.tables(resolved.table)
+    const t = Tables.tables(resolved.table)
     const circuits = sql(t.circuits)
     const probes = sql(t.probes)
 
-    const members = new Map<string, Set<Member>>()
     /** Bumped when a save is published locally, so that a poll begun earlier does not undo it. */
     const epochs = new Map<string, number>()
+    const members = BreakerStoreKit.makeMembers<Member>({ onEmpty: (name) => epochs.delete(name) })
     const reported = new Map<string, string>()
     const problems = yield* PubSub.unbounded<BreakerStoreError>()
     const pollLock = yield* Effect.makeSemaphore(1)
@@ -201,7 +134,7 @@ export const make = (
     }
 
     const pollOnce: Effect.Effect<void, BreakerStoreError> = Effect.suspend(() => {
-      const names = [...members.keys()]
+      const names = members.names()
       if (names.length === 0) return Effect.void
       const before = new Map(names.map((name) => [name, epochs.get(name) ?? 0]))
       const chunks: Array<ReadonlyArray<string>> = []
@@ -213,11 +146,10 @@ export const make = (
           return Effect.forEach(
             names,
             (name) => {
-              const group = members.get(name)
-              if (group === undefined || (epochs.get(name) ?? 0) !== before.get(name)) return Effect.void
+              const group = members.of(name)
+              if (group.size === 0 || (epochs.get(name) ?? 0) !== before.get(name)) return Effect.void
               const row = rows.get(name)
-              const decoded: Decoded =
-                row === undefined ? { key: NONE, verdict: undefined, problem: undefined } : decode(row)
+              const decoded = row === undefined ? nothing : decode(row)
               return Effect.zipRight(
                 report(name, decoded),
                 Effect.forEach(group, (member) => publish(member, decoded), { discard: true })
@@ -237,7 +169,7 @@ export const make = (
           Effect.suspend(() => {
             // Forget what every member was told: once the store answers again, each is told the
             // stored verdict afresh.
-            for (const group of members.values()) for (const member of group) member.last = undefined
+            for (const member of members.all()) member.last = undefined
             const error = storeError("poll", cause.message, cause)
             if (pollFailing) return Effect.fail(error)
             pollFailing = true
@@ -257,22 +189,7 @@ export const make = (
       Effect.gen(function* () {
         const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<Verdict>(), PubSub.shutdown)
         const member: Member = { pubsub, last: undefined }
-        yield* Effect.acquireRelease(
-          Effect.sync(() => {
-            let group = members.get(name)
-            if (group === undefined) members.set(name, (group = new Set()))
-            group.add(member)
-          }),
-          () =>
-            Effect.sync(() => {
-              const group = members.get(name)
-              group?.delete(member)
-              if (group?.size === 0) {
-                members.delete(name)
-                epochs.delete(name)
-              }
-            })
-        )
+        yield* members.join(name, member)
 
         const load: BreakerStore.SharedCircuit["load"] = run("load", select([name])).pipe(
           Effect.flatMap((rows) => {
@@ -304,26 +221,22 @@ WHERE c.state IS NULL OR c.state NOT IN ('Closed', 'Open', 'Isolated') OR c.verd
 RETURNING name`
           ).pipe(
             Effect.flatMap((applied) => {
-              const group = members.get(name)
-              if (group === undefined) return Effect.void
+              const group = members.of(name)
               if (applied.length === 0) {
                 // A newer verdict is stored: the next poll tells every member here, the saver too.
                 for (const m of group) m.last = undefined
                 return Effect.void
               }
               epochs.set(name, (epochs.get(name) ?? 0) + 1)
-              const decoded: Decoded = {
-                key: keyOf(verdict.state, verdict.until, verdict.at, verdict.origin),
-                verdict,
-                problem: undefined
-              }
+              const decoded = saved(verdict)
               reported.delete(name)
               return Effect.forEach(group, (m) => publish(m, decoded), { discard: true })
             })
           )
 
         const recordFailures = (count: number, at: number): Effect.Effect<void, BreakerStoreError> =>
-          !Number.isSafeInteger(count) || count <= 0
+          // A count of 0 records the time of the last failure only (the contract's fine print).
+          !Number.isSafeInteger(count) || count < 0
             ? Effect.void
             : run(
                 "recordFailures",
@@ -355,8 +268,8 @@ WHERE name = ${name} AND consecutive_failures <> 0`
           Effect.map((rows) => {
             const row = rows[0]
             return {
-              consecutiveFailures: row === undefined ? 0 : (integer(row.consecutive_failures) ?? 0),
-              lastFailureAt: row === undefined ? undefined : integer(row.last_failure_at)
+              consecutiveFailures: row === undefined ? 0 : (BreakerStoreKit.millisOf(row.consecutive_failures) ?? 0),
+              lastFailureAt: row === undefined ? undefined : BreakerStoreKit.millisOf(row.last_failure_at)
             }
           })
         )
@@ -371,27 +284,27 @@ RETURNING token`
 
         const acquireProbe: BreakerStore.SharedCircuit["acquireProbe"] = ({ leaseMillis, now, permits }) =>
           Effect.suspend(() => {
-            const token = randomUUID()
+            const token = BreakerStoreKit.makeToken()
             const attempt = (slot: number): Effect.Effect<Option.Option<string>, SqlError> =>
               slot >= permits
                 ? Effect.succeed(Option.none())
                 : Effect.flatMap(acquireSlot(slot, token, Math.max(0, leaseMillis), now), (won) =>
                     won.length > 0 && won[0]!.token === token
-                      ? Effect.succeed(Option.some(`${slot}:${token}`))
+                      ? Effect.succeed(Option.some(BreakerStoreKit.encodeLease({ slot, token })))
                       : attempt(slot + 1)
                   )
             return run("acquireProbe", attempt(0))
           })
 
-        const releaseProbe = (lease: string): Effect.Effect<void, BreakerStoreError> => {
-          const colon = lease.indexOf(":")
-          const slot = Number(lease.slice(0, colon))
-          if (colon < 1 || !Number.isSafeInteger(slot)) return Effect.void
-          return run(
-            "releaseProbe",
-            sql`DELETE FROM ${probes} WHERE name = ${name} AND slot = ${slot} AND token = ${lease.slice(colon + 1)}`
-          )
-        }
+        const releaseProbe = (lease: string): Effect.Effect<void, BreakerStoreError> =>
+          Option.match(BreakerStoreKit.decodeLease(lease), {
+            onNone: () => Effect.void,
+            onSome: ({ slot, token }) =>
+              run(
+                "releaseProbe",
+                sql`DELETE FROM ${probes} WHERE name = ${name} AND slot = ${slot} AND token = ${token}`
+              )
+          })
 
         return {
           load,
@@ -415,8 +328,3 @@ RETURNING token`
       }
     ] as const
   })
-
-const storeError = (operation: string, message: string, cause?: unknown): BreakerStoreError =>
-  new BreakerStore.BreakerStoreError(
-    cause === undefined ? { store: "sql", operation, message } : { store: "sql", operation, message, cause }
-  )

@@ -1,0 +1,69 @@
+import { BreakerStoreKit } from "@circuitry/breaker"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit, Option, Scope } from "effect"
+
+describe("BreakerStoreKit", () => {
+  it("lease strings round-trip, and anything else is not a lease", () => {
+    const token = BreakerStoreKit.makeToken()
+    assert.notStrictEqual(token, BreakerStoreKit.makeToken())
+    const lease = BreakerStoreKit.encodeLease({ slot: 3, token })
+    assert.strictEqual(lease, `3:${token}`)
+    assert.deepStrictEqual(BreakerStoreKit.decodeLease(lease), Option.some({ slot: 3, token }))
+    // a token may hold colons of its own
+    assert.deepStrictEqual(BreakerStoreKit.decodeLease("0:a:b"), Option.some({ slot: 0, token: "a:b" }))
+    for (const bad of ["", "nonsense", ":token", "1:", "-1:t", "1.5:t", "x1:t", "99999999999999999999:t"]) {
+      assert.isTrue(Option.isNone(BreakerStoreKit.decodeLease(bad)), bad)
+    }
+  })
+
+  it("reads a stored verdict from what a store gives back, or refuses it", () => {
+    assert.deepStrictEqual(BreakerStoreKit.verdictOf({ state: "Open", until: "5000", at: 1000n, origin: "a" }), {
+      state: "Open",
+      until: 5_000,
+      at: 1_000,
+      origin: "a"
+    })
+    // until of a verdict that is not Open reads as 0
+    assert.deepStrictEqual(BreakerStoreKit.verdictOf({ state: "Isolated", until: 7, at: "2.5", origin: "" }), {
+      state: "Isolated",
+      until: 0,
+      at: 2.5,
+      origin: ""
+    })
+    for (const bad of [
+      { state: "HalfOpen", until: 0, at: 0, origin: "a" },
+      { state: "open", until: 0, at: 0, origin: "a" },
+      { state: "Open", until: "soon", at: 0, origin: "a" },
+      { state: "Open", until: 0, at: Number.NaN, origin: "a" },
+      { state: "Open", until: 0, at: null, origin: "a" },
+      { state: "Open", until: 0, at: 0, origin: 7 }
+    ]) {
+      assert.isUndefined(BreakerStoreKit.verdictOf(bad), JSON.stringify(bad))
+    }
+    assert.strictEqual(BreakerStoreKit.millisOf("-12"), -12)
+    assert.isUndefined(BreakerStoreKit.millisOf("1e3"))
+    assert.isUndefined(BreakerStoreKit.millisOf(Number.POSITIVE_INFINITY))
+  })
+
+  it.effect("members join for as long as their scope, and the last to leave empties the name", () =>
+    Effect.gen(function* () {
+      const emptied: Array<string> = []
+      const members = BreakerStoreKit.makeMembers<number>({ onEmpty: (name) => emptied.push(name) })
+      const one = yield* Scope.make()
+      const two = yield* Scope.make()
+      yield* Scope.extend(members.join("a", 1), one)
+      yield* Scope.extend(members.join("a", 2), two)
+      yield* Scope.extend(members.join("b", 3), two)
+      assert.deepStrictEqual([...members.of("a")], [1, 2])
+      assert.deepStrictEqual(members.names(), ["a", "b"])
+      assert.deepStrictEqual([...members.all()], [1, 2, 3])
+      yield* Scope.close(one, Exit.void)
+      assert.deepStrictEqual([...members.of("a")], [2])
+      assert.deepStrictEqual(emptied, [])
+      yield* Scope.close(two, Exit.void)
+      assert.strictEqual(members.of("a").size, 0)
+      assert.deepStrictEqual(members.names(), [])
+      assert.deepStrictEqual(emptied.sort(), ["a", "b"])
+    })
+  )
+})

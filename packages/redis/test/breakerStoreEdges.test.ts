@@ -1,0 +1,312 @@
+/**
+ * RedisBreakerStore at the edges: the store's own options, its connections' lifetime, several
+ * members of one name on one store, what it does with verdicts it did not write, and the resync
+ * of names without a verdict.
+ */
+import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
+import { RedisBreakerStore } from "@circuitry/redis"
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Either, Exit, Fiber, Layer, Logger, Option, Scope, Stream, TestClock } from "effect"
+import { Redis } from "ioredis"
+import { cleanup, eventually, realSleep, startServer, uniquePrefix } from "./utils/server.js"
+
+const URL = "redis://127.0.0.1:6379"
+
+const scratch = Effect.gen(function* () {
+  const prefix = uniquePrefix("edges")
+  const admin = yield* Effect.acquireRelease(
+    Effect.sync(() => new Redis(URL)),
+    (client) => Effect.promise(() => cleanup(client, prefix).finally(() => client.disconnect()))
+  )
+  return { prefix, admin }
+})
+
+const storeOn = (options: RedisBreakerStore.Options) =>
+  Effect.map(Layer.build(RedisBreakerStore.layer(options)), Context.get(BreakerStore.BreakerStore))
+
+const collect = (circuit: BreakerStore.SharedCircuit) =>
+  Effect.gen(function* () {
+    const told: Array<BreakerStore.Verdict> = []
+    yield* Effect.forkScoped(Stream.runForEach(circuit.verdicts, (v) => Effect.sync(() => void told.push(v))))
+    yield* Effect.yieldNow()
+    return told
+  })
+
+describe("RedisBreakerStore: options", () => {
+  it.scoped("every valid deadline builds, the deprecated timeout too, and the deadline is the one used", () =>
+    Effect.gen(function* () {
+      for (const options of [
+        { deadline: "1 millis" },
+        { deadline: 250 },
+        { deadline: "2 seconds", liveness: "2 seconds" },
+        { timeout: "300 millis" },
+        { timeout: 1 },
+        { liveness: "10 seconds" },
+        {}
+      ] satisfies Array<RedisBreakerStore.Options>) {
+        const built = yield* Effect.either(
+          Effect.scoped(Layer.build(RedisBreakerStore.layer({ url: URL, ...options })))
+        )
+        assert.isTrue(Either.isRight(built), JSON.stringify(options))
+      }
+    })
+  )
+
+  it.scoped("the deadline (or its old name, timeout) is what a call is held to, on the Clock", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer
+      for (const options of [
+        { deadline: "150 millis" },
+        { timeout: "150 millis" }
+      ] as Array<RedisBreakerStore.Options>) {
+        const store = yield* storeOn({ url: server.url, prefix: "d:", ...options })
+        const circuit = yield* store.connect("c")
+        assert.isTrue(Option.isNone(yield* circuit.load)) // connected
+        yield* server.pause
+        const fiber = yield* Effect.fork(Effect.either(circuit.load))
+        yield* realSleep(20)
+        yield* TestClock.adjust("149 millis")
+        assert.isNull(fiber.unsafePoll())
+        yield* TestClock.adjust("1 millis")
+        const result = yield* Fiber.join(fiber)
+        yield* server.resume
+        assert.isTrue(Either.isLeft(result), JSON.stringify(options))
+        if (Either.isLeft(result)) {
+          assert.strictEqual(result.left.operation, "load")
+          assert.include(result.left.message, "no reply within the deadline of 150 ms")
+          assert.strictEqual(result.left.store, "redis")
+        }
+      }
+    })
+  )
+
+  it.scoped("bad options are one typed error that names the option and the rule", () =>
+    Effect.gen(function* () {
+      for (const [options, message] of [
+        [{ deadline: 0 }, "deadline must be a finite duration > 0, got 0"],
+        [{ timeout: "soon" }, `timeout must be a finite duration > 0, got "soon"`],
+        [{ liveness: -1 }, "liveness must be a finite duration > 0, got -1"],
+        [{ deadline: "2 seconds", liveness: "1 second" }, "liveness (1000 ms) must be at least the deadline (2000 ms)"],
+        [{ deadline: "1 second", timeout: "1 second" }, "give only deadline"],
+        [{ url: "localhost:6379" }, `url must be a redis:// or rediss:// URL, got "localhost:6379"`],
+        [{ prefix: 1 }, "prefix must be a string, got 1"]
+      ] as const) {
+        const result = yield* Effect.either(Effect.scoped(Layer.build(RedisBreakerStore.layer(options as never))))
+        assert.isTrue(Either.isLeft(result), JSON.stringify(options))
+        if (Either.isLeft(result)) {
+          assert.strictEqual(result.left._tag, "InvalidRedisOptions")
+          assert.include(result.left.message, message)
+        }
+      }
+    })
+  )
+})
+
+describe("RedisBreakerStore: connections, members and what it did not write", () => {
+  it.scoped("closing the scope closes both connections", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer
+      const before = yield* server.info("connected_clients")
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const store = yield* storeOn({ url: server.url })
+          yield* (yield* store.connect("c")).load
+          assert.strictEqual(yield* server.info("connected_clients"), before + 2)
+        })
+      )
+      assert.isTrue(yield* eventually(Effect.map(server.info("connected_clients"), (n) => n === before)))
+    })
+  )
+
+  it.scoped("two breakers of one name on one store share the verdict; one leaving leaves the other told", () =>
+    Effect.gen(function* () {
+      const { prefix } = yield* scratch
+      const store = yield* Layer.build(RedisBreakerStore.layer({ url: URL, prefix }))
+      const make = CircuitBreaker.make({
+        name: "p",
+        policy: Policy.consecutiveFailures(1),
+        openFor: "10 seconds"
+      }).pipe(Effect.provide(store))
+      const a = yield* make
+      const scope = yield* Scope.make()
+      yield* Scope.extend(make, scope) // a breaker that leaves again
+      const b = yield* make
+      yield* Scope.close(scope, Exit.void)
+      yield* Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), a))
+      assert.isTrue(yield* eventually(Effect.map(b.state, (s) => s._tag === "Open")))
+      yield* b.reset
+      assert.isTrue(yield* eventually(Effect.map(a.state, (s) => s._tag === "Closed")))
+    })
+  )
+
+  it.scoped("a malformed publication is ignored; the next good one is delivered", () =>
+    Effect.gen(function* () {
+      const { admin, prefix } = yield* scratch
+      const store = yield* storeOn({ url: URL, prefix })
+      const circuit = yield* store.connect("m")
+      const told = yield* collect(circuit)
+      yield* realSleep(50) // the subscriber is subscribed
+      const channel = `${prefix}verdicts`
+      for (const message of [
+        "not json",
+        "null",
+        "42",
+        JSON.stringify({ name: "m", state: "HalfOpen", until: 0, at: 1, origin: "x" }),
+        JSON.stringify({ name: "m", state: "Open", until: "soon", at: 1, origin: "x" }),
+        JSON.stringify({ name: "m", state: "Open", until: 1, at: 1, origin: 7 }),
+        JSON.stringify({ name: 7, state: "Open", until: 1, at: 1, origin: "x" }),
+        JSON.stringify({ name: "other", state: "Open", until: 1, at: 1, origin: "x" })
+      ]) {
+        yield* Effect.promise(() => admin.publish(channel, message))
+      }
+      yield* Effect.promise(() =>
+        admin.publish(`${prefix}elsewhere`, JSON.stringify({ name: "m", state: "Open", until: 9, at: 9, origin: "x" }))
+      )
+      const good = { name: "m", state: "Isolated", until: 0, at: 5, origin: "y" }
+      yield* Effect.promise(() => admin.publish(channel, JSON.stringify(good)))
+      assert.isTrue(yield* eventually(Effect.sync(() => told.length > 0)))
+      yield* realSleep(20)
+      assert.deepStrictEqual(told, [{ state: "Isolated", until: 0, at: 5, origin: "y" }])
+    })
+  )
+
+  it.scoped("a stored verdict this store did not write fails load with a typed error", () =>
+    Effect.gen(function* () {
+      const { admin, prefix } = yield* scratch
+      const store = yield* storeOn({ url: URL, prefix })
+      const circuit = yield* store.connect("bad")
+      yield* Effect.promise(() =>
+        admin.hset(`${prefix}circuit:bad`, "state", "OPEN!", "until", "1", "at", "1", "origin", "x")
+      )
+      const result = yield* Effect.either(circuit.load)
+      assert.isTrue(Either.isLeft(result))
+      if (Either.isLeft(result)) {
+        assert.strictEqual(result.left.operation, "load")
+        assert.include(result.left.message, `circuit "bad": the stored verdict is not one this store wrote`)
+      }
+      // counts alone (no state) are no verdict, not a malformed one
+      yield* circuit.recordFailures(1, 1)
+      const fresh = yield* store.connect("counted")
+      yield* fresh.recordFailures(2, 3)
+      assert.deepStrictEqual(yield* fresh.load, Option.none())
+      assert.deepStrictEqual(yield* fresh.counts, { consecutiveFailures: 2, lastFailureAt: 3 })
+    })
+  )
+
+  it.scoped("a resync tells each name its stored verdict, and a name without one nothing", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer
+      const store = yield* storeOn({ url: server.url, prefix: "r:" })
+      // the name without a verdict first: its resync must not stop the one after it
+      const empty = yield* store.connect("empty")
+      const saved = yield* store.connect("saved")
+      const toSaved = yield* collect(saved)
+      const toEmpty = yield* collect(empty)
+      const verdict: BreakerStore.Verdict = { state: "Open", until: 9_000, at: 1_000, origin: "z" }
+      yield* saved.save(verdict)
+      assert.isTrue(yield* eventually(Effect.sync(() => toSaved.length === 1)))
+      // every connection is cut: on ready, the store re-emits what is stored
+      yield* Effect.promise(() => server.admin.call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"))
+      yield* Effect.promise(() => server.admin.call("CLIENT", "KILL", "TYPE", "pubsub"))
+      assert.isTrue(yield* eventually(Effect.sync(() => toSaved.length >= 2)))
+      assert.deepStrictEqual(toSaved[1], verdict)
+      assert.deepStrictEqual(toEmpty, [])
+    })
+  )
+
+  it.scoped("without a prefix, keys live under circuitry:breaker:", () =>
+    Effect.gen(function* () {
+      const { admin } = yield* scratch
+      const name = uniquePrefix("default").replaceAll(":", "-")
+      const key = `circuitry:breaker:circuit:${name}`
+      yield* Effect.addFinalizer(() => Effect.promise(() => admin.del(key)))
+      const store = yield* storeOn({ url: URL })
+      yield* (yield* store.connect(name)).save({ state: "Isolated", until: 0, at: 1, origin: "d" })
+      assert.strictEqual(yield* Effect.promise(() => admin.hget(key, "state")), "Isolated")
+    })
+  )
+
+  it.scoped("a member is never told a verdict older than one it made or heard", () =>
+    Effect.gen(function* () {
+      const { admin, prefix } = yield* scratch
+      const store = yield* storeOn({ url: URL, prefix })
+      const circuit = yield* store.connect("s")
+      const told = yield* collect(circuit)
+      yield* realSleep(50)
+      const publish = (at: number) =>
+        Effect.promise(() =>
+          admin.publish(
+            `${prefix}verdicts`,
+            JSON.stringify({ name: "s", state: "Open", until: at + 1, at, origin: "x" })
+          )
+        )
+      yield* circuit.save({ state: "Open", until: 9_000, at: 2_000, origin: "me" })
+      assert.isTrue(yield* eventually(Effect.sync(() => told.length === 1)))
+      // Behind the store's back the stored verdict becomes older than the one this member made.
+      yield* Effect.promise(() => admin.hset(`${prefix}circuit:s`, "at", "1500"))
+      // A stale save of its own: Redis refuses it and tells the stored (1500) verdict again,
+      // which is older than the 2000 this member made: not delivered. Nor is an older publication.
+      yield* circuit.save({ state: "Closed", until: 0, at: 1_000, origin: "me" })
+      yield* publish(1_800)
+      yield* publish(3_000)
+      assert.isTrue(yield* eventually(Effect.sync(() => told.some((v) => v.at === 3_000))))
+      assert.deepStrictEqual(
+        told.map((v) => v.at),
+        [2_000, 3_000]
+      )
+    })
+  )
+
+  it.scoped("with Redis gone, every operation fails with a typed error that names it", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer
+      const store = yield* storeOn({ url: server.url })
+      const circuit = yield* store.connect("gone")
+      yield* server.kill
+      yield* realSleep(50)
+      const operations: Array<[string, Effect.Effect<unknown, BreakerStore.BreakerStoreError>]> = [
+        ["load", circuit.load],
+        ["save", circuit.save({ state: "Open", until: 1, at: 1, origin: "g" })],
+        ["recordFailures", circuit.recordFailures(1, 1)],
+        ["recordSuccess", circuit.recordSuccess(1)],
+        ["counts", circuit.counts],
+        ["acquireProbe", circuit.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1 })],
+        ["releaseProbe", circuit.releaseProbe("0:token")]
+      ]
+      for (const [operation, effect] of operations) {
+        const result = yield* Effect.either(effect)
+        assert.isTrue(Either.isLeft(result), operation)
+        if (Either.isLeft(result)) {
+          assert.strictEqual(result.left.operation, operation)
+          assert.strictEqual(result.left.store, "redis")
+        }
+      }
+    })
+  )
+
+  it.scoped("silence past liveness tears the command connection down, with a warning that names the store", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer
+      const warnings: Array<string> = []
+      const logger = Logger.make(({ message }) => void warnings.push(String(message)))
+      const store = yield* storeOn({ url: server.url, deadline: "100 millis", liveness: "200 millis" }).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+      )
+      const circuit = yield* store.connect("quiet")
+      assert.isTrue(Option.isNone(yield* circuit.load))
+      yield* server.pause
+      const fiber = yield* Effect.fork(Effect.either(circuit.load))
+      yield* realSleep(20)
+      yield* TestClock.adjust("100 millis")
+      assert.isTrue(Either.isLeft(yield* Fiber.join(fiber)))
+      for (let i = 0; i < 5; i++) yield* TestClock.adjust("50 millis")
+      yield* server.resume
+      assert.isTrue(
+        warnings.some((w) => w.startsWith("RedisBreakerStore: no reply for") && w.includes("liveness 200 ms")),
+        JSON.stringify(warnings)
+      )
+      // the connection comes back by itself
+      assert.isTrue(yield* eventually(Effect.map(Effect.either(circuit.load), Either.isRight)))
+    })
+  )
+})
