@@ -11,6 +11,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { show } from "./internal/show.js"
 
 const isNegative = (input: unknown): boolean =>
   ((typeof input === "number" || typeof input === "bigint") && !(input >= 0)) ||
@@ -96,19 +97,6 @@ export const Text: Schema.Schema<string> = Schema.String.annotations({ message: 
  * @category strings
  */
 export const Flag: Schema.Schema<boolean> = Schema.Boolean.annotations({ message: () => "a boolean" })
-
-const show = (value: unknown): string => {
-  if (typeof value === "string") return JSON.stringify(value)
-  if (typeof value === "bigint") return `${value}n`
-  if (typeof value === "number" || typeof value === "boolean" || value === null || value === undefined) {
-    return String(value)
-  }
-  try {
-    return JSON.stringify(value) ?? typeof value
-  } catch {
-    return typeof value
-  }
-}
 
 const at = (input: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
   path.reduce<unknown>(

@@ -6,11 +6,12 @@
  * Each rule is a Schema that decodes what a user wrote into what the breaker uses (a duration into
  * milliseconds), with the rule in words beside it, so a message never drifts from the check.
  */
-import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { FiniteMillis } from "../OptionRules.js"
+import { show } from "./show.js"
+
+export { show }
 
 /** A rule: the Schema that checks (and decodes) an input, its decoder (built once), and the rule in words. */
 export interface Rule<A> {
@@ -27,26 +28,12 @@ const rule = <A>(schema: Schema.Schema<A, any>, says: (name: string) => string):
   says
 })
 
-/** Milliseconds of a DurationInput, or undefined when it is not a finite duration >= 0. */
-export const millis = (input: unknown): number | undefined => {
-  // Duration clamps negative inputs to zero: a negative wait is a mistake to report, not a zero.
-  if ((typeof input === "number" || typeof input === "bigint") && !(input >= 0)) return undefined
-  if (typeof input === "string" && input.trim().startsWith("-")) return undefined
-  const decoded = Duration.decodeUnknown(input)
-  if (Option.isNone(decoded)) return undefined
-  const ms = Duration.toMillis(decoded.value)
-  return Number.isFinite(ms) ? ms : undefined
-}
+// The duration rule every package shares (OptionRules.FiniteMillis): a negative wait is a mistake
+// to report, not a zero (Duration clamps negative inputs), and an infinite one is no wait at all.
+const decodeFiniteMillis = Schema.decodeUnknownEither(FiniteMillis)
 
-/** A DurationInput, decoded into its milliseconds. */
-const Millis: Schema.Schema<number, unknown> = Schema.transformOrFail(Schema.Unknown, Schema.Number, {
-  strict: true,
-  decode: (input, _, ast) => {
-    const ms = millis(input)
-    return ms === undefined ? ParseResult.fail(new ParseResult.Type(ast, input)) : ParseResult.succeed(ms)
-  },
-  encode: ParseResult.succeed
-})
+/** Milliseconds of a DurationInput, or undefined when it is not a finite duration >= 0. */
+export const millis = (input: unknown): number | undefined => Either.getOrUndefined(decodeFiniteMillis(input))
 
 /** A whole number of at least `min`. */
 export const wholeNumber = (min: number): Rule<number> =>
@@ -64,12 +51,14 @@ export const ratio: Rule<number> = rule(
 
 /** A finite duration of at least `min` milliseconds (`"> 0"`: more than zero), decoded into milliseconds. */
 export const duration = (min: number | "> 0"): Rule<number> =>
-  rule(min === "> 0" ? Millis.pipe(Schema.greaterThan(0)) : Millis.pipe(Schema.greaterThanOrEqualTo(min)), () =>
-    min === "> 0"
-      ? "a finite duration > 0"
-      : min === 0
-        ? "a finite duration >= 0"
-        : `a finite duration of at least ${min} millisecond${min === 1 ? "" : "s"}`
+  rule(
+    min === "> 0" ? FiniteMillis.pipe(Schema.greaterThan(0)) : FiniteMillis.pipe(Schema.greaterThanOrEqualTo(min)),
+    () =>
+      min === "> 0"
+        ? "a finite duration > 0"
+        : min === 0
+          ? "a finite duration >= 0"
+          : `a finite duration of at least ${min} millisecond${min === 1 ? "" : "s"}`
   )
 
 /** A non-empty string. */
@@ -81,17 +70,6 @@ export const durationAtLeastZero: Rule<number> = duration(0)
 export const durationAboveZero: Rule<number> = duration("> 0")
 export const durationAtLeastOneMilli: Rule<number> = duration(1)
 export const countWindowSize: Rule<number> = wholeNumberBetween(1, 1_000_000)
-
-/** Shows an input in a message: numbers as they are, everything else as JSON (or its type). */
-export const show = (input: unknown): string => {
-  if (typeof input === "number" || typeof input === "bigint") return String(input)
-  if (typeof input === "function") return "a function"
-  try {
-    return JSON.stringify(input) ?? String(input)
-  } catch {
-    return typeof input
-  }
-}
 
 /**
  * Checks one option against its rule: the decoded value, or the message
