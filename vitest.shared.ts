@@ -21,7 +21,8 @@ const config: ViteUserConfig = {
       ...alias("cache"),
       ...alias("redis"),
       ...alias("sql"),
-      ...alias("platform")
+      ...alias("platform"),
+      ...alias("chaos")
     }
   }
 }
