@@ -9,6 +9,7 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Metric from "effect/Metric"
 import * as errors from "./internal/errors.js"
+import * as fault from "./internal/fault.js"
 import type * as Chaos from "./Chaos.js"
 import * as report from "./internal/report.js"
 import * as running from "./internal/running.js"
@@ -183,6 +184,25 @@ export const run: <R>(options: Options<R>) => Effect.Effect<Report, Chaos.Invali
  * ```
  */
 export const count: (name: string, by?: number) => Effect.Effect<void> = running.count
+
+/**
+ * A uniform draw in [0, 1) from the seeded stream of the request the fiber runs for (the stream
+ * its faults draw from too), for traffic that varies but is the same in every run of a seed: the
+ * key a request asks for, the size of its payload. Outside a scenario it draws from a generator of
+ * the process, seeded 0.
+ *
+ * @since 0.1.0
+ * @category random
+ * @example
+ * ```ts
+ * import { Scenario } from "@circuitry/chaos"
+ * import { Effect } from "effect"
+ *
+ * const keys = ["a", "b", "c"]
+ * const request = () => Effect.map(Scenario.random, (u) => keys[Math.floor(u * keys.length)]!)
+ * ```
+ */
+export const random: Effect.Effect<number> = fault.random
 
 /**
  * Checks a report against an SLO, second by second: fails with `SloBroken` for the first second

@@ -235,3 +235,31 @@ describe("Scenario.expect", () => {
     })
   )
 })
+
+describe("Scenario.random", () => {
+  it.effect("draws from the request's own seeded stream: request i gets the same draws in every run of a seed", () =>
+    Effect.gen(function* () {
+      const draws = (seed: number) =>
+        Effect.gen(function* () {
+          const seen = new Map<number, number>()
+          yield* Scenario.run({
+            duration: "1 second",
+            rate: 50,
+            seed,
+            // Half the requests sleep first: the order they draw in differs, their draws do not.
+            request: (i) =>
+              Effect.zipRight(
+                i % 2 === 0 ? Effect.sleep(5) : Effect.void,
+                Effect.map(Scenario.random, (u) => seen.set(i, u))
+              )
+          })
+          return Array.from({ length: 50 }, (_, i) => seen.get(i)!)
+        })
+      const a = yield* draws(1)
+      assert.deepStrictEqual(yield* draws(1), a)
+      assert.notDeepEqual(yield* draws(2), a)
+      assert.isTrue(a.every((u) => u >= 0 && u < 1))
+      assert.strictEqual(new Set(a).size, 50)
+    })
+  )
+})

@@ -1,6 +1,5 @@
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import * as DefaultServices from "effect/DefaultServices"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
@@ -156,10 +155,15 @@ export const currentRandom: FiberRef.FiberRef<Random.Random | undefined> = globa
 /** The generator of faults applied outside any scenario or seeded layer: seed 0, for the process. */
 const processRandom = globalValue("@circuitry/chaos/processRandom", () => Random.make(0))
 
+/** A uniform draw in [0, 1) from the fiber's generator (the scenario request's). @internal */
+export const random: Effect.Effect<number> = Effect.withFiberRuntime((fiber) =>
+  Effect.succeed((fiber.getFiberRef(currentRandom) ?? processRandom)())
+)
+
 /**
  * Applies `faults` to `self`, in order: latencies add up and are waited before the call; the
  * first failure drawn or stall replaces the call (it never reaches the dependency). `random`, when
- * given, is the generator to draw from instead of the fiber's.
+ * given, is the generator to draw from instead of the fiber's. Dies when a fault is invalid.
  *
  * @internal
  */
@@ -170,18 +174,25 @@ export const inject = <A, E, R, F>(
 ): Effect.Effect<A, E | F, R> => {
   const problem = problemOf(faults, "Chaos.inject")
   if (problem !== undefined) return Effect.die(new InvalidChaosOptions({ message: problem }))
-  if (faults.length === 0) return self
-  return Effect.withFiberRuntime<A, E | F, R>((fiber) => {
-    const clock = Context.get(fiber.getFiberRef(DefaultServices.currentServices), Clock.Clock)
-    const origin = fiber.getFiberRef(currentOrigin)
-    const t = clock.unsafeCurrentTimeMillis() - origin
-    const draw = random ?? fiber.getFiberRef(currentRandom) ?? processRandom
+  return faults.length === 0 ? self : apply(self, faults, random)
+}
+
+/** `inject` for faults already checked (`Chaos.layer` checks them once, when it is built). @internal */
+export const apply = <A, E, R, F>(
+  self: Effect.Effect<A, E, R>,
+  faults: ReadonlyArray<Fault<F>>,
+  random: Random.Random | undefined
+): Effect.Effect<A, E | F, R> =>
+  Effect.withFiberRuntime<A, E | F, R>((fiber) => {
+    const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+    const t = clock.unsafeCurrentTimeMillis() - fiber.getFiberRef(currentOrigin)
     let delay = 0
     let outcome: Effect.Effect<never, F> | undefined
     for (const fault of faults) {
       const window = fault.window
       if (window !== undefined && (t < window.from || t >= window.to)) continue
       const kind = fault.kind
+      const draw = () => (random ?? fiber.getFiberRef(currentRandom) ?? processRandom)()
       switch (kind._tag) {
         case "Latency":
           delay += kind.millis
@@ -213,4 +224,3 @@ export const inject = <A, E, R, F>(
     const call: Effect.Effect<A, E | F, R> = outcome ?? self
     return delay > 0 ? Effect.zipRight(Effect.sleep(delay), call) : call
   })
-}

@@ -2,7 +2,7 @@ import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { InvalidChaosOptions } from "./errors.js"
-import { type Fault, inject, problemOf } from "./fault.js"
+import { apply, type Fault, problemOf } from "./fault.js"
 import * as Random from "./random.js"
 
 const validSeed = (seed: unknown): boolean =>
@@ -41,11 +41,11 @@ export const wrap = <S>(
       if (problem !== undefined) return Effect.fail(new InvalidChaosOptions({ message: problem }))
       const member = original[key]
       if (Effect.isEffect(member)) {
-        copy[key] = inject(member, list as ReadonlyArray<Fault<unknown>>, random)
+        copy[key] = apply(member, list as ReadonlyArray<Fault<unknown>>, random)
       } else if (typeof member === "function") {
         copy[key] = (...args: Array<unknown>) => {
           const result: unknown = member.apply(service, args)
-          return Effect.isEffect(result) ? inject(result, list as ReadonlyArray<Fault<unknown>>, random) : result
+          return Effect.isEffect(result) ? apply(result, list as ReadonlyArray<Fault<unknown>>, random) : result
         }
       } else {
         return Effect.fail(

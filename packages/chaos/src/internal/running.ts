@@ -204,7 +204,8 @@ export class Running<R> {
       const from = this.second * 1000
       const to = Math.min(durationMillis, from + 1000)
       if (rate > 0) {
-        const t = from + ((this.k - this.base) * 1000) / rate
+        // Whole milliseconds, as the clock has; several requests may arrive in the same one.
+        const t = from + Math.floor(((this.k - this.base) * 1000) / rate)
         if (t < to) return start + t
       }
       this.base += (rate * (to - from)) / 1000
@@ -229,8 +230,7 @@ export class Running<R> {
 
   private finished(fiber: Fiber.RuntimeFiber<unknown, unknown>, second: number, at: number, failed: boolean): void {
     if (!this.inFlight.delete(fiber)) return
-    // Microsecond precision: differences of fractional arrival times must not read 9.999999 ms.
-    this.latencies[second]!.push(Math.round((this.world.now - at) * 1000) / 1000)
+    this.latencies[second]!.push(this.world.now - at)
     if (failed) this.failures[second]!++
   }
 

@@ -113,7 +113,8 @@ export class World {
       currentTimeNanos: Effect.sync(() => BigInt(Math.round(world.now * 1_000_000))),
       sleep: (duration: Duration.Duration) =>
         Effect.async<void>((resume) => {
-          const millis = Duration.toMillis(duration)
+          // Whole milliseconds, as a TestClock has: code that reads the Clock expects them.
+          const millis = Math.ceil(Duration.toMillis(duration))
           const timer = world.at(world.now + (millis > 0 ? millis : 0), () => resume(Effect.void))
           return Effect.sync(() => {
             timer.run = undefined
