@@ -48,6 +48,11 @@ export interface Options<R> {
   /** A request still running after this is interrupted and fails. Default: no limit. */
   readonly timeout?: Duration.DurationInput | undefined
   /**
+   * A request answered later than this fails, but is not interrupted: its work still happens, as
+   * when a client gives up on a server that carries on. Default: no limit.
+   */
+  readonly deadline?: Duration.DurationInput | undefined
+  /**
    * After the last arrival, how long requests in flight may take to finish; the rest are
    * interrupted and fail. Default `"30 seconds"`.
    */

@@ -80,6 +80,7 @@ export interface Plan {
   readonly rates: ReadonlyArray<number>
   readonly seed: number
   readonly timeoutMillis: number | undefined
+  readonly deadlineMillis: number | undefined
   readonly drainMillis: number
   readonly metrics: ReadonlyArray<readonly [string, Counter]>
 }
@@ -216,7 +217,12 @@ export class Running<R> {
 
   private launch(i: number, second: number): void {
     const at = this.world.now
-    const request = Effect.suspend(() => this.request(i))
+    let request: Effect.Effect<unknown, unknown, R>
+    try {
+      request = this.request(i)
+    } catch (defect) {
+      request = Effect.die(defect)
+    }
     const effect = this.plan.timeoutMillis === undefined ? request : Effect.timeout(request, this.plan.timeoutMillis)
     // Each request draws its faults from a stream of its own.
     const random = Random.make(Random.derive(this.plan.seed, i))
@@ -225,7 +231,15 @@ export class Running<R> {
       updateRefs: (refs, fiberId) => FiberRefs.updateAs(refs, { fiberId, fiberRef: currentRandom, value: random })
     })
     this.inFlight.add(fiber)
-    fiber.addObserver((exit) => this.finished(fiber, second, at, Exit.isFailure(exit)))
+    const deadline = this.plan.deadlineMillis
+    fiber.addObserver((exit) =>
+      this.finished(
+        fiber,
+        second,
+        at,
+        Exit.isFailure(exit) || (deadline !== undefined && this.world.now - at > deadline)
+      )
+    )
   }
 
   private finished(fiber: Fiber.RuntimeFiber<unknown, unknown>, second: number, at: number, failed: boolean): void {

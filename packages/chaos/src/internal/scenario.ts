@@ -20,6 +20,7 @@ export interface Options<R> {
   readonly request: (i: number) => Effect.Effect<unknown, unknown, R>
   readonly seed?: number | undefined
   readonly timeout?: Duration.DurationInput | undefined
+  readonly deadline?: Duration.DurationInput | undefined
   readonly drain?: Duration.DurationInput | undefined
   readonly counters?:
     Readonly<Record<string, Metric.Metric.Counter<number> | Metric.Metric.Counter<bigint>>> | undefined
@@ -40,6 +41,10 @@ export const run = <R>(options: Options<R>): Effect.Effect<Report, InvalidChaosO
     const timeoutMillis = optional(options.timeout)
     if (timeoutMillis !== undefined && !(timeoutMillis > 0)) {
       return yield* invalid(`timeout must be a duration above zero, got ${show(options.timeout)}`)
+    }
+    const deadlineMillis = optional(options.deadline)
+    if (deadlineMillis !== undefined && !(deadlineMillis >= 0)) {
+      return yield* invalid(`deadline must be a duration of zero or more, got ${show(options.deadline)}`)
     }
     const drainMillis = optional(options.drain) ?? 30_000
     if (!(drainMillis >= 0 && Number.isFinite(drainMillis))) {
@@ -73,6 +78,7 @@ export const run = <R>(options: Options<R>): Effect.Effect<Report, InvalidChaosO
       rates,
       seed,
       timeoutMillis,
+      deadlineMillis,
       drainMillis,
       metrics
     })
