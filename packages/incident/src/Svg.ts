@@ -49,7 +49,7 @@ export const render = (outcome: Outcome, options?: { readonly heading?: boolean 
   const gap = 36
   const panelWidth = (width - left - right - gap * (panels.length - 1)) / panels.length
   const panelHeight = 104
-  const rowHeader = 34
+  const rowHeader = 52
   const rowGap = 22
   const top = heading ? 96 : 46
   const legendY = heading ? 62 : 12
@@ -150,7 +150,7 @@ export const render = (outcome: Outcome, options?: { readonly heading?: boolean 
       )
       const peak = Math.max(0, ...values)
       out.push(
-        `<text x="4" y="12" font-size="10" fill="${color}">${escape(panel.title)} · peak ${Math.round(peak).toLocaleString("en-US")}</text>`
+        `<text x="0" y="-5" font-size="11" fill="${color}"><tspan font-weight="600">${escape(panel.title)}</tspan> · peak ${Math.round(peak).toLocaleString("en-US")}</text>`
       )
       // Time axis: a tick every 30 s; labels on the last row only.
       for (let t = 0; t <= outcome.seconds; t += 30) {

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import * as CacheStall from "./cacheStall/CacheStall.js"
+import * as CacheStall from "./cacheStall/incident.js"
 import type { Incident } from "./Incident.js"
 
 /**

@@ -6,8 +6,10 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as CacheStall from "../src/cacheStall/CacheStall.js"
+import * as CacheStallIncident from "../src/cacheStall/incident.js"
 import * as Html from "../src/Html.js"
 import { decode } from "./png.js"
+import { small } from "./small.js"
 
 /** Runs the Debian `chromium` headless (CHROMIUM overrides the binary), with a fresh profile. */
 const chromium = (args: ReadonlyArray<string>) =>
@@ -47,18 +49,8 @@ describe("the HTML report", () => {
     "renders in headless Chromium: the charts are drawn (lines, capacity, shading), not a blank page",
     () =>
       Effect.gen(function* () {
-        const result = yield* CacheStall.run({
-          ...CacheStall.defaults,
-          rate: 300,
-          keys: 5_000,
-          ttlMillis: 20_000,
-          dbCapacity: 200,
-          stallAtMillis: 10_000,
-          stallMillis: 3_000,
-          openForMillis: 10_000,
-          durationMillis: 40_000
-        })
-        const html = Html.render([CacheStall.outcome(result)], { intervalSeconds: 10 })
+        const result = yield* CacheStall.run({ ...small, maxConcurrentLoads: CacheStall.defaults.maxConcurrentLoads })
+        const html = Html.render([CacheStallIncident.outcome(result)], { intervalSeconds: 10 })
         const dir = fileURLToPath(new URL("../.tmp/", import.meta.url))
         fs.mkdirSync(dir, { recursive: true })
         const page = path.join(dir, "report.html")

@@ -1,24 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import * as CacheStall from "../src/cacheStall/CacheStall.js"
+import * as CacheStallIncident from "../src/cacheStall/incident.js"
 import * as Flags from "../src/Flags.js"
 import { incidents } from "../src/incidents.js"
 import * as Report from "../src/Report.js"
 import * as Svg from "../src/Svg.js"
+import { small } from "./small.js"
 
-// A small incident: 300 requests/s, a 3 s stall at 10 s, the breaker open 10 s.
-const config: CacheStall.Config = {
-  ...CacheStall.defaults,
-  rate: 300,
-  keys: 5_000,
-  ttlMillis: 20_000,
-  dbCapacity: 200,
-  stallAtMillis: 10_000,
-  stallMillis: 3_000,
-  openForMillis: 10_000,
-  durationMillis: 40_000,
-  maxConcurrentLoads: 16
-}
+const config = small
 
 const sum = (
   seconds: ReadonlyArray<CacheStall.Second>,
@@ -121,7 +111,7 @@ describe("the cache-stall replay", () => {
       // Reports: a table row per interval, a verdict per strategy, a sparkline row per strategy,
       // and an SVG with a panel per strategy and quantity (one line each), the capacity drawn in
       // every database panel and each strategy's own open episodes shaded.
-      const outcome = CacheStall.outcome(result)
+      const outcome = CacheStallIncident.outcome(result)
       const table = Report.table(outcome, 10).split("\n")
       assert.strictEqual(table.length, 2 + 4)
       assert.include(table[4]!, "20-30s")
@@ -176,7 +166,7 @@ describe("flags", () => {
       command.incidents.map((i) => i.name),
       ["cache-stall"]
     )
-    assert.strictEqual(command.incidents[0]!.setup, CacheStall.describe(CacheStall.defaults))
+    assert.strictEqual(command.incidents[0]!.setup, CacheStallIncident.describe(CacheStall.defaults))
     assert.include(command.incidents[0]!.setup, "1,500 requests/s")
     assert.include(command.incidents[0]!.setup, "the cache stalls for 6 s at 60 s; the breaker stays open 30 s")
     assert.isFalse(command.help)
@@ -204,7 +194,7 @@ describe("flags", () => {
     )
     assert.strictEqual(
       command.incidents[0]!.setup,
-      CacheStall.describe({ ...CacheStall.defaults, rate: 500, stallMillis: 2500, openForMillis: 60_000 })
+      CacheStallIncident.describe({ ...CacheStall.defaults, rate: 500, stallMillis: 2500, openForMillis: 60_000 })
     )
     assert.isTrue(command.help)
   })

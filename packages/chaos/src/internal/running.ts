@@ -17,7 +17,8 @@ import type * as Metric from "effect/Metric"
 import * as Runtime from "effect/Runtime"
 import { currentOrigin, currentRandom } from "./fault.js"
 import * as Random from "./random.js"
-import { type Figures, type Report, type Second, TypeId } from "./report.js"
+import type { Figures, Report, Second } from "../Scenario.js"
+import { TypeId } from "./report.js"
 import { World } from "./world.js"
 
 /** Counts what a scenario's fibers report with `count`, by the second of scenario time. */

@@ -4,27 +4,13 @@
  *
  * @internal
  */
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Metric from "effect/Metric"
 import * as Clock from "effect/Clock"
 import { InvalidChaosOptions, SloBroken } from "./errors.js"
 import { millisOf, show } from "./millis.js"
-import type { Report } from "./report.js"
+import type { Options, Report, Slo } from "../Scenario.js"
 import { Running } from "./running.js"
-
-/** @internal */
-export interface Options<R> {
-  readonly duration: Duration.DurationInput
-  readonly rate: number | ((second: number) => number)
-  readonly request: (i: number) => Effect.Effect<unknown, unknown, R>
-  readonly seed?: number | undefined
-  readonly timeout?: Duration.DurationInput | undefined
-  readonly deadline?: Duration.DurationInput | undefined
-  readonly drain?: Duration.DurationInput | undefined
-  readonly counters?:
-    Readonly<Record<string, Metric.Metric.Counter<number> | Metric.Metric.Counter<bigint>>> | undefined
-}
 
 const optional = (input: Duration.DurationInput | undefined): number | undefined =>
   input === undefined ? undefined : millisOf(input)
@@ -89,13 +75,6 @@ export const run = <R>(options: Options<R>): Effect.Effect<Report, InvalidChaosO
     yield* Effect.onInterrupt(loop, () => Effect.sync(() => running.stop()))
     return running.report()
   })
-
-/** @internal */
-export interface Slo {
-  readonly maxFailureRate?: number | undefined
-  readonly maxP99?: Duration.DurationInput | undefined
-  readonly maxCounter?: Readonly<Record<string, number>> | undefined
-}
 
 /** @internal */
 export const expect = (report: Report, slo: Slo): Effect.Effect<void, SloBroken | InvalidChaosOptions> =>
