@@ -149,6 +149,22 @@ describe("Scenario.run", () => {
       })
       assert.deepStrictEqual([stuck.total.failures, stuck.total.p99], [1, 6000])
       assert.strictEqual(interrupted, 1)
+      // One whose interruption never finishes (its finalizer waits an hour) still fails in the
+      // second it arrived in, with the time it was given.
+      const stubborn = yield* Scenario.run({
+        duration: "3 seconds",
+        rate: 1,
+        drain: "1 second",
+        request: (i) => (i === 0 ? Effect.onInterrupt(Effect.never, () => Effect.sleep("1 hour")) : Effect.void)
+      })
+      assert.deepStrictEqual(
+        stubborn.seconds.map((s) => [s.calls, s.failures, s.p99]),
+        [
+          [1, 1, 4000],
+          [1, 0, 0],
+          [1, 0, 0]
+        ]
+      )
     })
   )
 

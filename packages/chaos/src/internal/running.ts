@@ -93,7 +93,11 @@ export class Running<R> {
   private readonly fork: ReturnType<typeof Runtime.runFork<R>>
   private readonly latencies: Array<Array<number>>
   private readonly failures: Float64Array
-  private readonly inFlight = new Set<Fiber.RuntimeFiber<unknown, unknown>>()
+  /** Each request in flight: the second it arrived in, and when. */
+  private readonly inFlight = new Map<
+    Fiber.RuntimeFiber<unknown, unknown>,
+    { readonly second: number; readonly at: number }
+  >()
   private done = false
   // The arrival cursor: request `k` is next; `base` is the expected count at the start of `second`.
   private k = 0
@@ -159,10 +163,10 @@ export class Running<R> {
   stop(): true {
     if (this.done) return true
     this.done = true
-    for (const fiber of this.inFlight) fiber.unsafeInterruptAsFork(FiberId.none)
+    for (const fiber of this.inFlight.keys()) fiber.unsafeInterruptAsFork(FiberId.none)
     this.world.settle()
-    // A request that could not even finish being interrupted failed at the end.
-    for (const fiber of [...this.inFlight]) this.finished(fiber, this.plan.seconds - 1, this.world.now, true)
+    // A request that could not even finish being interrupted (its finalizer waits) failed now.
+    for (const fiber of [...this.inFlight.keys()]) this.finished(fiber, true)
     return true
   }
 
@@ -231,20 +235,18 @@ export class Running<R> {
       scheduler: this.world.scheduler,
       updateRefs: (refs, fiberId) => FiberRefs.updateAs(refs, { fiberId, fiberRef: currentRandom, value: random })
     })
-    this.inFlight.add(fiber)
+    this.inFlight.set(fiber, { second, at })
     const deadline = this.plan.deadlineMillis
     fiber.addObserver((exit) =>
-      this.finished(
-        fiber,
-        second,
-        at,
-        Exit.isFailure(exit) || (deadline !== undefined && this.world.now - at > deadline)
-      )
+      this.finished(fiber, Exit.isFailure(exit) || (deadline !== undefined && this.world.now - at > deadline))
     )
   }
 
-  private finished(fiber: Fiber.RuntimeFiber<unknown, unknown>, second: number, at: number, failed: boolean): void {
-    if (!this.inFlight.delete(fiber)) return
+  private finished(fiber: Fiber.RuntimeFiber<unknown, unknown>, failed: boolean): void {
+    const request = this.inFlight.get(fiber)
+    if (request === undefined) return
+    this.inFlight.delete(fiber)
+    const { at, second } = request
     this.latencies[second]!.push(this.world.now - at)
     if (failed) this.failures[second]!++
   }
