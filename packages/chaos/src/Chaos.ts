@@ -236,3 +236,12 @@ export const layer: <I, S>(
   faults: { readonly [K in keyof S]?: FaultsFor<S[K]> },
   options?: { readonly seed?: number | undefined }
 ) => Layer.Layer<I, InvalidChaosOptions, I> = layers.layer
+
+/**
+ * Faults that applied to a call, a counter tagged `fault` (`latency`, `fail`, `stall`): a test can
+ * check that its faults fired, and a dashboard that a chaos run is on.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const faultsTotal = internal.faultsTotal

@@ -1,6 +1,6 @@
 import { Chaos, Scenario } from "@circuitry/chaos"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Context, Data, Effect, Exit, Fiber, Layer, TestClock } from "effect"
+import { Cause, Context, Data, Effect, Exit, Fiber, Layer, Metric, TestClock } from "effect"
 
 class Boom extends Data.TaggedError("Boom")<{ readonly n: number }> {}
 
@@ -245,6 +245,25 @@ describe("Chaos.layer", () => {
       assert.notDeepEqual(yield* outcomes(8), a)
       // About half fail.
       assert.isTrue(a.filter(Boolean).length > 16 && a.filter(Boolean).length < 48)
+    })
+  )
+})
+
+describe("Chaos.faultsTotal", () => {
+  it.effect("counts the faults that applied, by kind", () =>
+    Effect.gen(function* () {
+      const count = (kind: string) =>
+        Effect.map(Metric.value(Chaos.faultsTotal.pipe(Metric.tagged("fault", kind))), (s) => s.count)
+      const [latency, fail, stall] = [yield* count("latency"), yield* count("fail"), yield* count("stall")]
+      yield* Effect.exit(Chaos.inject(Effect.void, Chaos.latency("0 millis"), always))
+      yield* Chaos.inject(Effect.void, Chaos.fail({ rate: 0, error: () => "never" }))
+      const stalled = yield* Effect.fork(Chaos.inject(Effect.void, Chaos.stall))
+      yield* Effect.yieldNow() // let it start, and stall
+      yield* Fiber.interrupt(stalled)
+      assert.deepStrictEqual(
+        [(yield* count("latency")) - latency, (yield* count("fail")) - fail, (yield* count("stall")) - stall],
+        [1, 1, 1]
+      )
     })
   )
 })

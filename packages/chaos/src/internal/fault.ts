@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import { globalValue } from "effect/GlobalValue"
 import * as Predicate from "effect/Predicate"
+import * as Metric from "effect/Metric"
 import type * as Types from "effect/Types"
 import { InvalidChaosOptions } from "./errors.js"
 import { millisOf, show } from "./millis.js"
@@ -155,6 +156,17 @@ export const currentRandom: FiberRef.FiberRef<Random.Random | undefined> = globa
 /** The generator of faults applied outside any scenario or seeded layer: seed 0, for the process. */
 const processRandom = globalValue("@circuitry/chaos/processRandom", () => Random.make(0))
 
+/** @internal */
+export const faultsTotal = Metric.counter("circuitry_chaos_faults_total", {
+  description: "Faults that applied to a call, by kind: latency, fail, stall"
+})
+
+const applied = {
+  latency: faultsTotal.pipe(Metric.tagged("fault", "latency")),
+  fail: faultsTotal.pipe(Metric.tagged("fault", "fail")),
+  stall: faultsTotal.pipe(Metric.tagged("fault", "stall"))
+}
+
 /** A uniform draw in [0, 1) from the fiber's generator (the scenario request's). @internal */
 export const random: Effect.Effect<number> = Effect.withFiberRuntime((fiber) =>
   Effect.succeed((fiber.getFiberRef(currentRandom) ?? processRandom)())
@@ -196,17 +208,24 @@ export const apply = <A, E, R, F>(
       switch (kind._tag) {
         case "Latency":
           delay += kind.millis
+          applied.latency.unsafeUpdate(1, [])
           continue
         case "LatencyDistribution":
           delay += Math.exp(kind.mu + kind.sigma * Random.normal(draw))
+          applied.latency.unsafeUpdate(1, [])
           continue
         case "Fail":
-          if (draw() < kind.rate) outcome = Effect.fail(kind.error() as F)
+          if (draw() < kind.rate) {
+            outcome = Effect.fail(kind.error() as F)
+            applied.fail.unsafeUpdate(1, [])
+          }
           break
         case "Stall":
           outcome = Effect.never
+          applied.stall.unsafeUpdate(1, [])
           break
         case "StallThenFail": {
+          applied.stall.unsafeUpdate(1, [])
           const error = kind.error
           // Stuck until the window ends, then dropped with the error (never, without a window).
           outcome =
