@@ -61,8 +61,10 @@ export const render = (outcome: Outcome, options?: { readonly heading?: boolean 
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, -apple-system, Segoe UI, sans-serif" font-size="12">`
   )
   out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`)
-  out.push(`<text x="${left}" y="26" font-size="17" font-weight="600">${escape(outcome.title)}</text>`)
-  out.push(`<text x="${left}" y="46" fill="#444">${escape(outcome.setup.split("\n").slice(0, 2).join(" "))}</text>`)
+  if (heading) {
+    out.push(`<text x="${left}" y="26" font-size="17" font-weight="600">${escape(outcome.title)}</text>`)
+    out.push(`<text x="${left}" y="46" fill="#444">${escape(outcome.setup.split("\n").slice(0, 2).join(" "))}</text>`)
+  }
   // Legend.
   let lx = left
   const legend = (swatch: string, text: string) => {

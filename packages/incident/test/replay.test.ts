@@ -125,6 +125,9 @@ describe("the cache-stall replay", () => {
       assert.match(lines[0]!, /^ {2}database queries\/s, log scale, top [\d,]+; capacity 200\/s$/)
       assert.strictEqual(lines.filter((line) => line.includes("│")).length, 4)
       const svg = Svg.render(outcome)
+      // Standalone, the chart carries its title; inside the HTML report (which has it) it does not.
+      assert.include(svg, `>${outcome.title}</text>`)
+      assert.notInclude(Svg.render(outcome, { heading: false }), outcome.title)
       assert.match(svg, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/)
       assert.strictEqual(svg.match(/<polyline /g)?.length, 3 * 4)
       assert.strictEqual(svg.match(/stroke-dasharray="5 3"/g)?.length, 1 + 4) // the legend, and a line per row
