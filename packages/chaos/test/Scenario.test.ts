@@ -124,6 +124,17 @@ describe("Scenario.run", () => {
       })
   )
 
+  it.effect("lets the event loop run while it runs: a long scenario never holds up the process's I/O", () =>
+    Effect.gen(function* () {
+      let ticked = false
+      setTimeout(() => (ticked = true), 0)
+      const seen: Array<boolean> = []
+      yield* Scenario.run({ duration: "30 seconds", rate: 10, request: () => Effect.sync(() => seen.push(ticked)) })
+      assert.isFalse(seen[0])
+      assert.isTrue(seen.includes(true))
+    })
+  )
+
   it.effect("a request past the timeout is interrupted and fails; after the drain, what is in flight fails", () =>
     Effect.gen(function* () {
       let interrupted = 0

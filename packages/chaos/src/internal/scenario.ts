@@ -7,6 +7,7 @@
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Clock from "effect/Clock"
+import * as Scheduler from "effect/Scheduler"
 import { InvalidChaosOptions, SloBroken } from "./errors.js"
 import { millisOf, show } from "./millis.js"
 import type { Options, Report, Slo } from "../Scenario.js"
@@ -16,6 +17,8 @@ const optional = (input: Duration.DurationInput | undefined): number | undefined
   input === undefined ? undefined : millisOf(input)
 
 const invalid = (message: string) => Effect.fail(new InvalidChaosOptions({ message: `Scenario.run: ${message}` }))
+
+const macrotask = Effect.withScheduler(Effect.yieldNow(), Scheduler.timer(0))
 
 /** @internal */
 export const run = <R>(options: Options<R>): Effect.Effect<Report, InvalidChaosOptions, R> =>
@@ -68,9 +71,12 @@ export const run = <R>(options: Options<R>): Effect.Effect<Report, InvalidChaosO
       drainMillis,
       metrics
     })
-    // One virtual second per turn; in between, the caller's other fibers get to run.
+    // One virtual second per turn; in between, the caller's other fibers get to run, and every few
+    // turns the event loop too (a yield on Effect's timer scheduler), so that a long scenario never
+    // holds up the process's I/O (a test runner's messages, say).
+    let turns = 0
     const loop: Effect.Effect<void> = Effect.suspend(() =>
-      running.turn() ? Effect.void : Effect.zipRight(Effect.yieldNow(), loop)
+      running.turn() ? Effect.void : Effect.zipRight(++turns % 8 === 0 ? macrotask : Effect.yieldNow(), loop)
     )
     yield* Effect.onInterrupt(loop, () => Effect.sync(() => running.stop()))
     return running.report()
