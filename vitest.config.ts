@@ -1,8 +1,8 @@
 import { defineConfig } from "vitest/config"
+import projects from "./vitest.workspace.js"
 
-// One project per package; each package's vitest.config.ts merges vitest.shared.ts.
 export default defineConfig({
   test: {
-    projects: ["packages/*/vitest.config.ts"]
+    projects
   }
 })

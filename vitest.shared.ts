@@ -3,27 +3,24 @@ import { fileURLToPath } from "node:url"
 import type { ViteUserConfig } from "vitest/config"
 
 const root = path.dirname(fileURLToPath(import.meta.url))
-const alias = (name: string) => ({
-  [`@circuitry/${name}`]: path.join(root, "packages", name, "src")
-})
 
-// Every package resolves its siblings to their sources, so tests never need a build step.
+// Each package's exports carry a "@circuitry/source" condition that points at its sources
+// (./src/*.ts): resolving with it, tests run against the sources and never need a build step.
+// The rest are vite's default server conditions, which a `conditions` list replaces.
+const conditions = ["@circuitry/source", "module", "node", "development|production"]
+
 const config: ViteUserConfig = {
   esbuild: { target: "es2022" },
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
   test: {
     setupFiles: [path.join(root, "vitest.setup.ts")],
     include: ["test/**/*.test.ts"],
+    // Node processes a test starts (`node --import tsx fixture.ts`) resolve the sources the same way.
+    env: { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --conditions=@circuitry/source`.trim() },
     // Tests run against real servers on a 2-core machine that may be busy: time out late, never flake.
     testTimeout: 30_000,
-    hookTimeout: 30_000,
-    alias: {
-      ...alias("breaker"),
-      ...alias("cache"),
-      ...alias("redis"),
-      ...alias("sql"),
-      ...alias("platform"),
-      ...alias("chaos")
-    }
+    hookTimeout: 30_000
   }
 }
 

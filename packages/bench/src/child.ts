@@ -6,6 +6,7 @@ import * as burst from "./groups/burst.js"
 import * as closed from "./groups/closed.js"
 import * as memory from "./groups/memory.js"
 import * as rejection from "./groups/rejection.js"
+import * as retry from "./groups/retry.js"
 import type { GroupResult } from "./protocol.js"
 import { report } from "./protocol.js"
 
@@ -14,6 +15,8 @@ const groups: Record<string, (arg: string | undefined) => Promise<GroupResult>> 
   "per-call": () => closed.run("per-call"),
   rejection: () => rejection.run(),
   burst: () => burst.run(),
+  retry: () => retry.run("retry"),
+  hedging: () => retry.run("hedging"),
   memory: (arg) => memory.run(arg ?? "", Number(process.argv[4] ?? "1"))
 }
 

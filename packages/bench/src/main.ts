@@ -14,6 +14,7 @@ import { parse } from "./protocol.js"
 import type { Other, Run } from "./report.js"
 import { markdown, memoryTable, TITLES, timedTable, verdictTable } from "./report.js"
 import { verdicts } from "./targets.js"
+import { verdicts as retryVerdicts } from "./groups/retry.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const pkg = path.resolve(here, "..")
@@ -56,11 +57,13 @@ interface Group {
   readonly timeoutMs: number
 }
 
-const timedGroups: ReadonlyArray<Group> = ["in-fiber", "per-call", "rejection", "burst"].map((g) => ({
-  title: TITLES[g] ?? g,
-  args: [g],
-  timeoutMs: 150_000
-}))
+const timedGroups: ReadonlyArray<Group> = ["in-fiber", "per-call", "rejection", "burst", "retry", "hedging"].map(
+  (g) => ({
+    title: TITLES[g] ?? g,
+    args: [g],
+    timeoutMs: 150_000
+  })
+)
 
 const memoryGroups: ReadonlyArray<Group> = [
   ...["circuitry-consecutive", "circuitry-rate", "cockatiel-consecutive", "cockatiel-sampling", "opossum"].map(
@@ -176,6 +179,7 @@ const main = async () => {
       commit: commitOf(),
       versions: {
         "@circuitry/breaker": versionOf("@circuitry/breaker"),
+        "@circuitry/retry": versionOf("@circuitry/retry"),
         effect: versionOf("effect"),
         cockatiel: versionOf("cockatiel"),
         opossum: versionOf("opossum"),
@@ -184,7 +188,7 @@ const main = async () => {
       seconds: (performance.now() - started) / 1000
     },
     results,
-    verdicts: verdicts(results),
+    verdicts: [...verdicts(results), ...retryVerdicts(results)],
     others
   }
 

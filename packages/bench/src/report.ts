@@ -2,6 +2,7 @@
  * Renders one run as Markdown: the machine, the versions, the targets with PASS/FAIL, and a
  * table per scenario group.
  */
+import { TITLES as RETRY_TITLES } from "./groups/retry.js"
 import type { Measured } from "./harness.js"
 import type { GroupResult, MemoryRow, TimedGroup } from "./protocol.js"
 import { pairedRatio } from "./stats.js"
@@ -39,7 +40,8 @@ export const TITLES: Record<string, string> = {
   "in-fiber": "Closed path, many calls inside one Effect.gen loop",
   "per-call": "Closed path, one Effect.runPromise per call",
   rejection: "Open-state rejection",
-  burst: "Burst of 10,000 concurrent calls (closed)"
+  burst: "Burst of 10,000 concurrent calls (closed)",
+  ...RETRY_TITLES
 }
 
 const fmtNs = (n: number): string => (n >= 10_000 ? Math.round(n).toLocaleString("en") : n.toFixed(n < 100 ? 1 : 0))
@@ -114,7 +116,7 @@ export const markdown = (run: Run, command: string): string => {
   )
   lines.push("## Targets", "")
   lines.push(
-    "From the breaker issue: a closed `withBreaker` call at most 1.5x the cheapest Effect guard and at most 0.25x cockatiel bridged into Effect, an open rejection under 1 us, under 1 KB per breaker.",
+    "From the breaker issue: a closed `withBreaker` call at most 1.5x the cheapest Effect guard and at most 0.25x cockatiel bridged into Effect, an open rejection under 1 us, under 1 KB per breaker. From the retry issue: a first attempt through `Retry.retry` with a budget at most 1.2x `Effect.retry` with the same schedule; `withHedging` on a fast success at most 1.5x the bare effect.",
     ""
   )
   lines.push(verdictTable(run.verdicts), "")

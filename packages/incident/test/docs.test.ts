@@ -1,7 +1,7 @@
 /**
  * Every ```ts block in docs/**\/*.md, the packages' README.md files and the root README.md is
- * typechecked against the sources (`@circuitry/*` resolves through the repository's tsconfig
- * paths), so no example can rot. A block fenced as ```ts no-check is skipped.
+ * typechecked against the sources (`@circuitry/*` resolves through each package's
+ * "@circuitry/source" export condition), so no example can rot. A block fenced as ```ts no-check is skipped.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
@@ -22,6 +22,8 @@ const checked = blocks.filter((block) => !block.skip)
 const packagesDir = path.join(root, "packages")
 const resolves = (dir: string, specifier: string): boolean => {
   const name = specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]!
+  // A package imports itself by its own name, through its exports.
+  if (JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")).name === name) return true
   for (let d = dir; d.startsWith(root); d = path.dirname(d)) {
     if (fs.existsSync(path.join(d, "node_modules", name))) return true
   }
@@ -29,14 +31,14 @@ const resolves = (dir: string, specifier: string): boolean => {
 }
 const homeOf = (block: Block): string => {
   const imports = [...block.code.matchAll(/from\s+"([^".][^"]*)"/g)].map((m) => m[1]!)
-  const external = imports.filter((s) => !s.startsWith("@circuitry/") && !s.startsWith("node:"))
+  const needed = imports.filter((s) => !s.startsWith("node:"))
   const candidates = [
     ...imports.filter((s) => s.startsWith("@circuitry/")).map((s) => s.split("/")[1]!),
     /^docs\/([a-z-]+)\.md$/.exec(block.file)?.[1],
     /^packages\/([a-z-]+)\/README\.md$/.exec(block.file)?.[1],
     "incident"
   ].filter((name): name is string => name !== undefined && fs.existsSync(path.join(packagesDir, name, "package.json")))
-  const home = candidates.find((name) => external.every((s) => resolves(path.join(packagesDir, name), s)))
+  const home = candidates.find((name) => needed.every((s) => resolves(path.join(packagesDir, name), s)))
   return home ?? "incident"
 }
 

@@ -18,7 +18,7 @@ const chromium = (args: ReadonlyArray<string>) =>
     (profile) =>
       Effect.async<string, Error>((resume) => {
         execFile(
-          process.env.CHROMIUM ?? "/usr/bin/chromium",
+          process.env.CHROMIUM ?? "chromium",
           [
             "--headless",
             "--no-sandbox",

@@ -1,0 +1,229 @@
+/**
+ * The packages as a user gets them. `pnpm build` and `pnpm pack` every public package (found, not
+ * listed), install the tarballs with plain npm into an app under the OS temp folder (outside the
+ * workspace: no pnpm, no tsx, no aliases, no source condition), then run app/ there with plain
+ * `node`, as ESM and as CommonJS, against real Redis, SQLite and HTTP servers, and typecheck a
+ * TypeScript consumer under node16 and bundler resolution.
+ *
+ * The peers the app installs are the versions this repository tests with (each package's
+ * devDependencies). npm builds better-sqlite3 in the app, so the SQLite run also proves the native
+ * build of a clean install.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { execFile } from "node:child_process"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { promisify } from "node:util"
+import { publicPackages, root, subpaths } from "./packages.js"
+
+const exec = promisify(execFile)
+const packages = publicPackages()
+const appSource = path.join(root, "packages", "consumer", "app")
+const work = fs.mkdtempSync(path.join(os.tmpdir(), "circuitry-consumer-"))
+const app = path.join(work, "app")
+const tarballs = path.join(work, "tarballs")
+
+/** The environment of a plain shell: nothing pnpm, vitest or the workspace put there. */
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(([key]) => !/^(npm_|pnpm_|NODE_OPTIONS$|NODE_PATH$|VITEST)/i.test(key))
+)
+const run = async (command: string, args: ReadonlyArray<string>, cwd: string, timeoutMinutes = 5) => {
+  try {
+    return await exec(command, args, { cwd, env, timeout: timeoutMinutes * 60_000, maxBuffer: 64 << 20 })
+  } catch (error) {
+    const e = error as { message: string; stdout?: string; stderr?: string }
+    throw new Error(
+      `${command} ${args.join(" ")} (in ${cwd}) failed: ${e.message}\n${e.stdout ?? ""}\n${e.stderr ?? ""}`
+    )
+  }
+}
+const pnpm = (args: ReadonlyArray<string>, cwd: string) => run("npx", ["-y", "pnpm@10.34.9", ...args], cwd)
+
+interface PackedFile {
+  readonly path: string
+}
+const packed = new Map<string, { readonly tarball: string; readonly files: ReadonlyArray<string> }>()
+
+/** Every module of every public package, by the specifier a user writes. */
+const specifiers = packages.flatMap((pkg) =>
+  subpaths(pkg).map((subpath) => (subpath === "." ? pkg.manifest.name : `${pkg.manifest.name}/${subpath.slice(2)}`))
+)
+
+const server = http.createServer((_request, response) => {
+  hits++
+  response.writeHead(500, { "content-type": "text/plain" }).end("down")
+})
+let hits = 0
+
+/** Logs how long each step took: the install (a native build of better-sqlite3) dominates. */
+const step = async <A>(name: string, f: () => Promise<A>): Promise<A> => {
+  const start = performance.now()
+  const a = await f()
+  console.log(`consumer test: ${name} took ${((performance.now() - start) / 1000).toFixed(1)} s`)
+  return a
+}
+
+beforeAll(async () => {
+  await step("pnpm build", () => pnpm(["build"], root))
+  fs.mkdirSync(tarballs, { recursive: true })
+  await step("pnpm pack", () =>
+    Promise.all(packages.map((pkg) => pnpm(["pack", "--pack-destination", tarballs], pkg.dir)))
+  )
+  for (const pkg of packages) {
+    const tarball = path.join(tarballs, `${pkg.manifest.name.slice(1).replace("/", "-")}-${pkg.manifest.version}.tgz`)
+    // What npm would publish, read from the very tarball the app installs.
+    const { stdout } = await run("npm", ["pack", "--dry-run", "--json", tarball], work)
+    const [info] = JSON.parse(stdout) as Array<{ files: Array<PackedFile> }>
+    packed.set(pkg.manifest.name, { tarball, files: info!.files.map((f) => f.path) })
+  }
+
+  // The app: the tarballs, and the peers at the versions this repository tests.
+  const rootManifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"))
+  const tested: Record<string, string> = {
+    typescript: rootManifest.devDependencies.typescript,
+    "@types/node": rootManifest.devDependencies["@types/node"]
+  }
+  for (const pkg of packages) {
+    for (const [name, version] of Object.entries((pkg.manifest.devDependencies ?? {}) as Record<string, string>)) {
+      if (!version.startsWith("workspace:")) tested[name] = version
+    }
+  }
+  const dependencies = {
+    ...tested,
+    ...Object.fromEntries(packages.map((pkg) => [pkg.manifest.name, `file:${packed.get(pkg.manifest.name)!.tarball}`]))
+  }
+  fs.mkdirSync(app)
+  fs.writeFileSync(
+    path.join(app, "package.json"),
+    JSON.stringify({ name: "consumer-app", private: true, type: "module", dependencies }, null, 2)
+  )
+  for (const file of fs.readdirSync(appSource)) fs.copyFileSync(path.join(appSource, file), path.join(app, file))
+  const imports = specifiers.map((s, i) => `import * as m${i} from "${s}"`).join("\n")
+  const all = `\nexport const all = [${specifiers.map((_, i) => `m${i}`).join(", ")}]\n`
+  fs.writeFileSync(path.join(app, "modules.mts"), imports + all)
+  fs.writeFileSync(path.join(app, "modules.cts"), imports + all)
+  const install = await step("npm install", () =>
+    run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], app, 15)
+  )
+  assert.notMatch(install.stderr, /ERESOLVE|peer dep/i, `npm reported a peer conflict:\n${install.stderr}`)
+
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+}, 20 * 60_000)
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  fs.rmSync(work, { recursive: true, force: true })
+})
+
+describe("the packed packages, installed with npm into an app outside the workspace", () => {
+  it("every public package's tarball holds its build, its sources and docs, nothing else", () => {
+    for (const pkg of packages) {
+      const files = packed.get(pkg.manifest.name)!.files
+      const stray = files.filter(
+        (f) =>
+          !/^(dist\/(esm|cjs)\/.+|src\/.+\.ts|package\.json|README\.md|CHANGELOG\.md|LICENSE)$/.test(f) ||
+          /(^|\/)(test|tests|bench|fixtures)\/|\.test\.|vitest|tsconfig|\.tsbuildinfo$/.test(f)
+      )
+      assert.deepStrictEqual(stray, [], `${pkg.manifest.name} would publish tests, benches or configs`)
+      assert.include(files, "dist/cjs/package.json", `${pkg.manifest.name}: dist/cjs must be marked CommonJS`)
+      for (const m of ["index", ...pkg.modules]) {
+        for (const f of [`dist/esm/${m}.js`, `dist/esm/${m}.d.ts`, `dist/esm/${m}.d.ts.map`, `dist/cjs/${m}.js`]) {
+          assert.include(files, f, `${pkg.manifest.name} misses ${f}`)
+        }
+        assert.include(files, `dist/cjs/${m}.d.ts`, `${pkg.manifest.name} misses dist/cjs/${m}.d.ts`)
+      }
+    }
+  })
+
+  it("a packed manifest names real versions of its siblings; dist/cjs is CommonJS without side effects", () => {
+    for (const pkg of packages) {
+      const manifest = JSON.parse(
+        fs.readFileSync(path.join(app, "node_modules", ...pkg.manifest.name.split("/"), "package.json"), "utf8")
+      )
+      assert.notMatch(JSON.stringify(manifest), /workspace:/, `${pkg.manifest.name}'s packed package.json`)
+      const cjs = JSON.parse(
+        fs.readFileSync(
+          path.join(app, "node_modules", ...pkg.manifest.name.split("/"), "dist/cjs/package.json"),
+          "utf8"
+        )
+      )
+      assert.deepStrictEqual(cjs, { type: "commonjs", sideEffects: [] }, `${pkg.manifest.name}: dist/cjs/package.json`)
+    }
+  })
+
+  const config = () => ({
+    modules: specifiers,
+    internal: "@circuitry/breaker/internal/machine",
+    redisUrl: "redis://127.0.0.1:6379",
+    prefix: `circuitry-consumer-${process.pid}-${Date.now()}:`,
+    sqliteFile: path.join(work, `breakers-${Date.now()}.db`),
+    httpUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/charge`
+  })
+
+  const expected = {
+    internal: "ERR_PACKAGE_PATH_NOT_EXPORTED",
+    breaker: {
+      ran: 2,
+      state: "Open",
+      error: "BreakerOpenError",
+      isBreakerOpenError: true,
+      breaker: "payments",
+      retryAfterPositive: true
+    },
+    cache: { stored: true, hit: "ada", shedWhileIsolated: true },
+    redis: { stored: true, read: "from redis", deleted: true },
+    sql: { first: "Open", later: "Open" },
+    http: { statuses: [500, 500], error: "BreakerOpenError" }
+  }
+
+  const runApp = async (entry: string) => {
+    hits = 0
+    const { stdout } = await run("node", [entry, JSON.stringify(config())], app, 2)
+    const { modules, ...result } = JSON.parse(stdout.trim().split("\n").pop()!)
+    assert.deepStrictEqual(result, expected)
+    assert.strictEqual(hits, 2, "the HTTP server saw the two calls before the circuit opened, and no more")
+    for (const specifier of specifiers) {
+      assert.isAbove(modules[specifier]?.length ?? 0, 0, `${entry}: ${specifier} exports nothing`)
+    }
+    return modules as Record<string, ReadonlyArray<string>>
+  }
+
+  let esm: Record<string, ReadonlyArray<string>> | undefined
+  it("plain node runs it as ESM (app.mjs: import)", { timeout: 180_000 }, async () => {
+    esm = await runApp("app.mjs")
+  })
+
+  it("plain node runs it as CommonJS (app.cjs: require), with the same exports", { timeout: 180_000 }, async () => {
+    const cjs = await runApp("app.cjs")
+    if (esm !== undefined) assert.deepStrictEqual(cjs, esm, "require and import see different exports")
+  })
+
+  for (const resolution of ["node16", "bundler"]) {
+    it(
+      `a TypeScript consumer typechecks under moduleResolution ${resolution}, strict`,
+      { timeout: 300_000 },
+      async () => {
+        await run("node", ["node_modules/typescript/bin/tsc", "-p", `tsconfig.${resolution}.json`], app)
+      }
+    )
+  }
+
+  it("the typecheck can fail: a wrong type in the consumer is reported", { timeout: 300_000 }, async () => {
+    fs.writeFileSync(
+      path.join(app, "wrong.ts"),
+      `import { CircuitBreaker } from "@circuitry/breaker"\nexport const bad: number = CircuitBreaker.make\n`
+    )
+    const failed = await run(
+      "node",
+      ["node_modules/typescript/bin/tsc", "--noEmit", "--strict", "--skipLibCheck", "wrong.ts"],
+      app
+    ).then(
+      () => undefined,
+      (error: Error) => error.message
+    )
+    assert.match(failed ?? "", /wrong\.ts.*TS2322/s)
+  })
+})

@@ -1,0 +1,72 @@
+/**
+ * One retry budget for a whole fleet, through Redis: every instance with the same budget name on
+ * the same Redis (and prefix) deposits into and spends from one balance, so that the fleet's
+ * retries stay within `ratio` of the fleet's first attempts.
+ *
+ * - The window is ten buckets, one key each for deposits and for withdrawals, expiring with the
+ *   window; the floor is a token bucket in a hash. Each step is a Lua script given `now` from the
+ *   Effect Clock.
+ * - A first attempt never waits on the network: deposits go to the local budget at once and to
+ *   Redis in the background, batched (one INCRBY in flight carries every deposit made meanwhile).
+ * - A retry asks Redis within `timeout` (default 100 ms). When Redis fails or is late, the
+ *   instance decides on its local budget (the same options, this instance's deposits) for a
+ *   second, then asks Redis again: no call fails, or waits past `timeout`, because of Redis.
+ *
+ * @since 0.1.0
+ */
+import type { RetryBudget } from "@circuitry/retry"
+import type * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import * as internal from "./internal/retryBudget.js"
+
+/**
+ * The budget's options (`name`, `ratio`, `minPerSecond`, `window`; `minPerSecond` is for the
+ * whole fleet, and for each instance alone while it decides locally), and where Redis is.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends RetryBudget.Options {
+  /** Default `"redis://127.0.0.1:6379"`. */
+  readonly url?: string | undefined
+  /** Every key lives under this prefix. Default `"circuitry:retry-budget:"`. */
+  readonly prefix?: string | undefined
+  /** How long a retry waits for Redis before deciding locally. Default `"100 millis"`. */
+  readonly timeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * A fleet-wide budget, its connection opened now and closed with the scope. Fails only on a bad
+ * option, never because Redis is down.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Retry } from "@circuitry/retry"
+ * import { RedisRetryBudget } from "@circuitry/redis"
+ * import { Effect, Schedule } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const budget = yield* RedisRetryBudget.make({ name: "payments", url: "redis://127.0.0.1:6379" })
+ *   return yield* Effect.succeed("charged").pipe(Retry.retry({ schedule: Schedule.recurs(3), budget }))
+ * }).pipe(Effect.scoped)
+ * ```
+ */
+export const make: (
+  options?: Options
+) => Effect.Effect<RetryBudget.RetryBudget, RetryBudget.InvalidRetryOptions, Scope.Scope> = internal.make
+
+/**
+ * A fleet-wide budget as a `Layer` for the given tag.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = <I>(
+  tag: Context.Tag<I, RetryBudget.RetryBudget>,
+  options?: Options
+): Layer.Layer<I, RetryBudget.InvalidRetryOptions> => Layer.scoped(tag, internal.make(options))

@@ -1,0 +1,216 @@
+import { RetryBudget } from "@circuitry/retry"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as MetricLabel from "effect/MetricLabel"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import type { Redis } from "ioredis"
+import { DEFAULT_URL, failFastOptions, makeClient, within } from "./client.js"
+
+/** @internal */
+export interface Options extends RetryBudget.Options {
+  readonly url?: string | undefined
+  readonly prefix?: string | undefined
+  readonly timeout?: Duration.DurationInput | undefined
+}
+
+const DEFAULT_PREFIX = "circuitry:retry-budget:"
+/** The window is kept as this many buckets, as the in-memory budget does. */
+const BUCKETS = 10
+/** After Redis failed or was late, decide locally for this long before asking it again. */
+const LOCAL_FOR_MILLIS = 1_000
+/** How long startup waits for the server before going on without it (real time). */
+const STARTUP_WAIT_MILLIS = 1_000
+
+// -- Lua: each atomic step, with `now` (as a bucket index) passed in from the Effect Clock ------
+
+// KEYS[1]: the current deposit bucket. ARGV: count, ttl.
+const DEPOSIT = `
+redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`
+
+// KEYS: BUCKETS deposit buckets, BUCKETS withdrawal buckets (oldest first, the current one last),
+// then the floor's hash. ARGV: buckets, ratio, now, minPerSecond, floor capacity, ttl, spend (1 or 0).
+// Tokens from deposits first, then from the floor (a token bucket refilled at minPerSecond).
+const WITHDRAW = `
+local n = tonumber(ARGV[1])
+local ratio = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+local rate = tonumber(ARGV[4])
+local cap = tonumber(ARGV[5])
+local ttl = tonumber(ARGV[6])
+local spend = ARGV[7] == '1'
+local deposits, withdrawals = 0, 0
+for i = 1, n do deposits = deposits + (tonumber(redis.call('GET', KEYS[i])) or 0) end
+for i = n + 1, 2 * n do withdrawals = withdrawals + (tonumber(redis.call('GET', KEYS[i])) or 0) end
+local pool = deposits * ratio - withdrawals
+local floorKey = KEYS[2 * n + 1]
+local stored = redis.call('HMGET', floorKey, 'tokens', 'at')
+local tokens = tonumber(stored[1]) or cap
+local at = tonumber(stored[2]) or now
+if now > at then
+  tokens = math.min(cap, tokens + (now - at) * rate / 1000)
+  at = now
+end
+if not spend then
+  return math.floor(math.max(0, pool) + tokens + 1e-9)
+end
+if pool + 1e-9 >= 1 then
+  redis.call('INCR', KEYS[2 * n])
+  redis.call('PEXPIRE', KEYS[2 * n], ttl)
+  return 1
+end
+if tokens + 1e-9 < 1 then return 0 end
+redis.call('HSET', floorKey, 'tokens', tostring(tokens - 1), 'at', tostring(at))
+redis.call('PEXPIRE', floorKey, ARGV[8])
+return 1`
+
+type Client = Redis & {
+  circuitryBudgetDeposit(key: string, count: string, ttl: string): Promise<number>
+  circuitryBudgetWithdraw(...args: Array<string | number>): Promise<number>
+}
+
+const defineCommands = (client: Redis): Client => {
+  client.defineCommand("circuitryBudgetDeposit", { numberOfKeys: 1, lua: DEPOSIT })
+  client.defineCommand("circuitryBudgetWithdraw", { numberOfKeys: 2 * BUCKETS + 1, lua: WITHDRAW })
+  return client as Client
+}
+
+const invalid = (message: string) => new RetryBudget.InvalidRetryOptions({ message })
+
+/**
+ * A budget that the whole fleet shares through Redis, in front of a local one.
+ *
+ * - Deposits go into the local budget at once and to Redis in the background, batched: one
+ *   INCRBY in flight at a time carries every deposit made meanwhile (a first attempt never waits
+ *   on the network). A batch that fails is dropped: the fleet budget is then smaller, never larger.
+ * - A withdrawal asks Redis (one Lua step), within `timeout`. When Redis fails or is late, this
+ *   instance decides on its local budget for the next second, and asks Redis again after that.
+ *
+ * @internal
+ */
+export const make = (
+  options?: Options
+): Effect.Effect<RetryBudget.RetryBudget, RetryBudget.InvalidRetryOptions, Scope.Scope> =>
+  Effect.gen(function* () {
+    const o = options ?? {}
+    const local = yield* RetryBudget.make(o)
+    const url = o.url ?? DEFAULT_URL
+    if (typeof url !== "string" || !/^rediss?:\/\//.test(url)) {
+      return yield* invalid(`RedisRetryBudget url must be a redis:// or rediss:// URL, got ${JSON.stringify(url)}`)
+    }
+    const prefix = o.prefix ?? DEFAULT_PREFIX
+    if (typeof prefix !== "string")
+      return yield* invalid(`RedisRetryBudget prefix must be a string, got ${typeof prefix}`)
+    const timeout = Duration.decodeUnknown(o.timeout ?? "100 millis")
+    const timeoutMillis = timeout._tag === "Some" ? Duration.toMillis(timeout.value) : Number.NaN
+    if (!Number.isFinite(timeoutMillis) || timeoutMillis <= 0) {
+      return yield* invalid(
+        `RedisRetryBudget timeout must be a finite duration > 0, got ${JSON.stringify(String(o.timeout))}`
+      )
+    }
+    // The same arithmetic as the local budget, on the same (validated) options.
+    const ratio = o.ratio ?? 0.1
+    const minPerSecond = o.minPerSecond ?? 10
+    const windowMillis = Duration.toMillis(Duration.decode(o.window ?? "10 seconds"))
+    const bucketMillis = windowMillis / BUCKETS
+    const capacity = minPerSecond === 0 ? 0 : Math.max(1, minPerSecond)
+    const ttl = String(Math.ceil(windowMillis + bucketMillis))
+    // The floor's hash lives at least as long as an empty floor takes to fill up again.
+    const floorTtl = String(Math.max(Number(ttl), minPerSecond === 0 ? 0 : Math.ceil((1000 * capacity) / minPerSecond)))
+    const base = `${prefix}${local.name}:`
+    const bucketOf = (now: number) => Math.floor(now / bucketMillis)
+
+    const client = yield* Effect.acquireRelease(
+      Effect.sync(() => defineCommands(makeClient(url, failFastOptions))),
+      (c) => Effect.sync(() => c.disconnect())
+    )
+    yield* Effect.promise(() => within(client.connect(), STARTUP_WAIT_MILLIS).catch(() => undefined))
+
+    const ask = (now: number, spend: boolean) =>
+      Effect.tryPromise(() => {
+        const current = bucketOf(now)
+        const keys: Array<string> = []
+        for (let i = BUCKETS - 1; i >= 0; i--) keys.push(`${base}d:${current - i}`)
+        for (let i = BUCKETS - 1; i >= 0; i--) keys.push(`${base}w:${current - i}`)
+        keys.push(`${base}floor`)
+        return client.circuitryBudgetWithdraw(
+          ...keys,
+          BUCKETS,
+          ratio,
+          now,
+          minPerSecond,
+          capacity,
+          ttl,
+          spend ? "1" : "0",
+          floorTtl
+        )
+      }).pipe(Effect.timeout(Duration.millis(timeoutMillis)))
+
+    // Decide locally until this time (Effect Clock) after Redis failed or was late.
+    let localUntil = Number.NEGATIVE_INFINITY
+    const withRedis = <A>(
+      now: number,
+      spend: boolean,
+      onRedis: (answer: number) => Effect.Effect<A>,
+      onLocal: Effect.Effect<A>
+    ): Effect.Effect<A> =>
+      now < localUntil
+        ? onLocal
+        : Effect.matchEffect(ask(now, spend), {
+            onSuccess: onRedis,
+            onFailure: () =>
+              Effect.suspend(() => {
+                localUntil = now + LOCAL_FOR_MILLIS
+                return onLocal
+              })
+          })
+
+    // Deposits: counted here, sent by one writer (the owner of `pending`), one batch at a time.
+    let pending = 0
+    const signal = yield* Queue.sliding<void>(1)
+    const flush = Effect.gen(function* () {
+      yield* Queue.take(signal)
+      const count = pending
+      pending = 0
+      if (count === 0) return
+      const now = yield* Clock.currentTimeMillis
+      yield* Effect.tryPromise(() =>
+        client.circuitryBudgetDeposit(`${base}d:${bucketOf(now)}`, String(count), ttl)
+      ).pipe(Effect.timeout(Duration.millis(timeoutMillis)), Effect.ignore)
+    })
+    yield* Effect.forkScoped(Effect.forever(flush))
+
+    // Decisions made by Redis are counted here; the local budget counts its own.
+    const label = MetricLabel.make("budget", local.name)
+    const tags = {
+      allowed: [label, MetricLabel.make("outcome", "allowed")],
+      denied: [label, MetricLabel.make("outcome", "denied")]
+    }
+    const decided = (spent: boolean) =>
+      Effect.sync(() => {
+        RetryBudget.retriesTotal.unsafeUpdate(1, spent ? tags.allowed : tags.denied)
+        return spent
+      })
+
+    const budget: RetryBudget.RetryBudget = {
+      [RetryBudget.TypeId]: RetryBudget.TypeId,
+      name: local.name,
+      deposit: Effect.zipRight(
+        local.deposit,
+        Effect.sync(() => {
+          pending++
+          signal.unsafeOffer(undefined)
+        })
+      ),
+      tryWithdraw: Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        withRedis(now, true, (answer) => decided(answer === 1), local.tryWithdraw)
+      ),
+      available: Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        withRedis(now, false, Effect.succeed, local.available)
+      )
+    }
+    return budget
+  })

@@ -1,0 +1,164 @@
+import { RedisRetryBudget } from "@circuitry/redis"
+import { Retry, RetryBudget } from "@circuitry/retry"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Either, Metric, Schedule, TestClock } from "effect"
+import { Redis } from "ioredis"
+import { cleanup, eventually, startServer, uniquePrefix } from "./utils/server.js"
+
+const URL = "redis://127.0.0.1:6379"
+
+/** A fresh prefix on the shared test Redis, emptied when the test ends. */
+const scratch = Effect.gen(function* () {
+  const prefix = uniquePrefix("retry-budget")
+  yield* Effect.acquireRelease(
+    Effect.sync(() => new Redis(URL)),
+    (client) => Effect.promise(() => cleanup(client, prefix).finally(() => client.disconnect()))
+  )
+  return prefix
+})
+
+const spend = (budget: RetryBudget.RetryBudget, n: number) =>
+  Effect.gen(function* () {
+    let spent = 0
+    for (let i = 0; i < n; i++) if (yield* budget.tryWithdraw) spent++
+    return spent
+  })
+
+const deposit = (budget: RetryBudget.RetryBudget, n: number) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < n; i++) yield* budget.deposit
+  })
+
+describe("RedisRetryBudget", () => {
+  it.scoped("two instances share one budget: what one deposits, the other may spend, and no more", () =>
+    Effect.gen(function* () {
+      const prefix = yield* scratch
+      const options = { name: "payments", prefix, ratio: 0.5, minPerSecond: 0 }
+      const a = yield* RedisRetryBudget.make(options)
+      const b = yield* RedisRetryBudget.make(options)
+      assert.isTrue(RetryBudget.isRetryBudget(a))
+      yield* deposit(a, 10) // 5 tokens for the fleet
+      // Deposits reach Redis in the background.
+      assert.isTrue(yield* eventually(Effect.map(b.available, (n) => n === 5)))
+      // b never made a first attempt: alone, it could not retry at all.
+      assert.strictEqual(yield* spend(b, 3), 3)
+      assert.strictEqual(yield* spend(a, 3), 2)
+      assert.strictEqual(yield* a.available, 0)
+      assert.strictEqual(yield* spend(b, 1), 0)
+      const denied = Metric.value(
+        RetryBudget.retriesTotal.pipe(Metric.tagged("budget", "payments"), Metric.tagged("outcome", "denied"))
+      )
+      assert.isAtLeast((yield* denied).count, 2)
+    })
+  )
+
+  it.scoped("the fleet's deposits expire with the window, on the Effect Clock", () =>
+    Effect.gen(function* () {
+      const prefix = yield* scratch
+      const options: RedisRetryBudget.Options = {
+        name: "window",
+        prefix,
+        ratio: 1,
+        minPerSecond: 0,
+        window: "10 seconds"
+      }
+      const a = yield* RedisRetryBudget.make(options)
+      const b = yield* RedisRetryBudget.make(options)
+      yield* deposit(a, 4)
+      assert.isTrue(yield* eventually(Effect.map(b.available, (n) => n === 4)))
+      yield* TestClock.adjust("9 seconds")
+      assert.strictEqual(yield* b.available, 4)
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(yield* b.available, 0)
+      assert.strictEqual(yield* spend(b, 1), 0)
+    })
+  )
+
+  it.scoped("the floor is the fleet's: minPerSecond retries a second for all instances together", () =>
+    Effect.gen(function* () {
+      const prefix = yield* scratch
+      const options = { name: "floor", prefix, ratio: 0, minPerSecond: 4 }
+      const a = yield* RedisRetryBudget.make(options)
+      const b = yield* RedisRetryBudget.make(options)
+      assert.strictEqual((yield* spend(a, 3)) + (yield* spend(b, 3)), 4)
+      yield* TestClock.adjust("500 millis")
+      assert.strictEqual((yield* spend(a, 3)) + (yield* spend(b, 3)), 2)
+    })
+  )
+
+  it.scoped("Redis down: each instance falls back to its local budget, and no call fails because of Redis", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer
+      const options = { name: "down", url: server.url, prefix: uniquePrefix("down"), ratio: 0.5, minPerSecond: 0 }
+      const a = yield* RedisRetryBudget.make(options)
+      const b = yield* RedisRetryBudget.make(options)
+      yield* deposit(a, 2) // 1 fleet token while Redis is up
+      assert.isTrue(yield* eventually(Effect.map(b.available, (n) => n === 1)))
+      yield* server.kill
+
+      // a's local budget holds a's own deposits; b has made none.
+      yield* deposit(a, 8)
+      assert.strictEqual(yield* a.available, 5)
+      assert.strictEqual(yield* b.available, 0)
+      assert.strictEqual(yield* spend(a, 6), 5)
+      assert.strictEqual(yield* spend(b, 1), 0)
+
+      // A retried call through a budget whose Redis is gone behaves as with a local budget.
+      let attempts = 0
+      const failing = Effect.suspend(() => {
+        attempts++
+        return Effect.fail("unavailable" as const)
+      })
+      const result = yield* Effect.either(failing.pipe(Retry.retry({ schedule: Schedule.recurs(3), budget: a })))
+      assert.deepStrictEqual(result, Either.left("unavailable"))
+      assert.strictEqual(attempts, 1) // its deposit of 0.5 is not a whole token
+
+      // A budget made while Redis is down builds, and works locally.
+      const late = yield* RedisRetryBudget.make(options)
+      yield* deposit(late, 2)
+      assert.strictEqual(yield* spend(late, 2), 1)
+    })
+  )
+
+  it.scoped("a paused Redis delays a retry by at most `timeout`, then the instance decides locally", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer
+      const options: RedisRetryBudget.Options = {
+        name: "paused",
+        url: server.url,
+        prefix: uniquePrefix("paused"),
+        ratio: 1,
+        minPerSecond: 0,
+        timeout: "100 millis"
+      }
+      const a = yield* RedisRetryBudget.make(options)
+      yield* deposit(a, 3)
+      assert.isTrue(yield* eventually(Effect.map(a.available, (n) => n === 3)))
+      yield* server.pause
+      const fiber = yield* Effect.fork(a.tryWithdraw)
+      yield* TestClock.adjust("100 millis")
+      const spent = yield* fiber.await
+      assert.deepStrictEqual(spent._tag, "Success")
+      // Decided locally (a's own deposits), and locally again within the next second, at once.
+      assert.strictEqual(yield* spend(a, 3), 2)
+      yield* server.resume
+    })
+  )
+
+  it.scoped("bad options fail with InvalidRetryOptions", () =>
+    Effect.gen(function* () {
+      for (const [options, message] of [
+        [{ url: "http://x" }, "url must be a redis:// or rediss:// URL"],
+        [{ timeout: "0 millis" }, "timeout must be a finite duration > 0"],
+        [{ ratio: -1 }, "ratio must be a finite number >= 0"]
+      ] as const) {
+        const result = yield* Effect.either(RedisRetryBudget.make(options as RedisRetryBudget.Options))
+        assert.isTrue(Either.isLeft(result))
+        if (Either.isLeft(result)) {
+          assert.strictEqual(result.left._tag, "InvalidRetryOptions")
+          assert.include(result.left.message, message)
+        }
+      }
+    })
+  )
+})

@@ -1,0 +1,224 @@
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as MetricLabel from "effect/MetricLabel"
+import type * as Scope from "effect/Scope"
+import type * as RB from "../RetryBudget.js"
+import type { InvalidRetryOptions } from "./errors.js"
+import { describe, invalid, isAtLeast, isOptionsObject, toMillis } from "./options.js"
+
+type RetryBudget = RB.RetryBudget
+type Options = RB.Options
+
+/** @internal */
+export const TypeId: unique symbol = Symbol.for("@circuitry/retry/RetryBudget")
+
+/** @internal */
+export const isRetryBudget = (u: unknown): u is RetryBudget => typeof u === "object" && u !== null && TypeId in u
+
+// ---------------------------------------------------------------------------------------------
+// metrics
+// ---------------------------------------------------------------------------------------------
+
+/** @internal */
+export const depositsTotal = Metric.counter("circuitry_retry_budget_deposits_total", {
+  description: "First attempts recorded by a retry budget (each deposits `ratio` tokens)"
+})
+/** @internal */
+export const retriesTotal = Metric.counter("circuitry_retry_budget_retries_total", {
+  description: "Retries (and hedges) asked of a retry budget, by outcome: allowed, denied"
+})
+
+/** The tag arrays are made once per budget: Metric caches its hook per array. */
+class BudgetMetrics {
+  readonly deposit: ReadonlyArray<MetricLabel.MetricLabel>
+  readonly allowed: ReadonlyArray<MetricLabel.MetricLabel>
+  readonly denied: ReadonlyArray<MetricLabel.MetricLabel>
+  constructor(name: string) {
+    const label = MetricLabel.make("budget", name)
+    this.deposit = [label]
+    this.allowed = [label, MetricLabel.make("outcome", "allowed")]
+    this.denied = [label, MetricLabel.make("outcome", "denied")]
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// options
+// ---------------------------------------------------------------------------------------------
+
+/** @internal */
+export interface Resolved {
+  readonly name: string
+  readonly ratio: number
+  readonly minPerSecond: number
+  readonly windowMillis: number
+}
+
+/** @internal */
+export const resolve = (options: Options | undefined): Either.Either<Resolved, InvalidRetryOptions> => {
+  const fail = (message: string) => Either.left(invalid(message))
+  if (!isOptionsObject(options)) return fail(`RetryBudget options must be an object, got ${describe(options)}`)
+  const o = options ?? {}
+  const name = o.name ?? "default"
+  if (typeof name !== "string" || name.length === 0) {
+    return fail(`RetryBudget name must be a non-empty string, got ${describe(name)}`)
+  }
+  const ratio = o.ratio ?? 0.1
+  if (!isAtLeast(ratio, 0)) {
+    return fail(`RetryBudget ratio must be a finite number >= 0, got ${describe(ratio)} (budget "${name}")`)
+  }
+  const minPerSecond = o.minPerSecond ?? 10
+  if (!isAtLeast(minPerSecond, 0)) {
+    return fail(
+      `RetryBudget minPerSecond must be a finite number >= 0, got ${describe(minPerSecond)} (budget "${name}")`
+    )
+  }
+  const windowMillis = toMillis(o.window ?? "10 seconds")
+  if (windowMillis === undefined || windowMillis < BUCKETS) {
+    return fail(
+      `RetryBudget window must be a finite duration of at least 10 ms, got ${describe(o.window)} (budget "${name}")`
+    )
+  }
+  return Either.right({ name, ratio, minPerSecond, windowMillis })
+}
+
+// ---------------------------------------------------------------------------------------------
+// the budget
+// ---------------------------------------------------------------------------------------------
+
+/** The window is kept as this many buckets: a deposit lasts between 9/10 of the window and all of it. */
+const BUCKETS = 10
+/** Sums of floating-point tokens: a balance this close to a whole token is that token. */
+const EPSILON = 1e-9
+
+/**
+ * A Finagle-style budget. Deposits (first attempts) and withdrawals (retries) go into a ring of
+ * buckets over the window, so both expire together: in any window, retries taken from deposits
+ * are at most `ratio` times the first attempts in it. Beside it, a token bucket refilled at
+ * `minPerSecond` (holding at most one second's worth) is the floor, spent when the deposits are.
+ *
+ * Every operation is one synchronous step on typed arrays (JavaScript runs it to completion, so
+ * concurrent fibers cannot overspend), reads the time it is given, and allocates nothing.
+ *
+ * @internal
+ */
+export class LocalBudget implements RetryBudget {
+  readonly [TypeId]: typeof TypeId = TypeId
+  readonly name: string
+  private readonly ratio: number
+  private readonly minPerSecond: number
+  private readonly bucketMillis: number
+  /** The bucket index (time / bucketMillis) each slot holds; -Infinity when never used. */
+  private readonly stamps = new Float64Array(BUCKETS).fill(Number.NEGATIVE_INFINITY)
+  private readonly deposits = new Float64Array(BUCKETS)
+  private readonly withdrawals = new Float64Array(BUCKETS)
+  private readonly floorCapacity: number
+  private floorTokens: number
+  private floorAt: number
+  private readonly metrics: BudgetMetrics
+
+  constructor(resolved: Resolved, now: number) {
+    this.name = resolved.name
+    this.ratio = resolved.ratio
+    this.minPerSecond = resolved.minPerSecond
+    this.bucketMillis = resolved.windowMillis / BUCKETS
+    // At least one token, so that a floor under one per second still allows a retry now and then.
+    this.floorCapacity = resolved.minPerSecond === 0 ? 0 : Math.max(1, resolved.minPerSecond)
+    this.floorTokens = this.floorCapacity
+    this.floorAt = now
+    this.metrics = new BudgetMetrics(resolved.name)
+  }
+
+  /** The slot of the bucket that holds `now`, emptied first if it held an older bucket. */
+  private slot(now: number): number {
+    const index = Math.floor(now / this.bucketMillis)
+    const slot = ((index % BUCKETS) + BUCKETS) % BUCKETS
+    if (this.stamps[slot] !== index) {
+      this.stamps[slot] = index
+      this.deposits[slot] = 0
+      this.withdrawals[slot] = 0
+    }
+    return slot
+  }
+
+  /** Tokens from deposits in the window, less what was withdrawn from them (may be negative). */
+  private pool(now: number): number {
+    const oldest = Math.floor(now / this.bucketMillis) - BUCKETS
+    let deposits = 0
+    let withdrawals = 0
+    for (let i = 0; i < BUCKETS; i++) {
+      if (this.stamps[i]! > oldest) {
+        deposits += this.deposits[i]!
+        withdrawals += this.withdrawals[i]!
+      }
+    }
+    return deposits * this.ratio - withdrawals
+  }
+
+  private refill(now: number): void {
+    const elapsed = now - this.floorAt
+    if (elapsed > 0) {
+      this.floorTokens = Math.min(this.floorCapacity, this.floorTokens + (elapsed * this.minPerSecond) / 1000)
+      this.floorAt = now
+    }
+  }
+
+  /** Records one first attempt. */
+  unsafeDeposit(now: number): void {
+    this.deposits[this.slot(now)]! += 1
+    depositsTotal.unsafeUpdate(1, this.metrics.deposit)
+  }
+
+  /** Spends one token if there is one: from the deposits first, then from the floor. */
+  unsafeTryWithdraw(now: number): boolean {
+    if (this.pool(now) + EPSILON >= 1) {
+      this.withdrawals[this.slot(now)]! += 1
+    } else {
+      this.refill(now)
+      if (this.floorTokens + EPSILON < 1) {
+        retriesTotal.unsafeUpdate(1, this.metrics.denied)
+        return false
+      }
+      this.floorTokens -= 1
+    }
+    retriesTotal.unsafeUpdate(1, this.metrics.allowed)
+    return true
+  }
+
+  /** Whole tokens that could be spent now. */
+  unsafeAvailable(now: number): number {
+    this.refill(now)
+    return Math.floor(Math.max(0, this.pool(now)) + this.floorTokens + EPSILON)
+  }
+
+  get deposit(): Effect.Effect<void> {
+    return Effect.clockWith((clock) => Effect.sync(() => this.unsafeDeposit(clock.unsafeCurrentTimeMillis())))
+  }
+
+  get tryWithdraw(): Effect.Effect<boolean> {
+    return Effect.clockWith((clock) => Effect.sync(() => this.unsafeTryWithdraw(clock.unsafeCurrentTimeMillis())))
+  }
+
+  get available(): Effect.Effect<number> {
+    return Effect.clockWith((clock) => Effect.sync(() => this.unsafeAvailable(clock.unsafeCurrentTimeMillis())))
+  }
+}
+
+/** @internal */
+export const make = (options?: Options): Effect.Effect<RetryBudget, InvalidRetryOptions, Scope.Scope> =>
+  Effect.flatMap(resolve(options), (resolved) =>
+    Effect.clockWith((clock) => Effect.sync(() => new LocalBudget(resolved, clock.unsafeCurrentTimeMillis())))
+  )
+
+/** @internal */
+export const layer = <I>(tag: Context.Tag<I, RetryBudget>, options?: Options): Layer.Layer<I, InvalidRetryOptions> =>
+  Layer.scoped(tag, make(options))
+
+/** A budget given as a value or as a tag, resolved. @internal */
+export const budgetOf = <I>(budget: RetryBudget | Context.Tag<I, RetryBudget>): Effect.Effect<RetryBudget, never, I> =>
+  isRetryBudget(budget) ? Effect.succeed(budget) : (budget as Context.Tag<I, RetryBudget>)
+
+/** @internal */
+export const isBudgetOrTag = (u: unknown): boolean => isRetryBudget(u) || Context.isTag(u)

@@ -1,0 +1,120 @@
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+
+/** What a timer calls when it is due. @internal */
+export interface Owner {
+  readonly onTimer: () => void
+}
+
+/** @internal */
+export interface Timer {
+  readonly at: number
+  /** Cleared on cancel, so that a cancelled entry waiting in the heap holds nothing alive. */
+  owner: Owner | undefined
+}
+
+/**
+ * The hedge timers of one `Hedging`, kept by one fiber on the Effect Clock.
+ *
+ * A timer per call would be a fiber per call (`Effect.sleep` in a fork, or `Effect.timeout`'s
+ * race), which costs more than a fast call itself. Here a call adds an entry to a min-heap by
+ * due time and cancels it by clearing its owner; one sweeper sleeps until the earliest entry and
+ * runs the due ones. With a fixed delay entries arrive in due order, so adding one is O(1); a
+ * cancelled entry is dropped at once when it is the last one (a leaf: calls one after another),
+ * otherwise when it reaches the top.
+ *
+ * @internal
+ */
+export class Timers {
+  private readonly heap: Array<Timer> = []
+  /** When the sweeper wakes next; infinite while it waits for work. */
+  private target = Number.POSITIVE_INFINITY
+  /** The scope is closed and the sweeper gone: no timer will fire. */
+  private closed = false
+
+  private constructor(
+    private readonly now: () => number,
+    private readonly wake: Queue.Queue<void>
+  ) {}
+
+  static make: Effect.Effect<Timers, never, Scope.Scope> = Effect.gen(function* () {
+    const clock = yield* Effect.clock
+    const wake = yield* Queue.sliding<void>(1)
+    const timers = new Timers(() => clock.unsafeCurrentTimeMillis(), wake)
+    yield* Effect.forkScoped(Effect.forever(timers.sweep()))
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        timers.closed = true
+        timers.heap.length = 0
+      })
+    )
+    return timers
+  })
+
+  /**
+   * Calls `owner.onTimer` (synchronously, in the sweeper) once the Clock reaches `at`, unless
+   * cancelled first. Undefined once the scope is closed: nothing would fire it.
+   */
+  schedule(at: number, owner: Owner): Timer | undefined {
+    if (this.closed) return undefined
+    const timer: Timer = { at, owner }
+    const heap = this.heap
+    let i = heap.push(timer) - 1
+    while (i > 0) {
+      const parent = (i - 1) >> 1
+      if (heap[parent]!.at <= at) break
+      heap[i] = heap[parent]!
+      i = parent
+    }
+    heap[i] = timer
+    if (at < this.target) {
+      this.target = at
+      this.wake.unsafeOffer(undefined)
+    }
+    return timer
+  }
+
+  cancel(timer: Timer): void {
+    timer.owner = undefined
+    const heap = this.heap
+    if (heap[heap.length - 1] === timer) heap.pop()
+  }
+
+  private pop(): Timer {
+    const heap = this.heap
+    const top = heap[0]!
+    const last = heap.pop()!
+    if (heap.length > 0) {
+      let i = 0
+      for (;;) {
+        const left = 2 * i + 1
+        if (left >= heap.length) break
+        const right = left + 1
+        const child = right < heap.length && heap[right]!.at < heap[left]!.at ? right : left
+        if (heap[child]!.at >= last.at) break
+        heap[i] = heap[child]!
+        i = child
+      }
+      heap[i] = last
+    }
+    return top
+  }
+
+  private sweep(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const now = this.now()
+      while (this.heap.length > 0 && (this.heap[0]!.owner === undefined || this.heap[0]!.at <= now)) {
+        this.pop().owner?.onTimer()
+      }
+      if (this.heap.length === 0) {
+        this.target = Number.POSITIVE_INFINITY
+        return Queue.take(this.wake)
+      }
+      this.target = this.heap[0]!.at
+      // An earlier entry added meanwhile wakes the sweeper before its sleep is over.
+      return Effect.race(Effect.sleep(Duration.millis(this.target - now)), Queue.take(this.wake))
+    })
+  }
+}
