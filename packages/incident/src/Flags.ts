@@ -1,13 +1,13 @@
 /**
- * The replay's command line: every number of the model is a flag.
+ * The replay's command line: global flags, `--incident` to choose, and each incident's own flags
+ * (every number of its model is one).
  *
  * @since 0.1.0
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { parseArgs } from "node:util"
-import { type Config, defaults } from "./Replay.js"
-import * as Strategies from "./Strategies.js"
+import type { Incident, Planned } from "./Incident.js"
 
 /**
  * A flag with a value it cannot take; `message` names the flag and what it must be.
@@ -28,88 +28,31 @@ export class InvalidFlag extends Schema.TaggedError<InvalidFlag>()("InvalidFlag"
  */
 export interface Command {
   readonly help: boolean
-  readonly config: Config
+  /** The chosen incidents, in the order of the list, their flags read. */
+  readonly incidents: ReadonlyArray<Planned>
   /** Seconds per row of the table. */
   readonly intervalSeconds: number
-  /** Where to write the SVG chart; undefined: a file in the system's temporary folder. */
+  /** The folder to write the charts and the HTML report to; undefined: one in the temporary folder. */
   readonly out: string | undefined
   readonly color: boolean | undefined
 }
 
-const seconds = (ms: number) => `${ms / 1000}`
-
 /**
- * The `--help` text, with the defaults.
+ * The error for a flag.
  *
  * @since 0.1.0
- * @category text
+ * @category errors
  */
-export const help = `Usage: pnpm start [-- flags]
+export const invalid = (flag: string, message: string): InvalidFlag =>
+  new InvalidFlag({ flag, message: `--${flag}: ${message}` })
 
-Replays the cache incident (seeds/repair-while-open): a cache stall opens the cache's circuit
-breaker, and the traffic the breaker sheds lands on the database. The same traffic runs through
-each strategy side by side, with the real library (CircuitBreaker, Cache.guard, Cache.getOrLoad,
-MemoryStore) in virtual time on a TestClock.
-
-Traffic and cache
-  --rate <n>             requests per second                       (default ${defaults.rate})
-  --keys <n>             distinct keys                             (default ${defaults.keys})
-  --zipf <s>             popularity skew: key i ~ 1 / i^s          (default ${defaults.zipf})
-  --ttl <time>           how long a cache entry lives              (default ${seconds(defaults.ttlMillis)}s)
-Database
-  --db-capacity <n>      queries per second it serves; more are refused
-                         as "database unavailable"                 (default ${defaults.dbCapacity})
-  --db-latency <time>    latency when idle; up to 10x as it fills  (default ${defaults.dbLatencyMillis}ms)
-The incident
-  --stall-at <time>      when the cache stalls                     (default ${seconds(defaults.stallAtMillis)}s)
-  --stall <time>         how long the cache answers nothing        (default ${seconds(defaults.stallMillis)}s)
-  --cache-timeout <time> deadline of one cache call; when it is shorter than the stall, calls
-                         fail at their deadline instead of when the stall ends
-                                                                   (default ${seconds(defaults.cacheTimeoutMillis)}s)
-  --open-for <time>      how long the breaker stays open           (default ${seconds(defaults.openForMillis)}s)
-  --deadline <time>      a request answered later has failed       (default ${seconds(defaults.deadlineMillis)}s)
-  --duration <time>      virtual time replayed                     (default ${seconds(defaults.durationMillis)}s)
-Strategies
-  --strategies <list>    comma-separated, from: ${Strategies.names.join(", ")}
-                         (default: all)
-${Strategies.names.map((name) => `                           ${name.padEnd(14)} ${Strategies.descriptions[name]}`).join("\n")}
-  --max-loads <n>        single-flight: cap on concurrent loads    (default ${defaults.maxConcurrentLoads})
-Output
-  --interval <time>      one table row per interval                (default 10s)
-  --out <file>           write the SVG chart there (default: a file in the temporary folder)
-  --seed <n>             seed of the traffic                       (default ${defaults.seed})
-  --color / --no-color   colour the terminal chart (default: when the output is a terminal)
-  --help                 this text
-
-Times take a unit: 500ms, 6s, 2m (a bare number is seconds).
-`
-
-const flags = {
-  rate: { type: "string" },
-  keys: { type: "string" },
-  zipf: { type: "string" },
-  ttl: { type: "string" },
-  "db-capacity": { type: "string" },
-  "db-latency": { type: "string" },
-  "stall-at": { type: "string" },
-  stall: { type: "string" },
-  "cache-timeout": { type: "string" },
-  "open-for": { type: "string" },
-  deadline: { type: "string" },
-  duration: { type: "string" },
-  strategies: { type: "string" },
-  "max-loads": { type: "string" },
-  interval: { type: "string" },
-  out: { type: "string" },
-  seed: { type: "string" },
-  color: { type: "boolean" },
-  "no-color": { type: "boolean" },
-  help: { type: "boolean", short: "h" }
-} as const
-
-const invalid = (flag: string, message: string) => new InvalidFlag({ flag, message: `--${flag}: ${message}` })
-
-const number = (
+/**
+ * A number flag: its value, or `fallback` when it is absent; throws `InvalidFlag` out of range.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const number = (
   flag: string,
   raw: string | undefined,
   fallback: number,
@@ -132,7 +75,13 @@ const number = (
   return n
 }
 
-const time = (
+/**
+ * A time flag (500ms, 6s, 2m; a bare number is seconds), in milliseconds.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const time = (
   flag: string,
   raw: string | undefined,
   fallbackMillis: number,
@@ -151,66 +100,103 @@ const time = (
 }
 
 /**
+ * A comma-separated choice from `names` (at least one); `fallback` when absent.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const choice = <A extends string>(
+  flag: string,
+  raw: string | undefined,
+  names: ReadonlyArray<A>,
+  fallback: ReadonlyArray<A>
+): ReadonlyArray<A> => {
+  if (raw === undefined) return fallback
+  const chosen = raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+  for (const name of chosen) {
+    if (!(names as ReadonlyArray<string>).includes(name)) {
+      throw invalid(flag, `unknown name ${JSON.stringify(name)}; the names are ${names.join(", ")}`)
+    }
+  }
+  if (chosen.length === 0) throw invalid(flag, "name at least one")
+  return chosen as Array<A>
+}
+
+const global = {
+  incident: { type: "string" },
+  interval: { type: "string" },
+  out: { type: "string" },
+  color: { type: "boolean" },
+  "no-color": { type: "boolean" },
+  help: { type: "boolean", short: "h" }
+} as const
+
+/**
+ * The `--help` text for these incidents.
+ *
+ * @since 0.1.0
+ * @category text
+ */
+export const help = (incidents: ReadonlyArray<Incident>): string => `Usage: pnpm start [-- flags]
+
+Replays production incidents in virtual time, each through several strategies side by side, built
+from the real library (@circuitry/*) and run with @circuitry/chaos: the same traffic and the same
+faults for every strategy, the same numbers on every run.
+
+  --incident <list>      comma-separated, from: ${incidents.map((i) => i.name).join(", ")} (default: all)
+${incidents.map((i) => `                           ${i.name.padEnd(14)} ${i.title}`).join("\n")}
+  --interval <time>      one table row per interval                (default 10s)
+  --out <folder>         write the SVG charts and report.html there
+                         (default: a folder in the temporary folder)
+  --color / --no-color   colour the terminal (default: when the output is a terminal)
+  --help                 this text
+${incidents
+  .map(
+    (i) =>
+      `\nFlags of ${i.name}: ${i.title}\n${i.flags.map((f) => `  --${f.name.padEnd(21)}${f.help.replace(/\n/g, "\n" + " ".repeat(25))}`).join("\n")}`
+  )
+  .join("\n")}
+
+Times take a unit: 500ms, 6s, 2m (a bare number is seconds). A flag of an incident applies to
+every chosen incident that has it.
+`
+
+/**
  * Reads the command line (without `node` and the script).
  *
  * @since 0.1.0
  * @category parsing
  */
-export const parse = (argv: ReadonlyArray<string>): Either.Either<Command, InvalidFlag> => {
+export const parse = (
+  argv: ReadonlyArray<string>,
+  incidents: ReadonlyArray<Incident>
+): Either.Either<Command, InvalidFlag> => {
   try {
     // `pnpm start -- --help` passes the `--` on: it is not an argument.
     const args = argv[0] === "--" ? argv.slice(1) : [...argv]
-    const { values } = parseArgs({ args, options: flags, strict: true, allowPositionals: false })
-    const strategies =
-      values.strategies === undefined
-        ? defaults.strategies
-        : values.strategies
-            .split(",")
-            .map((s) => s.trim())
-            .filter((s) => s !== "")
-    for (const name of strategies) {
-      if (!(Strategies.names as ReadonlyArray<string>).includes(name)) {
-        throw invalid(
-          "strategies",
-          `unknown strategy ${JSON.stringify(name)}; the strategies are ${Strategies.names.join(", ")}`
-        )
+    const own = Object.fromEntries(incidents.flatMap((i) => i.flags.map((f) => [f.name, { type: "string" } as const])))
+    const { values } = parseArgs({ args, options: { ...own, ...global }, strict: true, allowPositionals: false })
+    const names = incidents.map((i) => i.name)
+    const chosen = choice("incident", values.incident === "all" ? undefined : values.incident, names, names)
+    const selected = incidents.filter((i) => chosen.includes(i.name))
+    const given = values as Record<string, string | boolean | undefined>
+    for (const name of Object.keys(own)) {
+      if (given[name] !== undefined && !selected.some((i) => i.flags.some((f) => f.name === name))) {
+        const owners = incidents.filter((i) => i.flags.some((f) => f.name === name)).map((i) => i.name)
+        throw invalid(name, `belongs to ${owners.join(", ")}, which --incident does not choose`)
       }
     }
-    if (strategies.length === 0) throw invalid("strategies", "name at least one strategy")
-    const hour = 3_600_000
-    const config: Config = {
-      rate: number("rate", values.rate, defaults.rate, { min: 1, max: 20_000 }),
-      keys: number("keys", values.keys, defaults.keys, { min: 1, max: 2_000_000, whole: true }),
-      zipf: number("zipf", values.zipf, defaults.zipf, { min: 0, max: 5 }),
-      ttlMillis: time("ttl", values.ttl, defaults.ttlMillis, { minMillis: 1, maxMillis: 24 * hour }),
-      dbCapacity: number("db-capacity", values["db-capacity"], defaults.dbCapacity, { min: 1, max: 1_000_000 }),
-      dbLatencyMillis: time("db-latency", values["db-latency"], defaults.dbLatencyMillis, {
-        minMillis: 0,
-        maxMillis: 60_000
-      }),
-      stallAtMillis: time("stall-at", values["stall-at"], defaults.stallAtMillis, { minMillis: 0, maxMillis: hour }),
-      stallMillis: time("stall", values.stall, defaults.stallMillis, { minMillis: 0, maxMillis: hour }),
-      cacheTimeoutMillis: time("cache-timeout", values["cache-timeout"], defaults.cacheTimeoutMillis, {
-        minMillis: 1,
-        maxMillis: hour
-      }),
-      openForMillis: time("open-for", values["open-for"], defaults.openForMillis, { minMillis: 0, maxMillis: hour }),
-      deadlineMillis: time("deadline", values.deadline, defaults.deadlineMillis, { minMillis: 1, maxMillis: hour }),
-      durationMillis: time("duration", values.duration, defaults.durationMillis, { minMillis: 1000, maxMillis: hour }),
-      maxConcurrentLoads: number("max-loads", values["max-loads"], defaults.maxConcurrentLoads, {
-        min: 1,
-        max: 1_000_000,
-        whole: true
-      }),
-      strategies: strategies as ReadonlyArray<Strategies.StrategyName>,
-      seed: number("seed", values.seed, defaults.seed, { min: 0, max: 2 ** 32 - 1, whole: true })
-    }
-    const intervalMillis = time("interval", values.interval, 10_000, { minMillis: 1000, maxMillis: hour })
+    const strings = Object.fromEntries(Object.keys(own).map((name) => [name, given[name] as string | undefined]))
+    const planned = selected.map((incident) => incident.plan(strings))
+    const intervalMillis = time("interval", values.interval, 10_000, { minMillis: 1000, maxMillis: 3_600_000 })
     if (intervalMillis % 1000 !== 0) throw invalid("interval", `must be whole seconds, got ${values.interval}`)
-    if (values.out !== undefined && values.out.trim() === "") throw invalid("out", "must be a file path")
+    if (values.out !== undefined && values.out.trim() === "") throw invalid("out", "must be a folder")
     return Either.right({
       help: values.help === true,
-      config,
+      incidents: planned,
       intervalSeconds: intervalMillis / 1000,
       out: values.out,
       color: values["no-color"] === true ? false : values.color === true ? true : undefined

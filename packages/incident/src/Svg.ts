@@ -1,22 +1,37 @@
 /**
- * The replay's chart as a standalone SVG: one panel per metric, one line per strategy, the stall
- * and the breaker's open episodes shaded.
+ * An incident's chart as a standalone SVG, made to be read at a glance: small multiples, a row per
+ * strategy (its verdict above it) and a column per quantity, one line per panel so nothing hides
+ * anything. Each column shares a log scale, so a burst of 10,000 and a baseline of 250 are both
+ * readable and rows compare directly; the capacity is drawn where there is one; the stall and
+ * each strategy's own open episodes are shaded.
  *
  * @since 0.1.0
  */
-import type { Result } from "./Replay.js"
-import { metrics, openEpisodes, scaleTop, styles } from "./Report.js"
+import type { Outcome } from "./Incident.js"
 
 const escape = (s: string): string =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
 
-/** A round step for an axis going up to `max`, giving about four gridlines. */
-const niceStep = (max: number): number => {
-  const raw = max / 4
-  const power = Math.pow(10, Math.floor(Math.log10(raw)))
-  const n = raw / power
+/** Colours: one per column (quantity), and the shades. */
+const lineColors = ["#6a3d9a", "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e"]
+const stallShade = "#ff7f0e"
+const openShade = "#7f7f7f"
+
+/** The top of a log axis: the peak rounded up to 1, 2 or 5 times a power of ten. */
+const axisTop = (peak: number): number => {
+  const power = Math.pow(10, Math.floor(Math.log10(Math.max(1, peak))))
+  const n = peak / power
   return (n <= 1 ? 1 : n <= 2 ? 2 : n <= 5 ? 5 : 10) * power
 }
+
+/** 0 and the powers of ten from 10 up to `top`: the log axis's ticks (1 would sit on 0). */
+const ticks = (top: number): Array<number> => {
+  const list = [0]
+  for (let p = 10; p <= top; p *= 10) list.push(p)
+  return list
+}
+
+const label = (n: number): string => (n >= 1_000_000 ? `${n / 1_000_000}M` : n >= 1000 ? `${n / 1000}k` : `${n}`)
 
 /**
  * Renders the chart.
@@ -24,84 +39,134 @@ const niceStep = (max: number): number => {
  * @since 0.1.0
  * @category rendering
  */
-export const render = (result: Result): string => {
-  const width = 960
-  const left = 70
-  const right = 20
-  const panelHeight = 190
-  const gap = 46
-  const top = 78
-  const plotWidth = width - left - right
-  const seconds = result.lanes[0]?.seconds.length ?? 0
-  const height = top + metrics.length * (panelHeight + gap) + 10
-  const x = (t: number) => left + (t / Math.max(1, seconds)) * plotWidth
+export const render = (outcome: Outcome, options?: { readonly heading?: boolean | undefined }): string => {
+  // Inside the HTML report the page says the title and the setup already.
+  const heading = options?.heading ?? true
+  const { lanes, panels } = outcome
+  const width = 1120
+  const left = 56
+  const right = 16
+  const gap = 36
+  const panelWidth = (width - left - right - gap * (panels.length - 1)) / panels.length
+  const panelHeight = 104
+  const rowHeader = 52
+  const rowGap = 22
+  const top = heading ? 96 : 46
+  const legendY = heading ? 62 : 12
+  const rowHeight = rowHeader + panelHeight + rowGap
+  const height = top + lanes.length * rowHeight + 28
+  const seconds = Math.max(1, outcome.seconds)
   const out: Array<string> = []
   out.push(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, -apple-system, Segoe UI, sans-serif" font-size="12">`
   )
   out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`)
-  const { config } = result
-  out.push(
-    `<text x="${left}" y="24" font-size="16" font-weight="600">A ${config.stallMillis / 1000} s cache stall, a breaker open ${config.openForMillis / 1000} s: ${config.rate.toLocaleString("en-US")} requests/s, database capacity ${config.dbCapacity.toLocaleString("en-US")} queries/s</text>`
-  )
+  if (heading) {
+    out.push(`<text x="${left}" y="26" font-size="17" font-weight="600">${escape(outcome.title)}</text>`)
+    out.push(`<text x="${left}" y="46" fill="#444">${escape(outcome.setup.split("\n").slice(0, 2).join(" "))}</text>`)
+  }
   // Legend.
   let lx = left
-  for (const lane of result.lanes) {
-    const style = styles[lane.name]
-    out.push(`<line x1="${lx}" y1="46" x2="${lx + 22}" y2="46" stroke="${style.color}" stroke-width="2.5"/>`)
-    out.push(`<text x="${lx + 28}" y="50">${escape(lane.name)}</text>`)
-    lx += 40 + lane.name.length * 7.5
-  }
-  out.push(`<rect x="${lx}" y="40" width="22" height="12" fill="#d62728" fill-opacity="0.12"/>`)
-  out.push(`<text x="${lx + 28}" y="50">cache stall</text>`)
-  lx += 110
-  out.push(`<rect x="${lx}" y="40" width="22" height="12" fill="#7f7f7f" fill-opacity="0.12"/>`)
-  out.push(`<text x="${lx + 28}" y="50">breaker open (first breaker shown)</text>`)
-
-  const breakerLane = result.lanes.find((lane) => lane.transitions.length > 0)
-  metrics.forEach((metric, i) => {
-    const y0 = top + i * (panelHeight + gap)
-    const values = result.lanes.flatMap((lane) => lane.seconds.map(metric.value))
-    const peak = Math.max(0, ...values)
-    const max = scaleTop(values)
-    const step = niceStep(max)
-    const yMax = Math.ceil(max / step) * step
-    const y = (v: number) => y0 + panelHeight - (Math.min(v, yMax) / yMax) * panelHeight
-    const clipped = peak > yMax ? ` (peak ${peak.toLocaleString("en-US")}, clipped at the top)` : ""
-    out.push(`<text x="${left}" y="${y0 - 8}" font-weight="600">${escape(metric.title + clipped)}</text>`)
-    // Shading: the stall and the open episodes.
-    const stallFrom = config.stallAtMillis / 1000
-    const stallTo = (config.stallAtMillis + config.stallMillis) / 1000
+  const legend = (swatch: string, text: string) => {
     out.push(
-      `<rect x="${x(stallFrom)}" y="${y0}" width="${x(stallTo) - x(stallFrom)}" height="${panelHeight}" fill="#d62728" fill-opacity="0.12"/>`
+      swatch
+        .replace(/\{x\}/g, String(lx))
+        .replace(/\{y\}/g, String(legendY))
+        .replace(/\{ym\}/g, String(legendY + 6))
     )
-    if (breakerLane !== undefined) {
-      for (const [from, to] of openEpisodes(breakerLane, seconds)) {
+    out.push(`<text x="${lx + 28}" y="${legendY + 10}">${escape(text)}</text>`)
+    lx += 40 + text.length * 6.6
+  }
+  for (const mark of outcome.marks) {
+    legend(`<rect x="{x}" y="{y}" width="22" height="13" fill="${stallShade}" fill-opacity="0.22"/>`, mark.label)
+  }
+  legend(
+    `<rect x="{x}" y="{y}" width="22" height="13" fill="${openShade}" fill-opacity="0.22"/>`,
+    "that strategy's breaker open"
+  )
+  if (panels.some((p) => p.capacity !== undefined)) {
+    legend(
+      `<line x1="{x}" y1="{ym}" x2="${lx + 22}" y2="{ym}" stroke="#d62728" stroke-width="1.5" stroke-dasharray="5 3"/>`,
+      "capacity"
+    )
+  }
+  legend("", "log scales: each column shares one")
+
+  // One scale per column, shared by its rows.
+  const scales = panels.map((panel) => {
+    const peak = Math.max(1, panel.capacity?.value ?? 0, ...lanes.flatMap((lane) => lane.series[panel.key] ?? []))
+    const top = axisTop(peak)
+    const marks = ticks(top)
+    const max = Math.log10(1 + top)
+    return { marks, y: (v: number) => panelHeight - (Math.log10(1 + Math.max(0, v)) / max) * panelHeight }
+  })
+  const x = (t: number) => (t / seconds) * panelWidth
+
+  lanes.forEach((lane, row) => {
+    const y0 = top + row * rowHeight
+    const mark = lane.good ? "✓" : "✗"
+    out.push(
+      `<text x="${left - 40}" y="${y0 + 14}" font-size="14" font-weight="700" fill="${lane.good ? "#2ca02c" : "#d62728"}">${mark}</text>`
+    )
+    out.push(
+      `<text x="${left - 22}" y="${y0 + 14}" font-size="14" font-weight="600">${escape(lane.name)}<tspan font-weight="400" fill="#555" font-size="12">  ${escape(lane.description)}</tspan></text>`
+    )
+    out.push(`<text x="${left - 22}" y="${y0 + 29}" fill="#222">${escape(lane.verdict)}</text>`)
+    panels.forEach((panel, col) => {
+      const px = left + col * (panelWidth + gap)
+      const py = y0 + rowHeader
+      const scale = scales[col]!
+      const values = lane.series[panel.key] ?? []
+      out.push(`<g transform="translate(${px.toFixed(1)},${py})">`)
+      out.push(`<rect width="${panelWidth.toFixed(1)}" height="${panelHeight}" fill="#fafafa" stroke="#ddd"/>`)
+      for (const m of outcome.marks) {
         out.push(
-          `<rect x="${x(from)}" y="${y0}" width="${x(to) - x(from)}" height="${panelHeight}" fill="#7f7f7f" fill-opacity="0.12"/>`
+          `<rect x="${x(m.from).toFixed(1)}" width="${Math.max(1, x(m.to) - x(m.from)).toFixed(1)}" height="${panelHeight}" fill="${stallShade}" fill-opacity="0.22"/>`
         )
       }
-    }
-    // Gridlines and labels.
-    for (let v = 0; v <= yMax; v += step) {
-      out.push(`<line x1="${left}" y1="${y(v)}" x2="${left + plotWidth}" y2="${y(v)}" stroke="#e5e5e5"/>`)
+      for (const [from, to] of lane.episodes) {
+        out.push(
+          `<rect x="${x(from).toFixed(1)}" width="${Math.max(1, x(to) - x(from)).toFixed(1)}" height="${panelHeight}" fill="${openShade}" fill-opacity="0.22"/>`
+        )
+      }
+      for (const v of scale.marks) {
+        const y = scale.y(v).toFixed(1)
+        out.push(`<line x1="0" y1="${y}" x2="${panelWidth.toFixed(1)}" y2="${y}" stroke="#e6e6e6"/>`)
+        out.push(
+          `<text x="-5" y="${(scale.y(v) + 4).toFixed(1)}" text-anchor="end" fill="#666" font-size="10">${label(v)}</text>`
+        )
+      }
+      if (panel.capacity !== undefined) {
+        const y = scale.y(panel.capacity.value).toFixed(1)
+        out.push(
+          `<line x1="0" y1="${y}" x2="${panelWidth.toFixed(1)}" y2="${y}" stroke="#d62728" stroke-width="1.5" stroke-dasharray="5 3"/>`
+        )
+        out.push(
+          `<text x="${(panelWidth - 4).toFixed(1)}" y="${(scale.y(panel.capacity.value) - 4).toFixed(1)}" text-anchor="end" fill="#d62728" font-size="10">${escape(panel.capacity.label)}</text>`
+        )
+      }
+      const color = lineColors[col % lineColors.length]!
+      const points = values.map((v, t) => `${x(t + 0.5).toFixed(1)},${scale.y(v).toFixed(1)}`).join(" ")
       out.push(
-        `<text x="${left - 6}" y="${y(v) + 4}" text-anchor="end" fill="#555">${v.toLocaleString("en-US")}</text>`
+        `<polyline fill="none" stroke="${color}" stroke-width="1.6" stroke-linejoin="round" points="${points}"><title>${escape(`${lane.name}: ${panel.title}`)}</title></polyline>`
       )
-    }
-    for (let t = 0; t <= seconds; t += 30) {
-      out.push(`<line x1="${x(t)}" y1="${y0 + panelHeight}" x2="${x(t)}" y2="${y0 + panelHeight + 4}" stroke="#555"/>`)
-      out.push(`<text x="${x(t)}" y="${y0 + panelHeight + 17}" text-anchor="middle" fill="#555">${t} s</text>`)
-    }
-    out.push(
-      `<line x1="${left}" y1="${y0 + panelHeight}" x2="${left + plotWidth}" y2="${y0 + panelHeight}" stroke="#555"/>`
-    )
-    for (const lane of result.lanes) {
-      const points = lane.seconds.map((s, t) => `${x(t + 0.5).toFixed(1)},${y(metric.value(s)).toFixed(1)}`).join(" ")
+      const peak = Math.max(0, ...values)
       out.push(
-        `<polyline fill="none" stroke="${styles[lane.name].color}" stroke-width="1.6" stroke-linejoin="round" points="${points}"><title>${escape(lane.name)}</title></polyline>`
+        `<text x="0" y="-5" font-size="11" fill="${color}"><tspan font-weight="600">${escape(panel.title)}</tspan> · peak ${Math.round(peak).toLocaleString("en-US")}</text>`
       )
-    }
+      // Time axis: a tick every 30 s; labels on the last row only.
+      for (let t = 0; t <= outcome.seconds; t += 30) {
+        out.push(
+          `<line x1="${x(t).toFixed(1)}" y1="${panelHeight}" x2="${x(t).toFixed(1)}" y2="${panelHeight + 3}" stroke="#888"/>`
+        )
+        if (row === lanes.length - 1) {
+          out.push(
+            `<text x="${x(t).toFixed(1)}" y="${panelHeight + 15}" text-anchor="middle" fill="#666" font-size="10">${t} s</text>`
+          )
+        }
+      }
+      out.push(`</g>`)
+    })
   })
   out.push(`</svg>`)
   return out.join("\n") + "\n"

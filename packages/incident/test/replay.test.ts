@@ -1,32 +1,26 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
+import * as CacheStall from "../src/cacheStall/CacheStall.js"
+import * as CacheStallIncident from "../src/cacheStall/incident.js"
 import * as Flags from "../src/Flags.js"
-import type { Second } from "../src/Model.js"
-import * as Replay from "../src/Replay.js"
+import { incidents } from "../src/incidents.js"
 import * as Report from "../src/Report.js"
 import * as Svg from "../src/Svg.js"
+import { small } from "./small.js"
 
-// A small incident: 300 requests/s, a 3 s stall at 10 s, the breaker open 10 s.
-const config: Replay.Config = {
-  ...Replay.defaults,
-  rate: 300,
-  keys: 5_000,
-  ttlMillis: 20_000,
-  dbCapacity: 200,
-  stallAtMillis: 10_000,
-  stallMillis: 3_000,
-  openForMillis: 10_000,
-  durationMillis: 40_000,
-  maxConcurrentLoads: 16
-}
+const config = small
 
-const sum = (seconds: ReadonlyArray<Second>, from: number, to: number, f: (s: Second) => number) =>
-  seconds.slice(from, to).reduce((total, s) => total + f(s), 0)
+const sum = (
+  seconds: ReadonlyArray<CacheStall.Second>,
+  from: number,
+  to: number,
+  f: (s: CacheStall.Second) => number
+) => seconds.slice(from, to).reduce((total, s) => total + f(s), 0)
 
-describe("the replay", () => {
+describe("the cache-stall replay", () => {
   it.effect("runs the same traffic through every strategy, and each strategy behaves as designed", () =>
     Effect.gen(function* () {
-      const result = yield* Replay.run(config)
+      const result = yield* CacheStall.run(config)
       const lane = (name: string) => result.lanes.find((l) => l.name === name)!
       const [none, shed, repair, flight] = [lane("none"), lane("shed"), lane("repair"), lane("single-flight")]
       assert.deepStrictEqual(
@@ -57,13 +51,19 @@ describe("the replay", () => {
         0
       )
 
-      // No breaker, no transitions; the others open when the stall ends and close 10 s later.
+      // No breaker, no transitions; the others open when the stall ends (the dropped connection
+      // fails every stuck call at once) and close exactly 10 s later, at the first probe.
       assert.deepStrictEqual(none.transitions, [])
       for (const l of [shed, repair, flight]) {
-        const opened = l.transitions.find((t) => t.to === "Open")!
-        const closed = l.transitions.find((t) => t.to === "Closed")!
-        assert.isTrue(opened.at >= 12_500 && opened.at <= 13_500, `${l.name} opened at ${opened.at}`)
-        assert.strictEqual(closed.at - opened.at, 10_000)
+        assert.deepStrictEqual(
+          l.transitions.map((t) => [t.from, t.to, t.at]),
+          [
+            ["Closed", "Open", 13_000],
+            ["Open", "HalfOpen", 23_000],
+            ["HalfOpen", "Closed", 23_000]
+          ],
+          l.name
+        )
       }
 
       // While open, every read is shed: every request misses.
@@ -80,11 +80,11 @@ describe("the replay", () => {
       )
 
       // Repair kept the cache warm while shedding reads; shedding writes too left it cold.
-      const afterClose = (l: Replay.Lane) => sum(l.seconds, 24, 30, (s) => s.misses)
+      const afterClose = (l: CacheStall.Lane) => sum(l.seconds, 24, 30, (s) => s.misses)
       assert.isBelow(afterClose(repair), afterClose(shed))
       // Single flight sends the database fewer queries while the circuit is open (one per key in
       // flight), so the database refuses fewer and fewer requests fail.
-      const open = (l: Replay.Lane, f: (s: Second) => number) => sum(l.seconds, 14, 22, f)
+      const open = (l: CacheStall.Lane, f: (s: CacheStall.Second) => number) => sum(l.seconds, 14, 22, f)
       assert.isBelow(
         open(flight, (s) => s.queries),
         open(repair, (s) => s.queries)
@@ -102,80 +102,134 @@ describe("the replay", () => {
       assert.strictEqual(repair.summary.recoverySeconds !== undefined, true)
 
       // The same flags give the same numbers.
-      const again = yield* Replay.run(config)
+      const again = yield* CacheStall.run(config)
       assert.deepStrictEqual(
         again.lanes.map((l) => l.seconds),
         result.lanes.map((l) => l.seconds)
       )
 
-      // Reports: a table row per interval, a summary line per strategy, a chart per metric.
-      const table = Report.table(result, 10).split("\n")
+      // Reports: a table row per interval, a verdict per strategy, a sparkline row per strategy,
+      // and an SVG with a panel per strategy and quantity (one line each), the capacity drawn in
+      // every database panel and each strategy's own open episodes shaded.
+      const outcome = CacheStallIncident.outcome(result)
+      const table = Report.table(outcome, 10).split("\n")
       assert.strictEqual(table.length, 2 + 4)
       assert.include(table[4]!, "20-30s")
-      const summary = Report.summary(result).split("\n")
-      assert.strictEqual(summary.length, 4)
-      assert.match(summary[1]!, /^shed +peak database load +[\d,]+ q\/s/)
-      const chart = Report.chart(result, Report.metrics[0]!, { width: 40, height: 8, color: false }).split("\n")
-      assert.strictEqual(chart[0], "  cache misses/s")
-      assert.strictEqual(chart.length, 1 + 8 + 3)
-      const svg = Svg.render(result)
+      const verdicts = Report.verdicts(outcome, false).split("\n")
+      assert.deepStrictEqual(
+        verdicts.map((line) => line.slice(0, 1)),
+        ["✓", "✗", "✗", "✓"]
+      )
+      assert.match(verdicts[1]!, /^✗ shed +database over capacity \d+ s \(peak [\d,]+ q\/s\); [\d,]+ failed requests/)
+      const lines = Report.sparklines(outcome, outcome.panels[1]!, { width: 40, color: false }).split("\n")
+      assert.match(lines[0]!, /^ {2}database queries\/s, log scale, top [\d,]+; capacity 200\/s$/)
+      assert.strictEqual(lines.filter((line) => line.includes("│")).length, 4)
+      const svg = Svg.render(outcome)
+      // Standalone, the chart carries its title; inside the HTML report (which has it) it does not.
+      assert.include(svg, `>${outcome.title}</text>`)
+      assert.notInclude(Svg.render(outcome, { heading: false }), outcome.title)
       assert.match(svg, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/)
-      assert.strictEqual(svg.match(/<polyline /g)?.length, Report.metrics.length * 4)
+      assert.strictEqual(svg.match(/<polyline /g)?.length, 3 * 4)
+      assert.strictEqual(svg.match(/stroke-dasharray="5 3"/g)?.length, 1 + 4) // the legend, and a line per row
+      assert.strictEqual(svg.match(/fill="#7f7f7f" fill-opacity="0.22"/g)?.length, 1 + 3 * 3) // legend + 3 rows x 3 panels
     })
+  )
+
+  // The headline figures of docs/incident.md, with the defaults: a change that worsens a strategy
+  // (more load on the database, more failed requests, a longer way back) fails here.
+  it.effect(
+    "pins the headline figures of the defaults",
+    () =>
+      Effect.gen(function* () {
+        const result = yield* CacheStall.run(CacheStall.defaults)
+        assert.deepStrictEqual(
+          result.lanes.map((l) => [
+            l.name,
+            l.summary.peakQueries,
+            l.summary.overCapacitySeconds,
+            l.summary.failed,
+            l.summary.recoverySeconds
+          ]),
+          [
+            ["none", 9321, 1, 9006, 7],
+            ["shed", 10500, 30, 24008, 62],
+            ["repair", 10500, 30, 24006, 36],
+            ["single-flight", 4868, 1, 8847, 36]
+          ]
+        )
+      }),
+    180_000
   )
 })
 
 describe("flags", () => {
-  it("defaults to the incident's numbers", () => {
-    const parsed = Flags.parse([])
-    assert.isTrue(Either.isRight(parsed))
-    const command = Either.getOrThrow(parsed)
-    assert.strictEqual(command.config.rate, 1500)
-    assert.strictEqual(command.config.stallAtMillis, 60_000)
-    assert.strictEqual(command.config.stallMillis, 6_000)
-    assert.strictEqual(command.config.openForMillis, 30_000)
-    assert.deepStrictEqual(command.config.strategies, ["none", "shed", "repair", "single-flight"])
+  it("defaults to every incident, with the incident's numbers", () => {
+    const command = Either.getOrThrow(Flags.parse([], incidents))
+    assert.deepStrictEqual(
+      command.incidents.map((i) => i.name),
+      ["cache-stall"]
+    )
+    assert.strictEqual(command.incidents[0]!.setup, CacheStallIncident.describe(CacheStall.defaults))
+    assert.include(command.incidents[0]!.setup, "1,500 requests/s")
+    assert.include(command.incidents[0]!.setup, "the cache stalls for 6 s at 60 s; the breaker stays open 30 s")
     assert.isFalse(command.help)
   })
 
-  it("reads times with units, numbers and a list of strategies", () => {
+  it("reads an incident's flags: times with units, numbers and a list of strategies", () => {
     const command = Either.getOrThrow(
-      Flags.parse([
-        "--",
-        "--rate",
-        "500",
-        "--stall",
-        "2500ms",
-        "--open-for",
-        "1m",
-        "--strategies",
-        "shed,repair",
-        "--help"
-      ])
+      Flags.parse(
+        [
+          "--",
+          "--incident",
+          "cache-stall",
+          "--rate",
+          "500",
+          "--stall",
+          "2500ms",
+          "--open-for",
+          "1m",
+          "--strategies",
+          "shed,repair",
+          "--help"
+        ],
+        incidents
+      )
     )
-    assert.strictEqual(command.config.rate, 500)
-    assert.strictEqual(command.config.stallMillis, 2500)
-    assert.strictEqual(command.config.openForMillis, 60_000)
-    assert.deepStrictEqual(command.config.strategies, ["shed", "repair"])
+    assert.strictEqual(
+      command.incidents[0]!.setup,
+      CacheStallIncident.describe({ ...CacheStall.defaults, rate: 500, stallMillis: 2500, openForMillis: 60_000 })
+    )
     assert.isTrue(command.help)
   })
 
   it("says which flag is wrong and why", () => {
     const message = (argv: Array<string>) => {
-      const parsed = Flags.parse(argv)
+      const parsed = Flags.parse(argv, incidents)
       assert.isTrue(Either.isLeft(parsed))
       return Either.isLeft(parsed) ? parsed.left.message : ""
     }
     assert.match(message(["--rate=-3"]), /^--rate: must be a number from 1 to 20000, got "-3"/)
     assert.match(message(["--stall", "soon"]), /^--stall: must be a time/)
-    assert.match(message(["--strategies", "shed,magic"]), /unknown strategy "magic"/)
+    assert.match(message(["--strategies", "shed,magic"]), /unknown name "magic"/)
+    assert.match(message(["--incident", "meteor"]), /^--incident: unknown name "meteor"; the names are cache-stall/)
     assert.match(message(["--max-loads", "1.5"]), /^--max-loads: must be a whole number/)
     assert.match(message(["--frobnicate"]), /frobnicate/)
   })
 
-  it("--help names every flag", () => {
-    for (const flag of ["--rate", "--stall", "--stall-at", "--open-for", "--strategies", "--db-capacity", "--out"]) {
-      assert.include(Flags.help, flag)
+  it("--help names every incident and every flag", () => {
+    const help = Flags.help(incidents)
+    for (const flag of [
+      "--incident",
+      "--out",
+      "--rate",
+      "--stall",
+      "--stall-at",
+      "--open-for",
+      "--strategies",
+      "--db-capacity"
+    ]) {
+      assert.include(help, flag)
     }
+    assert.include(help, "cache-stall")
   })
 })

@@ -1,15 +1,16 @@
 /**
  * The ways an application can put a breaker in front of its cache, each built from the real
- * library: the same traffic runs through each of them side by side.
+ * library: the same traffic runs through each of them.
  *
  * @since 0.1.0
  */
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { Cache, CacheStore } from "@circuitry/cache"
+import { Scenario } from "@circuitry/chaos"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import type { Counters, Database, DatabaseUnavailable } from "./Model.js"
+import type { Database, DatabaseUnavailable } from "./Model.js"
 
 /**
  * @since 0.1.0
@@ -52,47 +53,16 @@ export interface StrategyOptions {
 }
 
 /**
- * One strategy, ready to serve requests: a request reads the cache (`read`) and, on a miss, loads
- * the value from the database and writes it back (`miss`).
+ * One strategy, ready to serve requests. A request reads the cache; on a miss (counted as
+ * `cache.misses`) it loads the value from the database and writes it back.
  *
  * @since 0.1.0
  * @category models
  */
-export type Strategy = CacheAside | GetOrLoad
-
-/**
- * A request in the cache-aside style: `read`; on a miss, query the database and `write` the value
- * back. The replay runs these steps itself, each at its virtual time.
- *
- * @since 0.1.0
- * @category models
- */
-export interface CacheAside {
-  readonly _tag: "CacheAside"
+export interface Strategy {
   readonly name: StrategyName
   readonly breaker: CircuitBreaker.CircuitBreaker | undefined
-  /** Reads the cache: true on a hit. */
-  readonly read: (key: string) => Effect.Effect<boolean>
-  /** Writes a loaded value back. */
-  readonly write: (key: string, value: string) => Effect.Effect<void>
-  /** The whole request as one effect (used while the cache is stalled, when any step may wait). */
   readonly request: (key: string) => Effect.Effect<void, DatabaseUnavailable>
-}
-
-/**
- * A request through `Cache.getOrLoad`: `read`; on a miss, `miss` runs in a fiber of its own
- * (getOrLoad reads once more, then joins or leads the key's load).
- *
- * @since 0.1.0
- * @category models
- */
-export interface GetOrLoad {
-  readonly _tag: "GetOrLoad"
-  readonly name: StrategyName
-  readonly breaker: CircuitBreaker.CircuitBreaker | undefined
-  /** Reads the cache: true on a hit. */
-  readonly read: (key: string) => Effect.Effect<boolean>
-  readonly miss: (key: string) => Effect.Effect<void, DatabaseUnavailable>
 }
 
 /**
@@ -110,16 +80,6 @@ export const makeBreaker = (
     policy: Policy.failureRate({ threshold: 0.5, minimumCalls: 20, window: Policy.countWindow(100) }),
     openFor: openForMillis
   })
-
-/** Counts every read that returns no value: what the application sees as a miss. */
-const counting = (cache: CacheStore.CacheStore<never>, counters: Counters): CacheStore.CacheStore<never> => ({
-  ...cache,
-  get: (key) =>
-    Effect.map(cache.get(key), (value) => {
-      if (Option.isNone(value)) counters.current.misses++
-      return value
-    })
-})
 
 /** A store whose errors become the fallbacks `Cache.guard` returns, with no breaker at all. */
 const unguarded = (store: CacheStore.CacheStore): CacheStore.CacheStore<never> => ({
@@ -155,26 +115,28 @@ const shedding = (
   }
 }
 
-const hit = (cache: CacheStore.CacheStore<never>) => (key: string) => Effect.map(cache.get(key), Option.isSome)
+const miss = Scenario.count("cache.misses")
 
+/** Read; on a miss, query the database and write the value back. */
 const cacheAside = (
   name: StrategyName,
   breaker: CircuitBreaker.CircuitBreaker | undefined,
   cache: CacheStore.CacheStore<never>,
   database: Database,
   ttlMillis: number
-): CacheAside => {
-  const read = hit(cache)
-  const write = (key: string, value: string) => Effect.asVoid(cache.set(key, value, { ttl: ttlMillis }))
+): Strategy => {
+  const ttl = { ttl: ttlMillis }
   return {
-    _tag: "CacheAside",
     name,
     breaker,
-    read,
-    write,
     request: (key) =>
-      Effect.flatMap(read(key), (found) =>
-        found ? Effect.void : Effect.flatMap(database.query(key), (value) => write(key, value))
+      Effect.flatMap(cache.get(key), (found) =>
+        Option.isSome(found)
+          ? Effect.void
+          : Effect.zipRight(
+              miss,
+              Effect.flatMap(database.query(key), (value) => cache.set(key, value, ttl))
+            )
       )
   }
 }
@@ -189,38 +151,42 @@ export const make = (
   name: StrategyName,
   store: CacheStore.CacheStore,
   database: Database,
-  counters: Counters,
   options: StrategyOptions
 ): Effect.Effect<Strategy, CircuitBreaker.InvalidBreakerOptions | CacheStore.InvalidCacheOptions, Scope.Scope> =>
   Effect.gen(function* () {
     switch (name) {
       case "none":
-        return cacheAside(name, undefined, counting(unguarded(store), counters), database, options.ttlMillis)
+        return cacheAside(name, undefined, unguarded(store), database, options.ttlMillis)
       case "shed": {
         const breaker = yield* makeBreaker(options.openForMillis)
-        return cacheAside(name, breaker, counting(shedding(store, breaker), counters), database, options.ttlMillis)
+        return cacheAside(name, breaker, shedding(store, breaker), database, options.ttlMillis)
       }
       case "repair": {
         const breaker = yield* makeBreaker(options.openForMillis)
         const cache = Cache.guard(store, breaker, { onError: () => Effect.void })
-        return cacheAside(name, breaker, counting(cache, counters), database, options.ttlMillis)
+        return cacheAside(name, breaker, cache, database, options.ttlMillis)
       }
       case "single-flight": {
         const breaker = yield* makeBreaker(options.openForMillis)
         const guarded = Cache.guard(store, breaker, { onError: () => Effect.void })
         const cache = yield* Cache.make(guarded, { maxConcurrentLoads: options.maxConcurrentLoads })
         const ttl = { ttl: options.ttlMillis }
-        // The read is the one getOrLoad starts with; a request only enters getOrLoad after a miss
-        // (getOrLoad then reads once more, and joins or leads the key's load).
+        // The request's own read first (it counts the miss); getOrLoad then reads once more, and
+        // joins or leads the key's load.
         return {
-          _tag: "GetOrLoad",
           name,
           breaker,
-          read: hit(counting(guarded, counters)),
-          miss: (key) =>
-            Cache.getOrLoad(key, database.query(key), ttl).pipe(
-              Effect.provideService(Cache.Cache, cache),
-              Effect.asVoid
+          request: (key) =>
+            Effect.flatMap(guarded.get(key), (found) =>
+              Option.isSome(found)
+                ? Effect.void
+                : Effect.zipRight(
+                    miss,
+                    Cache.getOrLoad(key, database.query(key), ttl).pipe(
+                      Effect.provideService(Cache.Cache, cache),
+                      Effect.asVoid
+                    )
+                  )
             )
         }
       }

@@ -1,0 +1,245 @@
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import { globalValue } from "effect/GlobalValue"
+import * as Predicate from "effect/Predicate"
+import * as Metric from "effect/Metric"
+import type * as Types from "effect/Types"
+import { InvalidChaosOptions } from "./errors.js"
+import { millisOf, show } from "./millis.js"
+import * as Random from "./random.js"
+
+/** @internal */
+export const TypeId: unique symbol = Symbol.for("@circuitry/chaos/Fault")
+
+/** @internal */
+export type TypeId = typeof TypeId
+
+/** What a fault does to a call it applies to. @internal */
+export type Kind =
+  | { readonly _tag: "Latency"; readonly millis: number }
+  /** Log-normal: the median is `exp(mu)`; sigma is set so that the 99th percentile is the given one. */
+  | { readonly _tag: "LatencyDistribution"; readonly mu: number; readonly sigma: number }
+  | { readonly _tag: "Fail"; readonly rate: number; readonly error: () => unknown }
+  | { readonly _tag: "Stall" }
+  | { readonly _tag: "StallThenFail"; readonly error: () => unknown }
+
+/** The public `Fault<E>`, seen from inside. @internal */
+export interface Fault<out E> {
+  readonly [TypeId]: { readonly _E: Types.Covariant<E> }
+  readonly kind: Kind
+  /** Scenario milliseconds [from, to) in which it applies; undefined: always. */
+  readonly window: { readonly from: number; readonly to: number } | undefined
+  /** Why the fault's options are invalid, naming the option; undefined when they are valid. */
+  readonly problem: string | undefined
+}
+
+const variance = { _E: (_: never) => _ }
+
+const make = <E>(kind: Kind, problem: string | undefined): Fault<E> => ({
+  [TypeId]: variance,
+  kind,
+  window: undefined,
+  problem
+})
+
+/** @internal */
+export const isFault = (u: unknown): u is Fault<unknown> => Predicate.hasProperty(u, TypeId)
+
+/** @internal */
+export const latency = (
+  input: Duration.DurationInput | { readonly p50: Duration.DurationInput; readonly p99: Duration.DurationInput }
+): Fault<never> => {
+  if (Predicate.isObject(input) && "p50" in input && "p99" in input) {
+    const p50 = millisOf(input.p50)
+    const p99 = millisOf(input.p99)
+    if (!Number.isFinite(p50) || p50 <= 0) {
+      return make(
+        { _tag: "Latency", millis: 0 },
+        `latency.p50 must be a finite duration above zero, got ${show(input.p50)}`
+      )
+    }
+    if (!Number.isFinite(p99) || p99 < p50) {
+      return make(
+        { _tag: "Latency", millis: 0 },
+        `latency.p99 must be a finite duration at least p50 (${p50} ms), got ${show(input.p99)}`
+      )
+    }
+    // z(0.99) = 2.3263: the 99th percentile of a log-normal is exp(mu + 2.3263 sigma).
+    return make(
+      { _tag: "LatencyDistribution", mu: Math.log(p50), sigma: Math.log(p99 / p50) / 2.3263478740408408 },
+      undefined
+    )
+  }
+  const millis = millisOf(input)
+  if (!Number.isFinite(millis) || millis < 0) {
+    return make({ _tag: "Latency", millis: 0 }, `latency must be a finite duration of zero or more, got ${show(input)}`)
+  }
+  return make({ _tag: "Latency", millis }, undefined)
+}
+
+/** @internal */
+export const fail = <E>(options: { readonly rate: number; readonly error: () => E }): Fault<E> => {
+  const { error, rate } = options
+  const problem =
+    typeof rate !== "number" || !(rate >= 0 && rate <= 1)
+      ? `fail.rate must be a number from 0 to 1, got ${show(rate)}`
+      : typeof error !== "function"
+        ? "fail.error must be a function that makes the error"
+        : undefined
+  return make({ _tag: "Fail", rate, error }, problem)
+}
+
+/** @internal */
+export const stall: Fault<never> = make({ _tag: "Stall" }, undefined)
+
+/** @internal */
+export const stallThenFail = <E>(options: { readonly error: () => E }): Fault<E> =>
+  make(
+    { _tag: "StallThenFail", error: options.error },
+    typeof options.error !== "function" ? "stallThenFail.error must be a function that makes the error" : undefined
+  )
+
+/** @internal */
+export const during = <E>(
+  window: { readonly from: Duration.DurationInput; readonly to: Duration.DurationInput },
+  fault: Fault<E>
+): Fault<E> => {
+  const from = millisOf(window.from)
+  const to = millisOf(window.to)
+  const problem =
+    fault.problem ??
+    (!(from >= 0) || !Number.isFinite(from)
+      ? `during.from must be a finite duration of zero or more, got ${show(window.from)}`
+      : !(to > from)
+        ? `during.to must be a duration after during.from (${from} ms), got ${show(window.to)}`
+        : undefined)
+  if (problem !== undefined) return { ...fault, problem }
+  // A window inside a window: the fault applies where both do.
+  const outer = { from, to }
+  const inner = fault.window
+  return {
+    ...fault,
+    window: inner === undefined ? outer : { from: Math.max(inner.from, outer.from), to: Math.min(inner.to, outer.to) },
+    problem: undefined
+  }
+}
+
+/** The first invalid fault's message, prefixed with where it was given. @internal */
+export const problemOf = (faults: ReadonlyArray<unknown>, where: string): string | undefined => {
+  for (const fault of faults) {
+    if (!isFault(fault))
+      return `${where}: ${show(fault)} is not a Fault (make one with Chaos.latency, fail, stall or during)`
+    if (fault.problem !== undefined) return `${where}: ${fault.problem}`
+  }
+  return undefined
+}
+
+/**
+ * Where scenario time starts, in Clock milliseconds. `Scenario.run` sets it to its start for every
+ * fiber it runs; outside a scenario it is 0 (the start of a `TestClock`).
+ *
+ * @internal
+ */
+export const currentOrigin: FiberRef.FiberRef<number> = globalValue("@circuitry/chaos/currentOrigin", () =>
+  FiberRef.unsafeMake(0)
+)
+
+/** The generator faults draw from. `Scenario.run` gives each request its own. @internal */
+export const currentRandom: FiberRef.FiberRef<Random.Random | undefined> = globalValue(
+  "@circuitry/chaos/currentRandom",
+  () => FiberRef.unsafeMake<Random.Random | undefined>(undefined)
+)
+
+/** The generator of faults applied outside any scenario or seeded layer: seed 0, for the process. */
+const processRandom = globalValue("@circuitry/chaos/processRandom", () => Random.make(0))
+
+/** @internal */
+export const faultsTotal = Metric.counter("circuitry_chaos_faults_total", {
+  description: "Faults that applied to a call, by kind: latency, fail, stall"
+})
+
+const applied = {
+  latency: faultsTotal.pipe(Metric.tagged("fault", "latency")),
+  fail: faultsTotal.pipe(Metric.tagged("fault", "fail")),
+  stall: faultsTotal.pipe(Metric.tagged("fault", "stall"))
+}
+
+/** A uniform draw in [0, 1) from the fiber's generator (the scenario request's). @internal */
+export const random: Effect.Effect<number> = Effect.withFiberRuntime((fiber) =>
+  Effect.succeed((fiber.getFiberRef(currentRandom) ?? processRandom)())
+)
+
+/**
+ * Applies `faults` to `self`, in order: latencies add up and are waited before the call; the
+ * first failure drawn or stall replaces the call (it never reaches the dependency). `random`, when
+ * given, is the generator to draw from instead of the fiber's. Dies when a fault is invalid.
+ *
+ * @internal
+ */
+export const inject = <A, E, R, F>(
+  self: Effect.Effect<A, E, R>,
+  faults: ReadonlyArray<Fault<F>>,
+  random: Random.Random | undefined
+): Effect.Effect<A, E | F, R> => {
+  const problem = problemOf(faults, "Chaos.inject")
+  if (problem !== undefined) return Effect.die(new InvalidChaosOptions({ message: problem }))
+  return faults.length === 0 ? self : apply(self, faults, random)
+}
+
+/** `inject` for faults already checked (`Chaos.layer` checks them once, when it is built). @internal */
+export const apply = <A, E, R, F>(
+  self: Effect.Effect<A, E, R>,
+  faults: ReadonlyArray<Fault<F>>,
+  random: Random.Random | undefined
+): Effect.Effect<A, E | F, R> =>
+  Effect.withFiberRuntime<A, E | F, R>((fiber) => {
+    const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+    const t = clock.unsafeCurrentTimeMillis() - fiber.getFiberRef(currentOrigin)
+    let delay = 0
+    let outcome: Effect.Effect<never, F> | undefined
+    for (const fault of faults) {
+      const window = fault.window
+      if (window !== undefined && (t < window.from || t >= window.to)) continue
+      const kind = fault.kind
+      const draw = () => (random ?? fiber.getFiberRef(currentRandom) ?? processRandom)()
+      switch (kind._tag) {
+        case "Latency":
+          delay += kind.millis
+          applied.latency.unsafeUpdate(1, [])
+          continue
+        case "LatencyDistribution":
+          delay += Math.exp(kind.mu + kind.sigma * Random.normal(draw))
+          applied.latency.unsafeUpdate(1, [])
+          continue
+        case "Fail":
+          if (draw() < kind.rate) {
+            outcome = Effect.fail(kind.error() as F)
+            applied.fail.unsafeUpdate(1, [])
+          }
+          break
+        case "Stall":
+          outcome = Effect.never
+          applied.stall.unsafeUpdate(1, [])
+          break
+        case "StallThenFail": {
+          applied.stall.unsafeUpdate(1, [])
+          const error = kind.error
+          // Stuck until the window ends, then dropped with the error (never, without a window).
+          outcome =
+            window === undefined
+              ? Effect.never
+              : Effect.zipRight(
+                  Effect.sleep(Math.max(0, window.to - t - delay)),
+                  Effect.failSync(() => error() as F)
+                )
+          break
+        }
+      }
+      if (outcome !== undefined) break
+    }
+    const call: Effect.Effect<A, E | F, R> = outcome ?? self
+    return delay > 0 ? Effect.zipRight(Effect.sleep(delay), call) : call
+  })

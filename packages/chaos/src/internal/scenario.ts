@@ -1,0 +1,125 @@
+/**
+ * The scenario runner: open-loop arrivals in virtual time (see world.ts), one fiber per request,
+ * and a per-second report.
+ *
+ * @internal
+ */
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Clock from "effect/Clock"
+import * as Scheduler from "effect/Scheduler"
+import { InvalidChaosOptions, SloBroken } from "./errors.js"
+import { millisOf, show } from "./millis.js"
+import type { Options, Report, Slo } from "../Scenario.js"
+import { Running } from "./running.js"
+
+const optional = (input: Duration.DurationInput | undefined): number | undefined =>
+  input === undefined ? undefined : millisOf(input)
+
+const invalid = (message: string) => Effect.fail(new InvalidChaosOptions({ message: `Scenario.run: ${message}` }))
+
+const macrotask = Effect.withScheduler(Effect.yieldNow(), Scheduler.timer(0))
+
+/** @internal */
+export const run = <R>(options: Options<R>): Effect.Effect<Report, InvalidChaosOptions, R> =>
+  Effect.gen(function* () {
+    const durationMillis = millisOf(options.duration)
+    if (!(durationMillis > 0 && Number.isFinite(durationMillis))) {
+      return yield* invalid(`duration must be a finite duration above zero, got ${show(options.duration)}`)
+    }
+    const timeoutMillis = optional(options.timeout)
+    if (timeoutMillis !== undefined && !(timeoutMillis > 0)) {
+      return yield* invalid(`timeout must be a duration above zero, got ${show(options.timeout)}`)
+    }
+    const deadlineMillis = optional(options.deadline)
+    if (deadlineMillis !== undefined && !(deadlineMillis >= 0)) {
+      return yield* invalid(`deadline must be a duration of zero or more, got ${show(options.deadline)}`)
+    }
+    const drainMillis = optional(options.drain) ?? 30_000
+    if (!(drainMillis >= 0 && Number.isFinite(drainMillis))) {
+      return yield* invalid(`drain must be a finite duration of zero or more, got ${show(options.drain)}`)
+    }
+    const seed = options.seed ?? 0
+    if (!(Number.isInteger(seed) && seed >= 0 && seed <= 0xffffffff)) {
+      return yield* invalid(`seed must be a whole number from 0 to 4294967295, got ${show(options.seed)}`)
+    }
+    if (typeof options.request !== "function")
+      return yield* invalid("request must be a function of the request's index")
+    const seconds = Math.ceil(durationMillis / 1000)
+    const rates: Array<number> = []
+    for (let s = 0; s < seconds; s++) {
+      const rate = typeof options.rate === "function" ? options.rate(s) : options.rate
+      if (!(typeof rate === "number" && rate >= 0 && Number.isFinite(rate))) {
+        return yield* invalid(
+          `rate must be a finite number of requests per second, zero or more; in second ${s} it is ${show(rate)}`
+        )
+      }
+      rates.push(rate)
+    }
+    const metrics = Object.entries(options.counters ?? {})
+
+    const start = yield* Clock.currentTimeMillis
+    const caller = yield* Effect.runtime<R>()
+    const running = new Running(caller, options.request, {
+      start,
+      durationMillis,
+      seconds,
+      rates,
+      seed,
+      timeoutMillis,
+      deadlineMillis,
+      drainMillis,
+      metrics
+    })
+    // One virtual second per turn; in between, the caller's other fibers get to run, and every few
+    // turns the event loop too (a yield on Effect's timer scheduler), so that a long scenario never
+    // holds up the process's I/O (a test runner's messages, say).
+    let turns = 0
+    const loop: Effect.Effect<void> = Effect.suspend(() =>
+      running.turn() ? Effect.void : Effect.zipRight(++turns % 8 === 0 ? macrotask : Effect.yieldNow(), loop)
+    )
+    yield* Effect.onInterrupt(loop, () => Effect.sync(() => running.stop()))
+    return running.report()
+  })
+
+/** @internal */
+export const expect = (report: Report, slo: Slo): Effect.Effect<void, SloBroken | InvalidChaosOptions> =>
+  Effect.suspend((): Effect.Effect<void, SloBroken | InvalidChaosOptions> => {
+    const fail = (message: string) => Effect.fail(new InvalidChaosOptions({ message: `Scenario.expect: ${message}` }))
+    const { maxFailureRate } = slo
+    if (maxFailureRate !== undefined && !(maxFailureRate >= 0 && maxFailureRate <= 1)) {
+      return fail(`maxFailureRate must be a number from 0 to 1, got ${show(maxFailureRate)}`)
+    }
+    const maxP99 = optional(slo.maxP99)
+    if (maxP99 !== undefined && !(maxP99 >= 0)) return fail(`maxP99 must be a duration, got ${show(slo.maxP99)}`)
+    const counters = Object.entries(slo.maxCounter ?? {})
+    for (const [name, limit] of counters) {
+      if (!(name in report.total.counters)) {
+        const known = Object.keys(report.total.counters)
+        return fail(
+          `maxCounter names "${name}", which the scenario never counted (${known.length === 0 ? "it counted nothing" : `it counted ${known.map((n) => `"${n}"`).join(", ")}`})`
+        )
+      }
+      if (!(typeof limit === "number" && limit >= 0)) {
+        return fail(`maxCounter["${name}"] must be a number of zero or more, got ${show(limit)}`)
+      }
+    }
+    // The first second that breaks a limit, and the first figure in it, in the order above.
+    for (const s of report.seconds) {
+      const rate = s.calls === 0 ? 0 : s.failures / s.calls
+      if (maxFailureRate !== undefined && rate > maxFailureRate) {
+        return Effect.fail(
+          new SloBroken({ second: s.second, figure: "failureRate", value: rate, limit: maxFailureRate })
+        )
+      }
+      if (maxP99 !== undefined && s.p99 > maxP99) {
+        return Effect.fail(new SloBroken({ second: s.second, figure: "p99", value: s.p99, limit: maxP99 }))
+      }
+      for (const [name, limit] of counters) {
+        const value = s.counters[name] ?? 0
+        if (value > limit)
+          return Effect.fail(new SloBroken({ second: s.second, figure: "counter", counter: name, value, limit }))
+      }
+    }
+    return Effect.void
+  })

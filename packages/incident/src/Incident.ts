@@ -1,0 +1,118 @@
+/**
+ * What an incident replay is, to the command line and the reports: a list of these is what
+ * `pnpm start` runs. An incident parses its own flags, runs its strategies in virtual time, and
+ * hands back an `Outcome` that the terminal, SVG and HTML reports draw without knowing the model.
+ *
+ * @since 0.1.0
+ */
+import type * as Effect from "effect/Effect"
+
+/**
+ * One quantity charted per second (a column of the chart, a column group of the table).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Panel {
+  readonly key: string
+  /** Chart title, e.g. "database queries/s". */
+  readonly title: string
+  /** Table column, e.g. "db/s". */
+  readonly short: string
+  /** In the per-interval table: the mean per second, or the total over the interval. */
+  readonly per: "second" | "total"
+  /** A limit drawn across the panel, e.g. the database's capacity. */
+  readonly capacity?: { readonly value: number; readonly label: string } | undefined
+}
+
+/**
+ * What one strategy went through.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Lane {
+  readonly name: string
+  readonly description: string
+  /** Per second, by panel key. */
+  readonly series: Readonly<Record<string, ReadonlyArray<number>>>
+  /** The breaker's open episodes, [from, to) in seconds. */
+  readonly episodes: ReadonlyArray<readonly [number, number]>
+  /** One line: how it went. */
+  readonly verdict: string
+  /** Whether it came through (a tick or a cross in front of the verdict). */
+  readonly good: boolean
+}
+
+/**
+ * An incident's result, ready to draw.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Outcome {
+  readonly name: string
+  readonly title: string
+  /** What happened, in a paragraph. */
+  readonly story: string
+  /** The model's numbers, in a few lines. */
+  readonly setup: string
+  readonly seconds: number
+  /** Spans to shade on every panel, e.g. the stall. */
+  readonly marks: ReadonlyArray<{ readonly from: number; readonly to: number; readonly label: string }>
+  readonly panels: ReadonlyArray<Panel>
+  readonly lanes: ReadonlyArray<Lane>
+  /** The headline figures: a header and a row per strategy. */
+  readonly summary: { readonly columns: ReadonlyArray<string>; readonly rows: ReadonlyArray<ReadonlyArray<string>> }
+}
+
+/**
+ * An incident with its flags read: what it will run, and the run.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Planned {
+  readonly name: string
+  readonly setup: string
+  readonly run: Effect.Effect<Outcome>
+}
+
+/**
+ * One incident of the replay.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Incident {
+  /** The name `--incident` takes, e.g. "cache-stall". */
+  readonly name: string
+  readonly title: string
+  /** Its flags (each takes a value), with their help lines. */
+  readonly flags: ReadonlyArray<{ readonly name: string; readonly help: string }>
+  /** Reads its flags (absent ones take their defaults); throws `InvalidFlag` (see Flags). */
+  readonly plan: (values: Readonly<Record<string, string | undefined>>) => Planned
+}
+
+/**
+ * The open episodes of a breaker, as [from, to) in seconds from its transitions.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const openEpisodes = (
+  transitions: ReadonlyArray<{ readonly to: string; readonly at: number }>,
+  endSeconds: number
+): Array<readonly [number, number]> => {
+  const episodes: Array<readonly [number, number]> = []
+  let openedAt: number | undefined
+  for (const t of transitions) {
+    if (t.to === "Open" && openedAt === undefined) openedAt = t.at / 1000
+    if (t.to === "Closed" && openedAt !== undefined) {
+      episodes.push([openedAt, t.at / 1000])
+      openedAt = undefined
+    }
+  }
+  if (openedAt !== undefined) episodes.push([openedAt, endSeconds])
+  return episodes
+}

@@ -1,0 +1,87 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { execFile } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as CacheStall from "../src/cacheStall/CacheStall.js"
+import * as CacheStallIncident from "../src/cacheStall/incident.js"
+import * as Html from "../src/Html.js"
+import { decode } from "./png.js"
+import { small } from "./small.js"
+
+/** Runs the Debian `chromium` headless (CHROMIUM overrides the binary), with a fresh profile. */
+const chromium = (args: ReadonlyArray<string>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "circuitry-chromium-"))),
+    (profile) =>
+      Effect.async<string, Error>((resume) => {
+        execFile(
+          process.env.CHROMIUM ?? "chromium",
+          [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--no-first-run",
+            "--disable-component-update",
+            "--disable-sync",
+            `--user-data-dir=${profile}`,
+            ...args
+          ],
+          { timeout: 60_000 },
+          (error, stdout, stderr) =>
+            resume(
+              error === null
+                ? Effect.succeed(stdout)
+                : Effect.fail(new Error(`chromium failed: ${error.message}\n${stderr.slice(-2000)}`))
+            )
+        )
+      }),
+    (profile) => Effect.sync(() => fs.rmSync(profile, { recursive: true, force: true }))
+  )
+
+const hex = (color: string) => [1, 3, 5].map((i) => parseInt(color.slice(i, i + 2), 16))
+
+describe("the HTML report", () => {
+  it.effect(
+    "renders in headless Chromium: the charts are drawn (lines, capacity, shading), not a blank page",
+    () =>
+      Effect.gen(function* () {
+        const result = yield* CacheStall.run({ ...small, maxConcurrentLoads: CacheStall.defaults.maxConcurrentLoads })
+        const html = Html.render([CacheStallIncident.outcome(result)], { intervalSeconds: 10 })
+        const dir = fileURLToPath(new URL("../.tmp/", import.meta.url))
+        fs.mkdirSync(dir, { recursive: true })
+        const page = path.join(dir, "report.html")
+        const shot = path.join(dir, "report.png")
+        fs.writeFileSync(page, html)
+        fs.rmSync(shot, { force: true })
+        yield* chromium([`--screenshot=${shot}`, "--window-size=1200,1000", "--hide-scrollbars", `file://${page}`])
+        const image = decode(fs.readFileSync(shot))
+        assert.deepStrictEqual([image.width, image.height], [1200, 1000])
+        // Count the pixels of each colour the chart uses (exact or anti-aliased within a little).
+        const count = (rgb: ReadonlyArray<number>, tolerance: number) => {
+          let n = 0
+          for (let i = 0; i < image.pixels.length; i += 4) {
+            if (rgb.every((v, ch) => Math.abs(image.pixels[i + ch]! - v) <= tolerance)) n++
+          }
+          return n
+        }
+        const total = image.width * image.height
+        const white = count([255, 255, 255], 0)
+        // Text, panels and lines cover a good part of the page; a blank page is all white.
+        assert.isBelow(white / total, 0.9, "the page is (nearly) blank")
+        assert.isAbove(white / total, 0.3, "the page is not a page")
+        // The database line (blue), the failed-requests line and the capacity (red), the misses line
+        // (purple) are drawn; so are the shades of the stall (light orange) and the open circuit (grey).
+        assert.isAbove(count(hex("#1f77b4"), 24), 300, "no database-queries line")
+        assert.isAbove(count(hex("#d62728"), 24), 300, "no failed-requests line or capacity")
+        assert.isAbove(count(hex("#6a3d9a"), 24), 300, "no cache-misses line")
+        // 22% orange over the panel's #fafafa, and 22% grey: rgb(251, 223, 194) and rgb(223, 223, 223).
+        assert.isAbove(count([251, 223, 194], 6), 500, "no stall shading")
+        assert.isAbove(count([223, 223, 223], 6), 2000, "no open-episode shading")
+      }),
+    120_000
+  )
+})
