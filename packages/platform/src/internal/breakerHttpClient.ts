@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { dual } from "effect/Function"
 import * as Predicate from "effect/Predicate"
-import type { BreakerHttpClient, Options } from "../BreakerHttpClient.js"
+import type { BreakerHttpClient, guard as PublicGuard, Options } from "../BreakerHttpClient.js"
 import { originKey } from "./origin.js"
 
 export { originKey }
@@ -174,7 +174,7 @@ const honourRetryAfter = (
 }
 
 /** @internal */
-export const guard = dual(
+export const guard: typeof PublicGuard = dual(
   (args) => Predicate.hasProperty(args[0], HttpClient.TypeId),
   <E, R>(client: HttpClient.HttpClient.With<E, R>, registry: BreakerRegistry.BreakerRegistry, options?: Options) =>
     Effect.map(resolve(options), (resolved) => guardWith(client, registry, resolved))
