@@ -104,7 +104,7 @@ export const sparklines = (
     `  ${"".padStart(width)}  0 s${"".padStart(Math.max(0, columns - 3 - `${outcome.seconds} s`.length))}${outcome.seconds} s`
   )
   lines.push(
-    `  ${"".padStart(width)}  ${[stall, "─ breaker open", panel.capacity ? "! over capacity" : ""].filter((s) => s !== "").join("   ")}`
+    `  ${"".padStart(width)}  ${[stall, "─ breaker open", panel.capacity ? `! over ${panel.capacity.label}` : ""].filter((s) => s !== "").join("   ")}`
   )
   return lines.join("\n")
 }

@@ -80,14 +80,17 @@ export const render = (outcome: Outcome, options?: { readonly heading?: boolean 
   for (const mark of outcome.marks) {
     legend(`<rect x="{x}" y="{y}" width="22" height="13" fill="${stallShade}" fill-opacity="0.22"/>`, mark.label)
   }
-  legend(
-    `<rect x="{x}" y="{y}" width="22" height="13" fill="${openShade}" fill-opacity="0.22"/>`,
-    "that strategy's breaker open"
-  )
-  if (panels.some((p) => p.capacity !== undefined)) {
+  if (lanes.some((lane) => lane.episodes.length > 0)) {
+    legend(
+      `<rect x="{x}" y="{y}" width="22" height="13" fill="${openShade}" fill-opacity="0.22"/>`,
+      "that strategy's breaker open"
+    )
+  }
+  // The dashed lines, each once: "capacity 1,000/s", "deadline 1,000 ms".
+  for (const text of new Set(panels.flatMap((p) => (p.capacity === undefined ? [] : [p.capacity.label])))) {
     legend(
       `<line x1="{x}" y1="{ym}" x2="${lx + 22}" y2="{ym}" stroke="#d62728" stroke-width="1.5" stroke-dasharray="5 3"/>`,
-      "capacity"
+      text
     )
   }
   legend("", "log scales: each column shares one")
