@@ -144,8 +144,10 @@ export const render = (outcome: Outcome, options?: { readonly heading?: boolean 
         out.push(
           `<line x1="0" y1="${y}" x2="${panelWidth.toFixed(1)}" y2="${y}" stroke="#d62728" stroke-width="1.5" stroke-dasharray="5 3"/>`
         )
+        // Above the line, or under it when the line runs along the top (where the title is).
+        const cy = scale.y(panel.capacity.value)
         out.push(
-          `<text x="${(panelWidth - 4).toFixed(1)}" y="${(scale.y(panel.capacity.value) - 4).toFixed(1)}" text-anchor="end" fill="#d62728" font-size="10">${escape(panel.capacity.label)}</text>`
+          `<text x="${(panelWidth - 4).toFixed(1)}" y="${(cy < 14 ? cy + 12 : cy - 4).toFixed(1)}" text-anchor="end" fill="#d62728" font-size="10">${escape(panel.capacity.label)}</text>`
         )
       }
       const color = lineColors[col % lineColors.length]!

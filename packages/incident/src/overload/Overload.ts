@@ -155,7 +155,7 @@ export interface Second {
   readonly goodput: number
   /** The 99th percentile latency of the calls admitted in this second (0 when none were). */
   readonly p99: number
-  /** Admitted calls that arrived in this second and timed out. */
+  /** Admitted calls that timed out in this second. */
   readonly failed: number
   /** Calls that arrived in this second and the limiter turned away at once. */
   readonly rejected: number
@@ -264,7 +264,9 @@ const runLane = (name: StrategyName, config: Config) =>
     const report = yield* Scenario.run({
       duration: config.durationMillis,
       rate: (config.load * config.capacity * 1000) / config.baseMillis,
-      request
+      request,
+      // What is still in flight at the end is not counted: the last second is like the others.
+      drain: 0
     })
     const perSecond: Array<Second> = report.seconds.map((s, i) => ({
       goodput: s.counters["goodput"] ?? 0,

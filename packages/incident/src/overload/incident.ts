@@ -20,9 +20,10 @@ const serves = (config: Config): number => (config.capacity * 1000) / config.bas
  */
 export const describe = (config: Config): string =>
   [
-    `a dependency serving ${config.capacity} calls at once in ${config.baseMillis} ms (${group(serves(config))} calls/s), slower in proportion beyond;`,
-    `${group(config.load * serves(config))} calls/s arrive (${config.load}x); callers give up at ${config.deadlineMillis / 1000} s, the dependency finishes the work;`,
-    `its capacity halves from ${config.halvedFromMillis / 1000} s to ${config.halvedToMillis / 1000} s; ${config.durationMillis / 1000} s of virtual time.`
+    `a dependency serving ${config.capacity} calls at once in ${config.baseMillis} ms (${group(serves(config))} calls/s), slower beyond;`,
+    `${group(config.load * serves(config))} calls/s arrive (${config.load}x); callers give up at ${config.deadlineMillis / 1000} s;`,
+    `the dependency still finishes what they abandoned; its capacity halves from ${config.halvedFromMillis / 1000} s to ${config.halvedToMillis / 1000} s;`,
+    `${config.durationMillis / 1000} s of virtual time.`
   ].join("\n")
 
 const settled = (seconds: number | undefined): string => (seconds === undefined ? "never" : `${seconds} s`)
@@ -36,15 +37,19 @@ const settled = (seconds: number | undefined): string => (seconds === undefined 
  */
 export const verdict = (lane: Lane, config: Config): { readonly good: boolean; readonly text: string } => {
   const s = lane.summary
-  // Coming through: settled (goodput >= 90%, p99 <= 2x base) within 10 s of each change.
+  // Coming through: settled (each second: goodput >= 90% of capacity, p99 of admitted calls <= 2x
+  // base) within 10 s of each change.
   const good = s.settleHalved !== undefined && s.settleHalved <= 10 && s.settleBack !== undefined && s.settleBack <= 10
-  const failed = s.failed === 0 ? "no call timed out" : `${group(s.failed)} calls timed out`
+  const failed = s.failed === 0 ? "none timed out" : `${group(s.failed)} timed out`
+  const settling =
+    s.settleHalved === undefined && s.settleBack === undefined
+      ? "never settled"
+      : `settled ${settled(s.settleHalved)} after C halved, ${settled(s.settleBack)} after it came back`
   return {
     good,
     text:
-      `goodput ${percent(s.goodput)} of capacity; ${failed}; ${group(s.rejected)} rejected at once; ` +
-      `p99 of admitted ${group(s.p99)} ms (base ${config.baseMillis}); ` +
-      `settled ${settled(s.settleHalved)} after the capacity halved, ${settled(s.settleBack)} after it came back`
+      `goodput ${percent(s.goodput)} of capacity; ${failed}; ${group(s.rejected)} rejected; ` +
+      `p99 ${group(s.p99)} ms (${(s.p99 / config.baseMillis).toFixed(1)}x base); ${settling}`
   }
 }
 

@@ -113,6 +113,7 @@ export interface Summary {
   /** Attempts on the dependency / first attempts over the outage, and in its busiest second. */
   readonly amplification: number
   readonly peakAmplification: number
+  /** The most attempts in a second of the outage. */
   readonly peakAttempts: number
   readonly failed: number
   /** Milliseconds from the recovery to the last attempt that failed (0: none failed after it). */
@@ -158,7 +159,7 @@ export const summarize = (seconds: ReadonlyArray<Second>, lastFailureAt: number,
         sum(outage, (s) => s.first)
       ),
     peakAmplification: Math.max(0, ...outage.map((s) => s.attempts / Math.max(1, s.first))),
-    peakAttempts: Math.max(0, ...seconds.map((s) => s.attempts)),
+    peakAttempts: Math.max(0, ...outage.map((s) => s.attempts)),
     failed: sum(seconds, (s) => s.failed),
     backToNormalMillis: Math.max(0, lastFailureAt - (config.outageAtMillis + config.outageMillis))
   }

@@ -41,7 +41,7 @@ export const verdict = (lane: Lane, config: Config): { readonly good: boolean; r
   return {
     good,
     text:
-      `${times(s.amplification)} the first attempts on the failing dependency (busiest second ${group(s.peakAttempts)}/s); ` +
+      `${times(s.amplification)} the first attempts on the failing dependency (at most ${group(s.peakAttempts)}/s); ` +
       `${group(s.failed)} failed requests; the last failed attempt ${back(s.backToNormalMillis)}`
   }
 }
@@ -97,7 +97,7 @@ export const outcome = (result: Result): Outcome => {
       columns: [
         "strategy",
         "load on the failing dependency",
-        "busiest second",
+        "busiest second of the outage",
         "peak amplification",
         "failed requests",
         "last failed attempt"
