@@ -21,8 +21,13 @@ export interface Panel {
   readonly short: string
   /** In the per-interval table: the mean per second, or the total over the interval. */
   readonly per: "second" | "total"
-  /** A limit drawn across the panel, e.g. the database's capacity. */
-  readonly capacity?: { readonly value: number; readonly label: string } | undefined
+  /**
+   * A line drawn across the panel, e.g. the database's capacity. Above it is a warning (a shaded
+   * cell in the table, a `!` in the terminal) unless `warnAbove` is false: answers at the
+   * capacity are what a limiter aims for.
+   */
+  readonly capacity?:
+    { readonly value: number; readonly label: string; readonly warnAbove?: boolean | undefined } | undefined
 }
 
 /**

@@ -85,7 +85,7 @@ export const outcome = (result: Result): Outcome => {
         title: "answered in time/s",
         short: "ok/s",
         per: "second",
-        capacity: { value: serves(config), label: `capacity ${group(serves(config))}/s` }
+        capacity: { value: serves(config), label: `capacity ${group(serves(config))}/s`, warnAbove: false }
       },
       {
         key: "p99",
