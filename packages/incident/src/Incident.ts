@@ -5,7 +5,9 @@
  *
  * @since 0.1.0
  */
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as TestContext from "effect/TestContext"
 
 /**
  * One quantity charted per second (a column of the chart, a column group of the table).
@@ -121,3 +123,19 @@ export const openEpisodes = (
   if (openedAt !== undefined) episodes.push([openedAt, endSeconds])
   return episodes
 }
+
+/**
+ * Runs one lane per strategy, one after another, each in a scope and a `TestContext` of its own:
+ * a Clock that starts at 0, so times read as seconds of the replay. A failure is a bug of the
+ * model: it dies.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const runLanes = <N, L, E>(
+  names: ReadonlyArray<N>,
+  lane: (name: N) => Effect.Effect<L, E, Scope.Scope>
+): Effect.Effect<Array<L>> =>
+  Effect.forEach(names, (name) => lane(name).pipe(Effect.scoped, Effect.provide(TestContext.TestContext))).pipe(
+    Effect.orDie
+  )

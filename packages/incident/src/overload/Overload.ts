@@ -12,7 +12,7 @@ import { Limit, Limiter } from "@circuitry/limiter"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as TestContext from "effect/TestContext"
+import { runLanes } from "../Incident.js"
 
 /**
  * The strategies, in the order they are shown.
@@ -304,10 +304,7 @@ const runLane = (name: StrategyName, config: Config) =>
  * @category running
  */
 export const run = (config: Config): Effect.Effect<Result> =>
-  Effect.gen(function* () {
-    const lanes: Array<Lane> = []
-    for (const name of config.strategies) {
-      lanes.push(yield* runLane(name, config).pipe(Effect.scoped, Effect.provide(TestContext.TestContext)))
-    }
-    return { config, lanes }
-  }).pipe(Effect.orDie)
+  Effect.map(
+    runLanes(config.strategies, (name) => runLane(name, config)),
+    (lanes) => ({ config, lanes })
+  )

@@ -16,7 +16,7 @@ import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import * as TestContext from "effect/TestContext"
+import { runLanes } from "../Incident.js"
 
 /**
  * The strategies, in the order they are shown.
@@ -221,10 +221,7 @@ const runLane = (name: StrategyName, config: Config) =>
  * @category running
  */
 export const run = (config: Config): Effect.Effect<Result> =>
-  Effect.gen(function* () {
-    const lanes: Array<Lane> = []
-    for (const name of config.strategies) {
-      lanes.push(yield* runLane(name, config).pipe(Effect.scoped, Effect.provide(TestContext.TestContext)))
-    }
-    return { config, lanes }
-  }).pipe(Effect.orDie)
+  Effect.map(
+    runLanes(config.strategies, (name) => runLane(name, config)),
+    (lanes) => ({ config, lanes })
+  )
