@@ -26,7 +26,10 @@ const intervalTable = (outcome: Outcome, intervalSeconds: number): string => {
           const slice = (lane.series[panel.key] ?? []).slice(from, to)
           const total = slice.reduce((sum, n) => sum + n, 0)
           const value = panel.per === "second" ? total / (to - from) : total
-          const over = panel.capacity !== undefined && slice.some((v) => v > panel.capacity!.value)
+          const over =
+            panel.capacity !== undefined &&
+            panel.capacity.warnAbove !== false &&
+            slice.some((v) => v > panel.capacity!.value)
           return `<td${over ? ' class="over"' : ""}>${group(value)}</td>`
         })
         .join("")
@@ -39,8 +42,11 @@ const intervalTable = (outcome: Outcome, intervalSeconds: number): string => {
         `${escape(p.short)}: ${escape(p.title)}${p.per === "second" ? ", mean over the interval" : ", total over the interval"}`
     )
     .join("; ")
+  const warned = outcome.panels.flatMap((p) =>
+    p.capacity === undefined || p.capacity.warnAbove === false ? [] : [escape(p.capacity.label)]
+  )
   return `<table class="intervals"><thead><tr><th></th>${head1}</tr><tr><th>time</th>${head2}</tr></thead><tbody>${rows.join("")}</tbody></table>
-<p class="note">${notes}. A shaded cell: over capacity in at least one second of the interval.</p>`
+<p class="note">${notes}.${warned.length === 0 ? "" : ` A shaded cell: above ${warned.join(", ")} in at least one second of the interval.`}</p>`
 }
 
 const section = (outcome: Outcome, intervalSeconds: number): string => `<section id="${escape(outcome.name)}">

@@ -5,7 +5,9 @@
  *
  * @since 0.1.0
  */
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as TestContext from "effect/TestContext"
 
 /**
  * One quantity charted per second (a column of the chart, a column group of the table).
@@ -21,8 +23,13 @@ export interface Panel {
   readonly short: string
   /** In the per-interval table: the mean per second, or the total over the interval. */
   readonly per: "second" | "total"
-  /** A limit drawn across the panel, e.g. the database's capacity. */
-  readonly capacity?: { readonly value: number; readonly label: string } | undefined
+  /**
+   * A line drawn across the panel, e.g. the database's capacity. Above it is a warning (a shaded
+   * cell in the table, a `!` in the terminal) unless `warnAbove` is false: answers at the
+   * capacity are what a limiter aims for.
+   */
+  readonly capacity?:
+    { readonly value: number; readonly label: string; readonly warnAbove?: boolean | undefined } | undefined
 }
 
 /**
@@ -116,3 +123,19 @@ export const openEpisodes = (
   if (openedAt !== undefined) episodes.push([openedAt, endSeconds])
   return episodes
 }
+
+/**
+ * Runs one lane per strategy, one after another, each in a scope and a `TestContext` of its own:
+ * a Clock that starts at 0, so times read as seconds of the replay. A failure is a bug of the
+ * model: it dies.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const runLanes = <N, L, E>(
+  names: ReadonlyArray<N>,
+  lane: (name: N) => Effect.Effect<L, E, Scope.Scope>
+): Effect.Effect<Array<L>> =>
+  Effect.forEach(names, (name) => lane(name).pipe(Effect.scoped, Effect.provide(TestContext.TestContext))).pipe(
+    Effect.orDie
+  )

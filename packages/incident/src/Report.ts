@@ -85,7 +85,7 @@ export const sparklines = (
       const from = Math.floor(c * per)
       const slice = values.slice(from, Math.max(from + 1, Math.floor((c + 1) * per)))
       const v = Math.max(0, ...slice)
-      const above = panel.capacity !== undefined && v > panel.capacity.value
+      const above = panel.capacity !== undefined && panel.capacity.warnAbove !== false && v > panel.capacity.value
       const block = blocks[level(v)]!
       bar += above && options.color ? `\x1b[31m${block}\x1b[0m` : block
       over += above ? "!" : " "
@@ -104,7 +104,7 @@ export const sparklines = (
     `  ${"".padStart(width)}  0 s${"".padStart(Math.max(0, columns - 3 - `${outcome.seconds} s`.length))}${outcome.seconds} s`
   )
   lines.push(
-    `  ${"".padStart(width)}  ${[stall, "─ breaker open", panel.capacity ? "! over capacity" : ""].filter((s) => s !== "").join("   ")}`
+    `  ${"".padStart(width)}  ${[stall, "─ breaker open", panel.capacity && panel.capacity.warnAbove !== false ? `! over ${panel.capacity.label}` : ""].filter((s) => s !== "").join("   ")}`
   )
   return lines.join("\n")
 }

@@ -80,14 +80,17 @@ export const render = (outcome: Outcome, options?: { readonly heading?: boolean 
   for (const mark of outcome.marks) {
     legend(`<rect x="{x}" y="{y}" width="22" height="13" fill="${stallShade}" fill-opacity="0.22"/>`, mark.label)
   }
-  legend(
-    `<rect x="{x}" y="{y}" width="22" height="13" fill="${openShade}" fill-opacity="0.22"/>`,
-    "that strategy's breaker open"
-  )
-  if (panels.some((p) => p.capacity !== undefined)) {
+  if (lanes.some((lane) => lane.episodes.length > 0)) {
+    legend(
+      `<rect x="{x}" y="{y}" width="22" height="13" fill="${openShade}" fill-opacity="0.22"/>`,
+      "that strategy's breaker open"
+    )
+  }
+  // The dashed lines, each once: "capacity 1,000/s", "deadline 1,000 ms".
+  for (const text of new Set(panels.flatMap((p) => (p.capacity === undefined ? [] : [p.capacity.label])))) {
     legend(
       `<line x1="{x}" y1="{ym}" x2="${lx + 22}" y2="{ym}" stroke="#d62728" stroke-width="1.5" stroke-dasharray="5 3"/>`,
-      "capacity"
+      text
     )
   }
   legend("", "log scales: each column shares one")
@@ -141,8 +144,10 @@ export const render = (outcome: Outcome, options?: { readonly heading?: boolean 
         out.push(
           `<line x1="0" y1="${y}" x2="${panelWidth.toFixed(1)}" y2="${y}" stroke="#d62728" stroke-width="1.5" stroke-dasharray="5 3"/>`
         )
+        // Above the line, or under it when the line runs along the top (where the title is).
+        const cy = scale.y(panel.capacity.value)
         out.push(
-          `<text x="${(panelWidth - 4).toFixed(1)}" y="${(scale.y(panel.capacity.value) - 4).toFixed(1)}" text-anchor="end" fill="#d62728" font-size="10">${escape(panel.capacity.label)}</text>`
+          `<text x="${(panelWidth - 4).toFixed(1)}" y="${(cy < 14 ? cy + 12 : cy - 4).toFixed(1)}" text-anchor="end" fill="#d62728" font-size="10">${escape(panel.capacity.label)}</text>`
         )
       }
       const color = lineColors[col % lineColors.length]!

@@ -6,9 +6,11 @@
  */
 import * as CacheStall from "./cacheStall/incident.js"
 import type { Incident } from "./Incident.js"
+import * as Overload from "./overload/incident.js"
+import * as RetryStorm from "./retryStorm/incident.js"
 
 /**
  * @since 0.1.0
  * @category incidents
  */
-export const incidents: ReadonlyArray<Incident> = [CacheStall.incident]
+export const incidents: ReadonlyArray<Incident> = [CacheStall.incident, Overload.incident, RetryStorm.incident]

@@ -167,7 +167,7 @@ describe("flags", () => {
     const command = Either.getOrThrow(Flags.parse([], incidents))
     assert.deepStrictEqual(
       command.incidents.map((i) => i.name),
-      ["cache-stall"]
+      ["cache-stall", "overload", "retry-storm"]
     )
     assert.strictEqual(command.incidents[0]!.setup, CacheStallIncident.describe(CacheStall.defaults))
     assert.include(command.incidents[0]!.setup, "1,500 requests/s")
@@ -211,7 +211,10 @@ describe("flags", () => {
     assert.match(message(["--rate=-3"]), /^--rate: must be a number from 1 to 20000, got "-3"/)
     assert.match(message(["--stall", "soon"]), /^--stall: must be a time/)
     assert.match(message(["--strategies", "shed,magic"]), /unknown name "magic"/)
-    assert.match(message(["--incident", "meteor"]), /^--incident: unknown name "meteor"; the names are cache-stall/)
+    assert.match(
+      message(["--incident", "meteor"]),
+      /^--incident: unknown name "meteor"; the names are cache-stall, overload, retry-storm$/
+    )
     assert.match(message(["--max-loads", "1.5"]), /^--max-loads: must be a whole number/)
     assert.match(message(["--frobnicate"]), /frobnicate/)
   })
