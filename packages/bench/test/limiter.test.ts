@@ -49,6 +49,7 @@ describe("limiter group", () => {
       const admitted = await limiter.admitted()
       expect(admitted.rows.map((r) => r.id)).toEqual([
         "floor",
+        "floor-timed",
         "limiter-fixed",
         "limiter-gradient2",
         "circuitry-consecutive"

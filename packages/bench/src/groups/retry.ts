@@ -8,11 +8,18 @@
  *   TCP socket (a server in the same process echoes one byte: the cheapest remote call there is)
  *   and a loopback HTTP GET (node:http, keep-alive: what an HTTP client hedges). The same over an
  *   effect that only crosses one event-loop turn (`setImmediate`) and over `Effect.succeed` is
- *   shown beside them, to say what a hedge costs in absolute terms: one fiber for the copy.
+ *   shown beside them, to say what a hedge costs in absolute terms: one fiber for the copy. And
+ *   the same calls run in a fiber of their own and nothing else (`forked`): the least any hedging
+ *   costs whose first attempt can be interrupted when a hedge wins, which needs it in a fiber of
+ *   its own (see `forked` below).
  */
 import { Hedging, Retry, RetryBudget } from "@circuitry/retry"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Runtime from "effect/Runtime"
+import * as RuntimeFlags from "effect/RuntimeFlags"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as http from "node:http"
@@ -116,6 +123,27 @@ const nextTurn: Work = Effect.async<number>((resume) => {
   return Effect.sync(() => clearImmediate(handle))
 })
 
+/**
+ * The effect in a fiber of its own, started at once in the caller's runtime, the caller waiting in
+ * one `Effect.async` whose canceller interrupts it: no timer, no budget, no second copy. A hedged
+ * call's first attempt must be in a fiber of its own, because a hedge that wins must be able to
+ * interrupt it and let the caller go on (an Effect fiber can only be interrupted whole), so this
+ * row is the floor under any `withHedging` on a fast success.
+ */
+const forked: Guard = (self) =>
+  Effect.withFiberRuntime((fiber, status) => {
+    const runtime = Runtime.make({
+      context: fiber.currentContext as Context.Context<never>,
+      fiberRefs: fiber.getFiberRefs(),
+      runtimeFlags: RuntimeFlags.enable(status.runtimeFlags, RuntimeFlags.Interruption)
+    })
+    return Effect.async<unknown, unknown>((resume) => {
+      const copy = Runtime.runFork(runtime)(self)
+      copy.addObserver((exit) => resume(exit))
+      return Fiber.interrupt(copy)
+    })
+  })
+
 export const hedgingCases = async (): Promise<{
   readonly cases: ReadonlyArray<Case>
   readonly close: () => Promise<void>
@@ -130,8 +158,10 @@ export const hedgingCases = async (): Promise<{
     cases: [
       cases.inFiber("http-bare", "loopback HTTP GET (node:http, keep-alive), bare", bare, get),
       cases.inFiber("http-hedged", "loopback HTTP GET, withHedging (100 ms)", hedged, get),
+      cases.inFiber("http-forked", "loopback HTTP GET, in a fiber of its own (the floor under hedging)", forked, get),
       cases.inFiber("bare", "loopback TCP round trip, bare", bare, echo),
       cases.inFiber("hedged", "loopback TCP round trip, withHedging (100 ms)", hedged, echo),
+      cases.inFiber("forked", "loopback TCP round trip, in a fiber of its own (the floor under hedging)", forked, echo),
       cases.inFiber("turn-bare", "one event-loop turn (setImmediate), bare", bare, nextTurn),
       cases.inFiber("turn-hedged", "one event-loop turn (setImmediate), withHedging", hedged, nextTurn),
       cases.inFiber("sync-bare", "Effect.succeed, bare", bare, Effect.succeed(1)),
@@ -167,7 +197,8 @@ export const run = async (group: "retry" | "hedging"): Promise<TimedGroup> => {
       notes: [
         "Many calls inside one Effect.gen loop, one at a time. The loopback server runs in the same process, so its CPU time counts in both rows.",
         "The x floor column compares every row with the bare loopback TCP round trip; each target compares withHedging with the bare effect of the same kind.",
-        "What a hedge costs when none fires: one fiber for the copy (started at once, not scheduled), one timer entry in the Hedging's shared sweeper, and one more resumption of the caller."
+        "What a hedge costs when none fires: one fiber for the copy (started at once, not scheduled), one timer entry in the Hedging's shared sweeper, and one more resumption of the caller.",
+        "The forked rows run the effect in a fiber of its own and nothing else: the first attempt of a hedged call must be interruptible apart from its caller (when a hedge wins), so no withHedging can cost less than them."
       ]
     }
   } finally {
