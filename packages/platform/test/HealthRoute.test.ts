@@ -99,7 +99,8 @@ describe("HealthRoute", () => {
             counts: { calls: 3, failures: 2, slowCalls: 0, consecutiveFailures: 2 },
             probes: 0
           }
-        ]
+        ],
+        storeInContext: false
       })
       // Listing moved nothing in the registry's least-recently-used order.
       assert.deepStrictEqual(yield* registry.names, before)
@@ -118,7 +119,7 @@ describe("HealthRoute", () => {
     Effect.gen(function* () {
       const server = yield* serve(app)
       const body = yield* (yield* (yield* HttpClient.HttpClient).get(`${server.url}/health/breakers`)).json
-      assert.deepStrictEqual(body, { at: "1970-01-01T00:00:00.000Z", open: 0, breakers: [] })
+      assert.deepStrictEqual(body, { at: "1970-01-01T00:00:00.000Z", open: 0, breakers: [], storeInContext: false })
       const html = yield* (yield* (yield* HttpClient.HttpClient).get(`${server.url}/health/breakers/view`)).text
       assert.include(html, "No breakers yet.")
     }).pipe(Effect.provide(Env))
