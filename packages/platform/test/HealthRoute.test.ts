@@ -8,11 +8,10 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
-import { execFile } from "node:child_process"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { chromium } from "./chromium.js"
 import { serve } from "./utils.js"
 
 const Env = Layer.mergeAll(
@@ -42,38 +41,6 @@ const app = HttpRouter.empty.pipe(
   HttpRouter.get("/", HttpServerResponse.text("app")),
   HttpRouter.concat(HealthRoute.router({ refreshSeconds: 3 }))
 )
-
-/** Runs the Debian `chromium` headless (CHROMIUM overrides the binary) and returns its stdout. */
-const chromium = (args: ReadonlyArray<string>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "circuitry-chromium-"))),
-    (profile) =>
-      Effect.async<string, Error>((resume) => {
-        execFile(
-          process.env.CHROMIUM ?? "chromium",
-          [
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            `--user-data-dir=${profile}`,
-            ...args
-          ],
-          { timeout: 30_000 },
-          (error, stdout, stderr) =>
-            resume(
-              error === null
-                ? Effect.succeed(stdout)
-                : Effect.fail(new Error(`chromium failed: ${error.message}\n${stderr.slice(-2000)}`))
-            )
-        )
-      }),
-    (profile) => Effect.sync(() => Fs.rmSync(profile, { recursive: true, force: true }))
-  )
 
 describe("HealthRoute", () => {
   it.scoped("the JSON lists every breaker with its state, counts and open-until; reading it is not use", () =>
@@ -141,7 +108,7 @@ describe("HealthRoute", () => {
         assert.notInclude(html, hostile)
 
         // The DOM as Chromium built it: one row per breaker, in name order, with its state.
-        const dom = yield* chromium(["--dump-dom", url])
+        const dom = (yield* chromium(["--dump-dom", url])).stdout
         const rows = [...dom.matchAll(/<td class="name">([^<]*)<\/td>\s*<td><span class="state"[^>]*>([^<]*)</g)].map(
           (m) => [m[1], m[2]]
         )

@@ -143,10 +143,12 @@ const script = `<script>
   var live = document.getElementById("live");
   root.setAttribute("data-script", "ran");
   if (!live || typeof EventSource === "undefined") return;
+  var updates = 0;
   var source = new EventSource(live.getAttribute("data-events"));
   source.addEventListener("view", function (event) {
     live.innerHTML = event.data;
     root.setAttribute("data-live", "on");
+    root.setAttribute("data-updates", String(++updates));
   });
   source.onerror = function () { root.setAttribute("data-live", "reconnecting"); };
 })();
