@@ -8,7 +8,6 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import type { BreakerHistory, MakeOptions, Sample } from "../HealthRoute.js"
 import * as Follow from "./healthFollow.js"
@@ -102,7 +101,9 @@ export const start = (
       }
       for (const name of entries.keys()) if (!names.has(name)) entries.delete(name) // dropped by the registry
     })
-    yield* Effect.forkScoped(Effect.repeat(sample, Schedule.fixed(Duration.millis(options.everyMillis))))
+    // The first sample is taken now, so what `make` returns already knows the registry as it is.
+    yield* sample
+    yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(Duration.millis(options.everyMillis)), sample)))
     const span = options.samples * options.everyMillis
     return {
       of: (name) => {
