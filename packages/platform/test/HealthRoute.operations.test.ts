@@ -1,4 +1,4 @@
-import { BreakerRegistry, Policy } from "@circuitry/breaker"
+import { BreakerRegistry, BreakerStore, Policy } from "@circuitry/breaker"
 import { HealthRoute } from "@circuitry/platform"
 import { assert, describe, it } from "@effect/vitest"
 import * as HttpClient from "@effect/platform/HttpClient"
@@ -179,5 +179,34 @@ describe("HealthRoute operations", () => {
       const snapshot = yield* payments.snapshot
       assert.deepStrictEqual(snapshot.state, { _tag: "Open", until: 30_000 } as never)
     }).pipe(Effect.provide(Env))
+  )
+
+  it.scoped(
+    "with a BreakerStore: the JSON says so, and an isolate reaches another member as the verdict is shared",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* BreakerStore.makeMemory
+        const options = { defaults: { policy: Policy.consecutiveFailures(1) } }
+        const member = yield* BreakerRegistry.make(options).pipe(Effect.provideService(BreakerStore.BreakerStore, store))
+        const other = yield* BreakerRegistry.make(options).pipe(Effect.provideService(BreakerStore.BreakerStore, store))
+        const elsewhere = yield* other.get("payments")
+        yield* member.get("payments")
+        const server = yield* serve(HealthRoute.router({ authorize })).pipe(
+          Effect.provideService(BreakerRegistry.BreakerRegistry, member),
+          Effect.provideService(BreakerStore.BreakerStore, store)
+        )
+        const client = yield* HttpClient.HttpClient
+        const body = (yield* (yield* client.get(`${server.url}/health/breakers`)).json) as HealthRoute.Health
+        assert.strictEqual(body.storeInContext, true)
+
+        const isolated = yield* post(`${server.url}/health/breakers/isolate`, { breaker: "payments" }, "admin")
+        assert.strictEqual(isolated.status, 200)
+        let seen = (yield* elsewhere.state)._tag
+        for (let i = 0; i < 200 && seen !== "Isolated"; i++) {
+          yield* Effect.yieldNow()
+          seen = (yield* elsewhere.state)._tag
+        }
+        assert.strictEqual(seen, "Isolated")
+      }).pipe(Effect.provide(Env))
   )
 })
