@@ -291,9 +291,8 @@ export interface MakeOptions<R = never> extends RouterOptions<R> {
  * @category routes
  * @example
  * ```ts
- * import { BreakerRegistry } from "@circuitry/breaker"
  * import { HealthRoute } from "@circuitry/platform"
- * import { HttpRouter, HttpServerRequest } from "@effect/platform"
+ * import { HttpServerRequest } from "@effect/platform"
  * import { Effect } from "effect"
  *
  * const routes = HealthRoute.make({

@@ -7,7 +7,8 @@
 import type { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as Duration from "effect/Duration"
+import * as Chunk from "effect/Chunk"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
@@ -70,4 +71,5 @@ export const view = <R>(
   health: Effect.Effect<Health, never, R>,
   render: (health: Health) => string
 ): HttpApp.Default<never, R | BreakerRegistry.BreakerRegistry> =>
-  respond(Stream.mapEffect(updates(every), () => Effect.map(health, (h) => event("view", render(h)))))
+  // One render per chunk of updates, so that a burst of transitions is one re-render, not one each.
+  respond(Stream.mapChunksEffect(updates(every), () => Effect.map(health, (h) => Chunk.of(event("view", render(h))))))
