@@ -104,8 +104,8 @@ describe("HealthRoute history", () => {
       const cases: Array<[HealthRoute.MakeOptions["history"], string]> = [
         [{ samples: 0 }, "HealthRoute: history.samples must be a whole number >= 1, got 0"],
         [{ samples: 2.5 }, "HealthRoute: history.samples must be a whole number >= 1, got 2.5"],
-        [{ every: "0 seconds" }, "HealthRoute: history.every must be a finite duration > 0, got 0 seconds"],
-        [{ every: "forever" as never }, "HealthRoute: history.every must be a finite duration > 0, got forever"]
+        [{ every: "0 seconds" }, `HealthRoute: history.every must be a finite duration > 0, got "0 seconds"`],
+        [{ every: "forever" as never }, `HealthRoute: history.every must be a finite duration > 0, got "forever"`]
       ]
       for (const [history, message] of cases) {
         const error = yield* Effect.flip(HealthRoute.make({ history }))

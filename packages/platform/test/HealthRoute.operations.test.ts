@@ -187,7 +187,9 @@ describe("HealthRoute operations", () => {
       Effect.gen(function* () {
         const store = yield* BreakerStore.makeMemory
         const options = { defaults: { policy: Policy.consecutiveFailures(1) } }
-        const member = yield* BreakerRegistry.make(options).pipe(Effect.provideService(BreakerStore.BreakerStore, store))
+        const member = yield* BreakerRegistry.make(options).pipe(
+          Effect.provideService(BreakerStore.BreakerStore, store)
+        )
         const other = yield* BreakerRegistry.make(options).pipe(Effect.provideService(BreakerStore.BreakerStore, store))
         const elsewhere = yield* other.get("payments")
         yield* member.get("payments")

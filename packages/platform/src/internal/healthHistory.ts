@@ -2,14 +2,15 @@
  * The health route's short memory: per breaker, a bounded ring of samples (state, window counts,
  * failure rate) taken every `every` on the Effect Clock, and a bounded ring of its transitions.
  */
-import { CircuitBreaker } from "@circuitry/breaker"
+import { CircuitBreaker, OptionRules } from "@circuitry/breaker"
 import type { BreakerRegistry } from "@circuitry/breaker"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import type { BreakerHistory, MakeOptions, Sample } from "../HealthRoute.js"
+import type { BreakerHistory, Sample } from "../HealthRoute.js"
 import * as Follow from "./healthFollow.js"
 
 /** A fixed-capacity ring: pushing past capacity drops the oldest. */
@@ -42,21 +43,25 @@ export interface Resolved {
   readonly everyMillis: number
 }
 
+const Options = Schema.Struct({
+  history: Schema.optional(
+    Schema.Struct({
+      samples: Schema.optional(OptionRules.Whole(1)),
+      every: Schema.optional(OptionRules.PositiveMillis)
+    })
+  )
+})
+
 /** @internal */
-export const resolve = (
-  options: MakeOptions<unknown>["history"]
-): Either.Either<Resolved, CircuitBreaker.InvalidBreakerOptions> => {
-  const fail = (message: string) => Either.left(new CircuitBreaker.InvalidBreakerOptions({ message }))
-  const samples = options?.samples ?? 30
-  if (typeof samples !== "number" || !Number.isInteger(samples) || samples < 1) {
-    return fail(`HealthRoute: history.samples must be a whole number >= 1, got ${String(samples)}`)
-  }
-  const every = Duration.decodeUnknown(options?.every ?? "10 seconds")
-  if (every._tag === "None" || !Duration.isFinite(every.value) || Duration.toMillis(every.value) <= 0) {
-    return fail(`HealthRoute: history.every must be a finite duration > 0, got ${String(options?.every)}`)
-  }
-  return Either.right({ samples, everyMillis: Duration.toMillis(every.value) })
-}
+export const resolve = (options: unknown): Either.Either<Resolved, CircuitBreaker.InvalidBreakerOptions> =>
+  Either.map(
+    OptionRules.decode(
+      Options,
+      options,
+      (message) => new CircuitBreaker.InvalidBreakerOptions({ message: `HealthRoute: ${message}` })
+    ),
+    ({ history }) => ({ samples: history?.samples ?? 30, everyMillis: history?.every ?? 10_000 })
+  )
 
 /** @internal */
 export interface History {

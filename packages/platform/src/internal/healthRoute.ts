@@ -140,7 +140,7 @@ export const make = <R = never>(
   Scope.Scope | BreakerRegistry.BreakerRegistry
 > =>
   Effect.gen(function* () {
-    const resolved = yield* History.resolve(options?.history)
+    const resolved = yield* History.resolve(options)
     const history = yield* History.start(resolved)
     return build(options, history)
   })
