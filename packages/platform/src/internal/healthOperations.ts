@@ -4,15 +4,15 @@
  * body is refused first (400, revealing nothing), then the hook decides (401/403), and only then
  * does the caller learn whether the breaker exists (404), so that names are not probed anonymously.
  */
-import { BreakerRegistry } from "@circuitry/breaker"
+import { BreakerRegistry, OptionRules } from "@circuitry/breaker"
 import type { CircuitBreaker } from "@circuitry/breaker"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { Authorization, Authorize, Operation } from "../HealthRoute.js"
 
@@ -58,6 +58,8 @@ const body = <A, I>(schema: Schema.Schema<A, I>) =>
     )
   )
 
+const positiveMillis = Schema.decodeUnknownOption(OptionRules.PositiveMillis)
+
 /** `for` (a duration > 0) or `until` (an ISO 8601 instant in the future), exactly one of them. */
 const untilOf = (input: typeof Extend.Type, now: number): Either.Either<number, BadRequest> => {
   const bad = (detail: string) => Either.left(new BadRequest(detail))
@@ -65,11 +67,11 @@ const untilOf = (input: typeof Extend.Type, now: number): Either.Either<number, 
     return bad(`Give exactly one of "for" (a duration, e.g. "5 minutes") and "until" (an ISO 8601 instant).`)
   }
   if (input.for !== undefined) {
-    const duration = Duration.decodeUnknown(input.for)
-    if (duration._tag === "None" || !Duration.isFinite(duration.value) || Duration.toMillis(duration.value) <= 0) {
+    const millis = positiveMillis(input.for)
+    if (Option.isNone(millis)) {
       return bad(`"for" must be a finite duration > 0 such as "5 minutes", got ${JSON.stringify(input.for)}.`)
     }
-    return Either.right(now + Duration.toMillis(duration.value))
+    return Either.right(now + millis.value)
   }
   const until = Date.parse(input.until!)
   if (Number.isNaN(until)) return bad(`"until" must be an ISO 8601 instant, got ${JSON.stringify(input.until)}.`)
