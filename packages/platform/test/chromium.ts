@@ -1,8 +1,10 @@
+import { assert } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
 
 /**
  * Runs the Debian `chromium` headless (CHROMIUM overrides the binary) and returns its stdout and
@@ -43,3 +45,33 @@ export const chromium = (args: ReadonlyArray<string>) =>
 
 /** The page's console lines that Chromium logged (`INFO:CONSOLE`), e.g. uncaught errors. */
 export const consoleLines = (stderr: string): Array<string> => stderr.split("\n").filter((l) => l.includes(":CONSOLE"))
+
+/**
+ * Screenshots `url` at `width`x`height` into packages/platform/.tmp/`name` and checks the file:
+ * a PNG of that size, and not blank (a blank page this size compresses to a few kB; tables with
+ * their text are several times that).
+ */
+export const screenshot = (
+  url: string,
+  name: string,
+  size: { readonly width: number; readonly height: number },
+  args: ReadonlyArray<string> = []
+) =>
+  Effect.gen(function* () {
+    const dir = fileURLToPath(new URL("../.tmp/", import.meta.url))
+    Fs.mkdirSync(dir, { recursive: true })
+    const file = Path.join(dir, name)
+    Fs.rmSync(file, { force: true })
+    yield* chromium([
+      ...args,
+      `--screenshot=${file}`,
+      `--window-size=${size.width},${size.height}`,
+      "--hide-scrollbars",
+      url
+    ])
+    const png = Fs.readFileSync(file)
+    assert.deepStrictEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
+    assert.deepStrictEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [size.width, size.height]) // IHDR
+    assert.isAbove(png.length, 12_000)
+    return file
+  })
