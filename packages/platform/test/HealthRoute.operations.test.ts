@@ -172,6 +172,18 @@ describe("HealthRoute operations", () => {
         assert.strictEqual(response.headers["content-type"], "application/problem+json")
         assert.deepStrictEqual(response.body, { type: "about:blank", title: "Bad Request", status: 400, detail })
       }
+      // Not JSON (what a cross-site form sends): 415, before the hook is even asked.
+      const form = yield* (yield* HttpClient.HttpClient).execute(
+        HttpClientRequest.post(`${server.url}/health/breakers/isolate`).pipe(
+          HttpClientRequest.setHeader("authorization", "Bearer admin"),
+          HttpClientRequest.bodyText(`{"breaker":"payments"}`, "text/plain")
+        )
+      )
+      assert.strictEqual(form.status, 415)
+      assert.strictEqual(
+        ((yield* form.json) as { detail: string }).detail,
+        "The body must be application/json, got text/plain."
+      )
       const noName = yield* post(`${server.url}/health/breakers/isolate`, { name: "payments" }, "admin")
       assert.strictEqual(noName.status, 400)
       assert.match(String(noName.body.detail), /^The body must be/)

@@ -1,7 +1,7 @@
 /**
  * The health route's operations: isolate, reset and extend an open circuit, by breaker name, each
- * decided by the application's `authorize` hook. The order of the checks is deliberate: a malformed
- * body is refused first (400, revealing nothing), then the hook decides (401/403), and only then
+ * decided by the application's `authorize` hook. The order of the checks is deliberate: a body that
+ * is not JSON (415) or is malformed (400) is refused first, revealing nothing, then the hook decides (401/403), and only then
  * does the caller learn whether the breaker exists (404), so that names are not probed anonymously.
  */
 import { BreakerRegistry, OptionRules } from "@circuitry/breaker"
@@ -29,7 +29,8 @@ const titles: Record<number, string> = {
   401: "Unauthorized",
   403: "Forbidden",
   404: "Not Found",
-  409: "Conflict"
+  409: "Conflict",
+  415: "Unsupported Media Type"
 }
 
 const problem = (status: number, detail: string, headers: Record<string, string> = {}) =>
@@ -89,6 +90,12 @@ const run = <R>(
 ) =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
+    // Only JSON: a cross-site HTML form cannot send it without a CORS preflight, so a hook that
+    // trusts a cookie is not open to cross-site request forgery through these routes.
+    const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+    if (type !== "application/json") {
+      return problem(415, `The body must be application/json, got ${type === "" ? "no content type" : type}.`)
+    }
     const parsed = yield* Effect.either(Effect.flatMap(Clock.currentTimeMillis, parse))
     if (Either.isLeft(parsed)) return problem(400, parsed.left.detail)
     const operation = parsed.right
