@@ -64,7 +64,7 @@ export interface Sample {
 export interface BreakerHistory {
   /** Oldest first; at most `history.samples`. */
   readonly samples: ReadonlyArray<Sample>
-  /** Oldest first; at most `history.samples`, none older than the oldest sample's period. */
+  /** Oldest first; at most `history.samples`, none older than `samples` x `every` before the newest sample. */
   readonly transitions: ReadonlyArray<{
     readonly from: CircuitBreaker.StateTag
     readonly to: CircuitBreaker.StateTag
