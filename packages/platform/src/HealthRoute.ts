@@ -1,8 +1,10 @@
 /**
  * A health route listing every breaker in the `BreakerRegistry`: its state, the counts in its
  * window and when it reopens, and, when a `LimiterRegistry` is provided too, every limiter's limit,
- * calls in flight and rejections; as JSON for machines and as a small self-refreshing HTML page for
- * a person. Reading it records nothing and does not count as use of a breaker or a limiter.
+ * calls in flight and rejections; as JSON for machines, as server-sent events, and as a small HTML
+ * page for a person that updates itself live. Reading it records nothing and does not count as use
+ * of a breaker or a limiter. `make` adds a short history per breaker; an `authorize` hook given by
+ * the application mounts operations (isolate, reset, extend an open circuit).
  *
  * @since 0.1.0
  */
@@ -10,8 +12,12 @@ import type { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
 import type { Limiter } from "@circuitry/limiter"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import type * as HttpRouter from "@effect/platform/HttpRouter"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import * as internal from "./internal/healthRoute.js"
+import * as operations from "./internal/healthOperations.js"
 
 /**
  * One breaker, as the health route shows it.
@@ -28,6 +34,42 @@ export interface BreakerHealth {
   readonly counts: CircuitBreaker.Snapshot["counts"]
   /** Half-open probes in flight. */
   readonly probes: number
+  /** The last minutes of this breaker; present only on a route built by `make`. */
+  readonly history?: BreakerHistory
+}
+
+/**
+ * One sample of a breaker's history, taken on the Effect Clock.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Sample {
+  /** When it was taken (ISO 8601, Effect Clock). */
+  readonly at: string
+  readonly state: CircuitBreaker.StateTag
+  /** Calls and failures in the breaker's current window at that instant. */
+  readonly calls: number
+  readonly failures: number
+  /** `failures / calls`, or `null` when the window held no call. */
+  readonly failureRate: number | null
+}
+
+/**
+ * A breaker's last minutes, as the route kept them: a bounded ring of samples and of transitions.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface BreakerHistory {
+  /** Oldest first; at most `history.samples`. */
+  readonly samples: ReadonlyArray<Sample>
+  /** Oldest first; at most `history.samples`, none older than `samples` x `every` before the newest sample. */
+  readonly transitions: ReadonlyArray<{
+    readonly from: CircuitBreaker.StateTag
+    readonly to: CircuitBreaker.StateTag
+    readonly at: string
+  }>
 }
 
 /**
@@ -62,6 +104,12 @@ export interface Health {
   readonly breakers: ReadonlyArray<BreakerHealth>
   /** Every limiter, by name; present only when a `LimiterRegistry` is provided. */
   readonly limiters?: ReadonlyArray<LimiterHealth>
+  /**
+   * Whether a `BreakerStore` is in the route's own context. Breakers made by a registry built in
+   * the same context share their verdicts through it; the breaker's snapshot does not yet say, per
+   * breaker, whether it is shared, so this is what the route can know.
+   */
+  readonly storeInContext: boolean
 }
 
 /**
@@ -87,14 +135,23 @@ export const json: HttpApp.Default<never, BreakerRegistry.BreakerRegistry> = int
  * @category models
  */
 export interface HtmlOptions {
-  /** Seconds between the page's own reloads. Default 5. */
+  /**
+   * Seconds between snapshots on the live stream, and between reloads of a page that has no
+   * JavaScript or no `events` stream. Default 5.
+   */
   readonly refreshSeconds?: number | undefined
   /** The page title. Default `"Circuit breakers"`. */
   readonly title?: string | undefined
+  /**
+   * The URL (relative to the page) of a stream of `view` events (`router` serves one); with it the
+   * page replaces its tables from each event instead of reloading itself.
+   */
+  readonly events?: string | undefined
 }
 
 /**
- * Renders a `Health` as a small HTML page that reloads itself every `refreshSeconds`.
+ * Renders a `Health` as a small HTML page: live from `events` when given, else reloading itself
+ * every `refreshSeconds`.
  *
  * @since 0.1.0
  * @category rendering
@@ -102,7 +159,8 @@ export interface HtmlOptions {
 export const renderHtml: (health: Health, options?: HtmlOptions) => string = internal.renderHtml
 
 /**
- * The HTML view of `json`, for a person: a table that reloads itself.
+ * The HTML view of `json`, for a person: a table that reloads itself (or updates live from
+ * `options.events`).
  *
  * @since 0.1.0
  * @category routes
@@ -110,16 +168,86 @@ export const renderHtml: (health: Health, options?: HtmlOptions) => string = int
 export const html: (options?: HtmlOptions) => HttpApp.Default<never, BreakerRegistry.BreakerRegistry> = internal.html
 
 /**
+ * An operation asked of the route, as the `authorize` hook sees it. `until` is epoch milliseconds
+ * (Effect Clock), already computed from the request's `for` or `until`.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export type Operation =
+  | { readonly _tag: "Isolate"; readonly breaker: string }
+  | { readonly _tag: "Reset"; readonly breaker: string }
+  | { readonly _tag: "ExtendOpen"; readonly breaker: string; readonly until: number }
+
+/**
+ * What the `authorize` hook decides. `Unauthenticated` answers 401 (with `challenge` as the
+ * `WWW-Authenticate` header when given), `Denied` answers 403; neither changes anything.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export type Authorization =
+  | { readonly _tag: "Allowed"; readonly identity: string }
+  | { readonly _tag: "Denied"; readonly identity: string }
+  | { readonly _tag: "Unauthenticated"; readonly challenge?: string | undefined }
+
+/**
+ * The caller `identity` may do it: it is logged and returned in the answer.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const allowed: (identity: string) => Authorization = operations.allowed
+
+/**
+ * The caller is known (`identity`, logged) and may not do it: 403.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const denied: (identity: string) => Authorization = operations.denied
+
+/**
+ * The request does not say who is calling: 401, with `challenge` as `WWW-Authenticate`.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const unauthenticated: (challenge?: string) => Authorization = operations.unauthenticated
+
+/**
+ * The application's decision on one operation, from the request (its headers, a session, a mTLS
+ * identity) and the operation. There is no default: without it no operation is mounted.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export type Authorize<R = never> = (
+  request: HttpServerRequest.HttpServerRequest,
+  operation: Operation
+) => Effect.Effect<Authorization, never, R>
+
+/**
  * @since 0.1.0
  * @category models
  */
-export interface RouterOptions extends HtmlOptions {
-  /** Where the JSON is served; the HTML view is at `${path}/view`. Default `"/health/breakers"`. */
+export interface RouterOptions<R = never> extends HtmlOptions {
+  /**
+   * Where the JSON is served; the HTML view is at `${path}/view`, its live stream at
+   * `${path}/view/events`, the JSON event stream at `${path}/events`. Default `"/health/breakers"`.
+   */
   readonly path?: `/${string}` | undefined
+  /**
+   * Mounts `POST ${path}/isolate`, `${path}/reset` and `${path}/extend-open` (JSON bodies
+   * `{ "breaker": name }`, plus `"for": "5 minutes"` or `"until": ISO 8601` for extend-open), each
+   * decided by this hook. Absent, those paths are not mounted (404).
+   */
+  readonly authorize?: Authorize<R> | undefined
 }
 
 /**
- * Both views as a router, to `HttpRouter.concat` with an application's routes.
+ * The JSON, the HTML view and their live streams as a router, to `HttpRouter.concat` with an
+ * application's routes; with `authorize`, the operations too. It keeps no history (see `make`).
  *
  * @since 0.1.0
  * @category routes
@@ -135,5 +263,53 @@ export interface RouterOptions extends HtmlOptions {
  * )
  * ```
  */
-export const router: (options?: RouterOptions) => HttpRouter.HttpRouter<never, BreakerRegistry.BreakerRegistry> =
-  internal.router
+export const router: <R = never>(
+  options?: RouterOptions<R>
+) => HttpRouter.HttpRouter<never, BreakerRegistry.BreakerRegistry | R> = internal.router
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface MakeOptions<R = never> extends RouterOptions<R> {
+  readonly history?:
+    | {
+        /** Samples kept per breaker (a whole number >= 1). Default 30. */
+        readonly samples?: number | undefined
+        /** Time between samples, on the Effect Clock (> 0). Default `"10 seconds"`: 5 minutes kept. */
+        readonly every?: Duration.DurationInput | undefined
+      }
+    | undefined
+}
+
+/**
+ * `router` plus a short history per breaker (failure rate and transitions over the last minutes),
+ * in the JSON and the HTML view. The history is sampled by a fiber that lives as long as the
+ * scope. Fails with `InvalidBreakerOptions` naming the history option that is out of range.
+ *
+ * @since 0.1.0
+ * @category routes
+ * @example
+ * ```ts
+ * import { HealthRoute } from "@circuitry/platform"
+ * import { HttpServerRequest } from "@effect/platform"
+ * import { Effect } from "effect"
+ *
+ * const routes = HealthRoute.make({
+ *   history: { samples: 60, every: "5 seconds" },
+ *   authorize: (request: HttpServerRequest.HttpServerRequest, _operation: HealthRoute.Operation) =>
+ *     Effect.succeed(
+ *       request.headers["authorization"] === "Bearer ops-token"
+ *         ? HealthRoute.allowed("ops")
+ *         : HealthRoute.unauthenticated("Bearer")
+ *     )
+ * })
+ * ```
+ */
+export const make: <R = never>(
+  options?: MakeOptions<R>
+) => Effect.Effect<
+  HttpRouter.HttpRouter<never, BreakerRegistry.BreakerRegistry | R>,
+  CircuitBreaker.InvalidBreakerOptions,
+  Scope.Scope | BreakerRegistry.BreakerRegistry
+> = internal.make

@@ -8,11 +8,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
-import { execFile } from "node:child_process"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
+import { chromium, screenshot } from "./chromium.js"
 import { serve } from "./utils.js"
 
 const Env = Layer.mergeAll(
@@ -43,38 +39,6 @@ const app = HttpRouter.empty.pipe(
   HttpRouter.concat(HealthRoute.router({ refreshSeconds: 3 }))
 )
 
-/** Runs the Debian `chromium` headless (CHROMIUM overrides the binary) and returns its stdout. */
-const chromium = (args: ReadonlyArray<string>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "circuitry-chromium-"))),
-    (profile) =>
-      Effect.async<string, Error>((resume) => {
-        execFile(
-          process.env.CHROMIUM ?? "chromium",
-          [
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            `--user-data-dir=${profile}`,
-            ...args
-          ],
-          { timeout: 30_000 },
-          (error, stdout, stderr) =>
-            resume(
-              error === null
-                ? Effect.succeed(stdout)
-                : Effect.fail(new Error(`chromium failed: ${error.message}\n${stderr.slice(-2000)}`))
-            )
-        )
-      }),
-    (profile) => Effect.sync(() => Fs.rmSync(profile, { recursive: true, force: true }))
-  )
-
 describe("HealthRoute", () => {
   it.scoped("the JSON lists every breaker with its state, counts and open-until; reading it is not use", () =>
     Effect.gen(function* () {
@@ -99,7 +63,8 @@ describe("HealthRoute", () => {
             counts: { calls: 3, failures: 2, slowCalls: 0, consecutiveFailures: 2 },
             probes: 0
           }
-        ]
+        ],
+        storeInContext: false
       })
       // Listing moved nothing in the registry's least-recently-used order.
       assert.deepStrictEqual(yield* registry.names, before)
@@ -118,7 +83,7 @@ describe("HealthRoute", () => {
     Effect.gen(function* () {
       const server = yield* serve(app)
       const body = yield* (yield* (yield* HttpClient.HttpClient).get(`${server.url}/health/breakers`)).json
-      assert.deepStrictEqual(body, { at: "1970-01-01T00:00:00.000Z", open: 0, breakers: [] })
+      assert.deepStrictEqual(body, { at: "1970-01-01T00:00:00.000Z", open: 0, breakers: [], storeInContext: false })
       const html = yield* (yield* (yield* HttpClient.HttpClient).get(`${server.url}/health/breakers/view`)).text
       assert.include(html, "No breakers yet.")
     }).pipe(Effect.provide(Env))
@@ -140,7 +105,7 @@ describe("HealthRoute", () => {
         assert.notInclude(html, hostile)
 
         // The DOM as Chromium built it: one row per breaker, in name order, with its state.
-        const dom = yield* chromium(["--dump-dom", url])
+        const dom = (yield* chromium(["--dump-dom", url])).stdout
         const rows = [...dom.matchAll(/<td class="name">([^<]*)<\/td>\s*<td><span class="state"[^>]*>([^<]*)</g)].map(
           (m) => [m[1], m[2]]
         )
@@ -153,16 +118,7 @@ describe("HealthRoute", () => {
         assert.notInclude(dom, "<script>alert")
         assert.include(dom, `title="1970-01-01T00:00:30.000Z">00:00:30 UTC</time> (in 25 s)`)
 
-        const dir = fileURLToPath(new URL("../.tmp/", import.meta.url))
-        Fs.mkdirSync(dir, { recursive: true })
-        const file = Path.join(dir, "health.png")
-        Fs.rmSync(file, { force: true })
-        yield* chromium([`--screenshot=${file}`, "--window-size=1000,700", "--hide-scrollbars", url])
-        const png = Fs.readFileSync(file)
-        assert.deepStrictEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
-        assert.deepStrictEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [1000, 700]) // IHDR
-        // A blank 1000x700 page compresses to about 3 kB; the table with its text is several times that.
-        assert.isAbove(png.length, 12_000)
+        yield* screenshot(url, "health.png", { width: 1000, height: 700 })
       }).pipe(Effect.provide(Env)),
     60_000
   )
