@@ -89,6 +89,12 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
     const context = yield* Effect.context<never>()
     const entries = new Map<string, Entry>()
     const lock = yield* Effect.makeSemaphore(1)
+    // The breakers' metric series go with the registry.
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const entry of entries.values()) entry.breaker.release()
+      })
+    )
 
     const evictOne = Effect.suspend(() => {
       let victim: string | undefined
@@ -102,6 +108,7 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
       if (victim === undefined) return Effect.void
       const entry = entries.get(victim)!
       entries.delete(victim)
+      entry.breaker.release()
       return entry.scope === undefined ? Effect.void : Scope.close(entry.scope, Exit.void)
     })
 

@@ -25,9 +25,16 @@ type CircuitBreaker = CB.CircuitBreaker
  * @internal
  */
 export const makeBreaker = (options?: CB.Options): Effect.Effect<Breaker, InvalidBreakerOptions, Scope.Scope> =>
-  Effect.flatMap(Options.resolve(options), makeResolved)
+  Effect.flatMap(Options.resolve(options), makeResolved).pipe(
+    Effect.tap((breaker) => Effect.addFinalizer(() => Effect.sync(() => breaker.release())))
+  )
 
-/** Makes a breaker from options already resolved (a registry resolves them once). @internal */
+/**
+ * Makes a breaker from options already resolved (a registry resolves them once). Its metric series
+ * are the caller's to release (`breaker.release()`): a registry does it on eviction.
+ *
+ * @internal
+ */
 export const makeResolved = (resolved: Options.Resolved): Effect.Effect<Breaker, InvalidBreakerOptions, Scope.Scope> =>
   Effect.gen(function* () {
     const delays = yield* Options.openDelays(resolved, yield* Effect.runtime<never>())
