@@ -23,10 +23,13 @@ import * as MutableHashMap from "effect/MutableHashMap"
 import { pipeArguments } from "effect/Pipeable"
 import type { StateTag, Transition } from "./machine.js"
 
+// `incremental`: they only go up, so OpenTelemetry exports them as monotonic counters (Prometheus counters).
 const callsKey = MetricKey.counter("circuitry_breaker_calls_total", {
+  incremental: true,
   description: "Calls through a circuit breaker, by outcome: success, failure, rejected, repair"
 })
 const transitionsKey = MetricKey.counter("circuitry_breaker_transitions_total", {
+  incremental: true,
   description: "State transitions of a circuit breaker"
 })
 const stateKey = MetricKey.gauge("circuitry_breaker_state", {
@@ -39,6 +42,8 @@ const durationKey = MetricKey.histogram(
   MetricBoundaries.fromIterable(DURATION_BOUNDARIES),
   "Duration of the calls a closed circuit breaker ran, in seconds (success or failure)"
 )
+/** The boundaries as Effect keeps them: sorted, with +Infinity last (the overflow bucket). */
+const BOUNDS: ReadonlyArray<number> = durationKey.keyType.boundaries.values
 
 /** @internal */
 export const callsTotal = Metric.fromMetricKey(callsKey)
@@ -103,23 +108,20 @@ class GaugeSeries extends Series {
 }
 
 class HistogramSeries extends Series {
-  /** Calls per bucket; the last one is past the highest boundary. */
-  readonly counts = new Uint32Array(DURATION_BOUNDARIES.length + 1)
+  /** Calls per bucket (not cumulated); the last one is past 30 s. */
+  readonly counts = new Uint32Array(BOUNDS.length)
   count = 0
   sum = 0
   min = Number.MAX_VALUE
   max = Number.MIN_VALUE
   get() {
     let cumulated = 0
-    const buckets = DURATION_BOUNDARIES.map((boundary, i): readonly [number, number] => [
-      boundary,
-      (cumulated += this.counts[i]!)
-    ])
+    const buckets = BOUNDS.map((boundary, i): readonly [number, number] => [boundary, (cumulated += this.counts[i]!)])
     return MetricState.histogram({ buckets, count: this.count, min: this.min, max: this.max, sum: this.sum })
   }
   update(seconds: number): void {
     let i = 0
-    while (i < DURATION_BOUNDARIES.length && seconds > DURATION_BOUNDARIES[i]!) i++
+    while (i < BOUNDS.length - 1 && seconds > BOUNDS[i]!) i++
     this.counts[i]!++
     this.count++
     this.sum += seconds
