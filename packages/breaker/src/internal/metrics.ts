@@ -76,6 +76,8 @@ abstract class Series {
   declare readonly [HookTypeId]: typeof variance
   /** Live breakers that hold this series (two breakers may share a name). */
   holders = 0
+  /** Its key in Effect's registry, once registered. */
+  key: UntypedKey | undefined = undefined
   abstract get(): unknown
   abstract update(input: number): void
   modify(input: number): void {
@@ -109,7 +111,7 @@ class GaugeSeries extends Series {
 
 class HistogramSeries extends Series {
   /** Calls per bucket (not cumulated); the last one is past 30 s. */
-  readonly counts = new Uint32Array(BOUNDS.length)
+  readonly counts: Array<number> = BOUNDS.map(() => 0) // small integers: cheaper than a typed array
   count = 0
   sum = 0
   min = Number.MAX_VALUE
@@ -132,6 +134,10 @@ class HistogramSeries extends Series {
 
 /** Puts `series` in Effect's registry under `key`, or joins the one a live breaker of the same name holds. */
 const register = <S extends Series>(key: UntypedKey, series: S): S => {
+  // The key's tags come from `Array.union`, an array grown by pushes (room for 17): an exact copy
+  // has the same contents, hash and equality, and a third of the memory.
+  ;(key as { tags: ReadonlyArray<MetricLabel.MetricLabel> }).tags = key.tags.slice()
+  series.key = key
   if (registryMap === undefined) {
     // Effect's registry is not what we know: let it make (and keep) the series.
     const hook = Metric.globalMetricRegistry.get(key) as unknown as Root
@@ -149,8 +155,9 @@ const register = <S extends Series>(key: UntypedKey, series: S): S => {
   return series
 }
 
-const unregister = (key: UntypedKey, series: Series): void => {
-  if (registryMap === undefined || --series.holders > 0) return
+const unregister = (series: Series | undefined): void => {
+  const key = series?.key
+  if (registryMap === undefined || key === undefined || --series!.holders > 0) return
   const existing = MutableHashMap.get(registryMap, key)
   if (existing._tag === "Some" && (existing.value as unknown) === series) MutableHashMap.remove(registryMap, key)
 }
@@ -167,8 +174,8 @@ const outcomeLabels = {
 export type CallOutcome = keyof typeof outcomeLabels
 
 /**
- * One breaker's series, each made and registered on first use. `keys` and `held` list what is
- * registered, in step, so that `release` takes out exactly that.
+ * One breaker's series, each made and registered on first use (a breaker that is never called
+ * holds none), and each taken out of Effect's registry by `release`.
  *
  * @internal
  */
@@ -178,18 +185,13 @@ export class BreakerMetrics {
   private failure: CounterSeries | undefined
   private others: Partial<Record<string, Series>> | undefined
   private duration: HistogramSeries | undefined
-  private keys: Array<UntypedKey> | undefined
-  private held: Array<Series> | undefined
   private released = false
   constructor(readonly name: string) {}
 
   private series<S extends Series>(key: UntypedKey, labels: ReadonlyArray<MetricLabel.MetricLabel>, series: S): S {
     if (this.released) return series // a breaker used after its release records nowhere
     const full = MetricKey.taggedWithLabels(key, [(this.label ??= MetricLabel.make("breaker", this.name)), ...labels])
-    const registered = register(full as UntypedKey, series)
-    ;(this.keys ??= []).push(full as UntypedKey)
-    ;(this.held ??= []).push(registered)
-    return registered
+    return register(full as UntypedKey, series)
   }
 
   /** A call that ran while closed: its outcome and its duration. */
@@ -232,11 +234,9 @@ export class BreakerMetrics {
   release(): void {
     if (this.released) return
     this.released = true
-    const keys = this.keys
-    const held = this.held
-    if (keys === undefined || held === undefined) return
-    for (let i = 0; i < keys.length; i++) unregister(keys[i]!, held[i]!)
-    this.keys = undefined
-    this.held = undefined
+    unregister(this.success)
+    unregister(this.failure)
+    unregister(this.duration)
+    if (this.others !== undefined) for (const series of Object.values(this.others)) unregister(series)
   }
 }
