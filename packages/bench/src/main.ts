@@ -62,6 +62,7 @@ const timedGroups: ReadonlyArray<Group> = [
   "in-fiber",
   "per-call",
   "rejection",
+  "registry",
   "burst",
   "retry",
   "hedging",
