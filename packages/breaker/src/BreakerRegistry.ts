@@ -93,11 +93,17 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
     const resolvedOverrides = new Map<string, Options.Resolved>()
     for (const name of Object.keys(overrides)) resolvedOverrides.set(name, yield* Options.validate(optionsFor(name)))
     const resolvedFor = (name: string) => Options.named(resolvedOverrides.get(name) ?? resolvedDefaults, name)
+    /** The same, without the Schema check when the name is plainly valid (`get` makes breakers on the request path). */
+    const resolvedLocal = (name: string): Options.Resolved => {
+      const resolved = resolvedOverrides.get(name) ?? resolvedDefaults
+      return name.length > 0 ? { ...resolved, name } : Either.getOrThrow(Options.named(resolved, name))
+    }
 
     const scope = yield* Effect.scope
     // A breaker holds resources (fibers) only when it shares its state through a store.
     const shared = Option.isSome(yield* Effect.serviceOption(BreakerStore.BreakerStore))
     const context = yield* Effect.context<never>()
+    const runtime = yield* Effect.runtime<never>()
     const entries = new Map<string, Entry>()
     const lock = yield* Effect.makeSemaphore(1)
     // The breakers' metric series go with the registry.
@@ -126,14 +132,33 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
       return open
     }
 
-    const evictOne = Effect.suspend(() => {
+    /** Drops one breaker; returns its scope to close, if it has one (a shared breaker's fibers). */
+    const dropOne = (): Scope.CloseableScope | undefined => {
       const victim = victimName()
-      if (victim === undefined) return Effect.void
+      if (victim === undefined) return undefined
       const entry = entries.get(victim)!
       entries.delete(victim)
       entry.breaker.release()
-      return entry.scope === undefined ? Effect.void : Scope.close(entry.scope, Exit.void)
+      return entry.scope
+    }
+
+    const evictOne = Effect.suspend(() => {
+      const scope = dropOne()
+      return scope === undefined ? Effect.void : Scope.close(scope, Exit.void)
     })
+
+    /**
+     * Without a store a breaker holds no resources and is made synchronously, so a miss needs no
+     * lock (a synchronous step is atomic) and no fiber: this is the request path of a registry
+     * keyed by host or tenant.
+     */
+    const createLocal = (name: string): internal.Breaker => {
+      while (entries.size >= maxBreakers) dropOne()
+      const breaker = internal.makeLocal(resolvedLocal(name), runtime)
+      const now = ++tick
+      entries.set(name, { breaker, scope: undefined, used: now, placed: now })
+      return breaker
+    }
 
     const create = (name: string) =>
       Effect.gen(function* () {
@@ -159,10 +184,18 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
             entry.used = ++tick
             return Effect.succeed(entry.breaker)
           }
-          return lock.withPermits(1)(create(name))
+          return shared ? lock.withPermits(1)(create(name)) : Effect.succeed(createLocal(name))
         }),
-      names: Effect.sync(() => Array.from(entries.values()).sort(byUse).map((entry) => entry.breaker.name)),
-      breakers: Effect.sync(() => Array.from(entries.values()).sort(byUse).map((entry) => entry.breaker))
+      names: Effect.sync(() =>
+        Array.from(entries.values())
+          .sort(byUse)
+          .map((entry) => entry.breaker.name)
+      ),
+      breakers: Effect.sync(() =>
+        Array.from(entries.values())
+          .sort(byUse)
+          .map((entry) => entry.breaker)
+      )
     })
   })
 

@@ -1,6 +1,7 @@
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Metric, MetricState, Scope, TestClock } from "effect"
+import * as internalMetrics from "../src/internal/metrics.js"
 import { call, fail, succeed } from "./utils.js"
 
 /** The series of `metric` in Effect's global registry, with their tags. */
@@ -144,4 +145,8 @@ describe("metrics", () => {
       assert.strictEqual(yield* calls(name, "failure"), 1)
     })
   )
+
+  it("the series are removable from Effect's registry and their keys are made without Effect's slow constructor", () => {
+    assert.deepStrictEqual(internalMetrics.internals(), { removable: true, copiedKeys: true })
+  })
 })

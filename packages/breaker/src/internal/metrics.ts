@@ -12,6 +12,8 @@
  * reaches its private map is `registryMap`, and `test/metrics.test.ts` pins that eviction really
  * drops the series, so an Effect upgrade that changes it fails a test rather than leaking quietly.
  */
+import * as Equal from "effect/Equal"
+import * as Hash from "effect/Hash"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import type * as MetricHook from "effect/MetricHook"
@@ -67,6 +69,40 @@ const registryMap = ((): MutableHashMap.MutableHashMap<UntypedKey, Root> | undef
     ? (map as MutableHashMap.MutableHashMap<UntypedKey, Root>)
     : undefined
 })()
+
+/**
+ * Makes the keys of one metric, which differ only by their tags. Effect's `MetricKey` constructor
+ * hashes `name + description`, formatting the description `Option` each time (about 1 µs a key,
+ * most of a breaker's first call): here that part of the hash is computed once per metric, and a
+ * key is a copy of the metric's key (same prototype and fields) with its tags and their hash.
+ * Checked against Effect's own key at load; if they ever differ, Effect makes the keys.
+ */
+const keysOf = (base: UntypedKey): ((tags: ReadonlyArray<MetricLabel.MetricLabel>) => UntypedKey) => {
+  const head = Hash.combine(Hash.hash(base.keyType))(Hash.string(base.name + base.description))
+  const copy = (tags: ReadonlyArray<MetricLabel.MetricLabel>): UntypedKey =>
+    Object.assign(Object.create(Object.getPrototypeOf(base)), base, {
+      tags,
+      _hash: Hash.combine(Hash.array(tags))(head)
+    })
+  const probe = [MetricLabel.make("breaker", "probe"), MetricLabel.make("outcome", "probe")]
+  const effects = MetricKey.taggedWithLabels(base, probe)
+  const ours = copy(probe)
+  return Hash.hash(ours) === Hash.hash(effects) && Equal.equals(ours, effects) && Equal.equals(effects, ours)
+    ? copy
+    : (tags) => MetricKey.taggedWithLabels(base, tags)
+}
+
+/** What the fast paths found at load (a test pins both, so an Effect upgrade that breaks one is seen). @internal */
+export const internals = (): { readonly removable: boolean; readonly copiedKeys: boolean } => ({
+  removable: registryMap !== undefined,
+  copiedKeys: callsKeys.name === "copy" && durationKeys.name === "copy"
+})
+
+type KeyMaker = (tags: ReadonlyArray<MetricLabel.MetricLabel>) => UntypedKey
+const callsKeys = keysOf(callsKey as UntypedKey)
+const transitionsKeys = keysOf(transitionsKey as UntypedKey)
+const stateKeys = keysOf(stateKey as UntypedKey)
+const durationKeys = keysOf(durationKey as UntypedKey)
 
 const HookTypeId = Symbol.for("effect/MetricHook")
 const variance = { _In: (_: unknown) => _, _Out: (_: never) => _ }
@@ -134,9 +170,6 @@ class HistogramSeries extends Series {
 
 /** Puts `series` in Effect's registry under `key`, or joins the one a live breaker of the same name holds. */
 const register = <S extends Series>(key: UntypedKey, series: S): S => {
-  // The key's tags come from `Array.union`, an array grown by pushes (room for 17): an exact copy
-  // has the same contents, hash and equality, and a third of the memory.
-  ;(key as { tags: ReadonlyArray<MetricLabel.MetricLabel> }).tags = key.tags.slice()
   series.key = key
   if (registryMap === undefined) {
     // Effect's registry is not what we know: let it make (and keep) the series.
@@ -157,9 +190,8 @@ const register = <S extends Series>(key: UntypedKey, series: S): S => {
 
 const unregister = (series: Series | undefined): void => {
   const key = series?.key
-  if (registryMap === undefined || key === undefined || --series!.holders > 0) return
-  const existing = MutableHashMap.get(registryMap, key)
-  if (existing._tag === "Some" && (existing.value as unknown) === series) MutableHashMap.remove(registryMap, key)
+  // Only its holders ever put this series under its key, so the last one takes it out.
+  if (registryMap !== undefined && key !== undefined && --series!.holders === 0) MutableHashMap.remove(registryMap, key)
 }
 
 const stateNumber: Record<StateTag, number> = { Closed: 0, Open: 1, HalfOpen: 2, Isolated: 3 }
@@ -188,16 +220,15 @@ export class BreakerMetrics {
   private released = false
   constructor(readonly name: string) {}
 
-  private series<S extends Series>(key: UntypedKey, labels: ReadonlyArray<MetricLabel.MetricLabel>, series: S): S {
+  private series<S extends Series>(keys: KeyMaker, labels: ReadonlyArray<MetricLabel.MetricLabel>, series: S): S {
     if (this.released) return series // a breaker used after its release records nowhere
-    const full = MetricKey.taggedWithLabels(key, [(this.label ??= MetricLabel.make("breaker", this.name)), ...labels])
-    return register(full as UntypedKey, series)
+    return register(keys([(this.label ??= MetricLabel.make("breaker", this.name)), ...labels]), series)
   }
 
   /** A call that ran while closed: its outcome and its duration. */
   ran(failure: boolean, durationMillis: number): void {
     this.call(failure ? "failure" : "success")
-    ;(this.duration ??= this.series(durationKey, [], new HistogramSeries())).update(durationMillis / 1000)
+    ;(this.duration ??= this.series(durationKeys, [], new HistogramSeries())).update(durationMillis / 1000)
   }
 
   call(outcome: CallOutcome): void {
@@ -214,7 +245,7 @@ export class BreakerMetrics {
   }
 
   private counter(outcome: CallOutcome): CounterSeries {
-    return this.series(callsKey, [outcomeLabels[outcome]], new CounterSeries())
+    return this.series(callsKeys, [outcomeLabels[outcome]], new CounterSeries())
   }
 
   transition(t: Transition): void {
@@ -222,12 +253,12 @@ export class BreakerMetrics {
     const pair = `${t.from}>${t.to}`
     ;(
       (others[pair] ??= this.series(
-        transitionsKey,
+        transitionsKeys,
         [MetricLabel.make("from", t.from), MetricLabel.make("to", t.to)],
         new CounterSeries()
       )) as CounterSeries
     ).count++
-    ;((others.state ??= this.series(stateKey, [], new GaugeSeries())) as GaugeSeries).value = stateNumber[t.to]
+    ;((others.state ??= this.series(stateKeys, [], new GaugeSeries())) as GaugeSeries).value = stateNumber[t.to]
   }
 
   /** Takes this breaker's series out of Effect's registry (on eviction or scope close). Idempotent. */
