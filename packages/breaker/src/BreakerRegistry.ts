@@ -51,9 +51,10 @@ export interface RegistryOptions {
   /** Options for particular names, over the defaults. */
   readonly overrides?: Record<string, CircuitBreaker.Options> | undefined
   /**
-   * The most breakers held at once. Past it, the least recently used closed breaker is dropped
-   * (an open one only when none is closed), so a breaker per host or per key cannot grow memory
-   * without bound. Default: unbounded.
+   * The most breakers held at once. Past it, a closed breaker not used lately is dropped (second
+   * chance: one used since it was last placed is passed over once), an open one only when none is
+   * closed, with its metric series, so a breaker per host or per key cannot grow memory without
+   * bound. Default: unbounded.
    */
   readonly maxBreakers?: number | undefined
 }
