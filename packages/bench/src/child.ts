@@ -6,6 +6,7 @@ import * as burst from "./groups/burst.js"
 import * as closed from "./groups/closed.js"
 import * as limiter from "./groups/limiter.js"
 import * as memory from "./groups/memory.js"
+import * as registry from "./groups/registry.js"
 import * as rejection from "./groups/rejection.js"
 import * as retry from "./groups/retry.js"
 import type { GroupResult } from "./protocol.js"
@@ -15,6 +16,7 @@ const groups: Record<string, (arg: string | undefined) => Promise<GroupResult>> 
   "in-fiber": () => closed.run("in-fiber"),
   "per-call": () => closed.run("per-call"),
   rejection: () => rejection.run(),
+  registry: () => registry.run(),
   burst: () => burst.run(),
   retry: () => retry.run("retry"),
   hedging: () => retry.run("hedging"),

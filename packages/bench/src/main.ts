@@ -62,6 +62,7 @@ const timedGroups: ReadonlyArray<Group> = [
   "in-fiber",
   "per-call",
   "rejection",
+  "registry",
   "burst",
   "retry",
   "hedging",
@@ -74,9 +75,16 @@ const timedGroups: ReadonlyArray<Group> = [
 }))
 
 const memoryGroups: ReadonlyArray<Group> = [
-  ...["circuitry-consecutive", "circuitry-rate", "cockatiel-consecutive", "cockatiel-sampling", "opossum"].map(
-    (subject) => ({ title: `memory: ${subject}`, args: ["memory", subject], timeoutMs: 120_000 })
-  ),
+  ...[
+    "circuitry-consecutive",
+    "circuitry-rate",
+    "circuitry-consecutive-used",
+    "circuitry-rate-used",
+    "circuitry-churn",
+    "cockatiel-consecutive",
+    "cockatiel-sampling",
+    "opossum"
+  ].map((subject) => ({ title: `memory: ${subject}`, args: ["memory", subject], timeoutMs: 120_000 })),
   { title: "memory: limiter-gradient2", args: ["limiter-memory"], timeoutMs: 120_000 },
   {
     title: "memory: circuitry-consecutive under tsx",

@@ -40,6 +40,7 @@ export const TITLES: Record<string, string> = {
   "in-fiber": "Closed path, many calls inside one Effect.gen loop",
   "per-call": "Closed path, one Effect.runPromise per call",
   rejection: "Open-state rejection",
+  registry: "Registry and breaker life cycle (get, make, first call, transitions)",
   burst: "Burst of 10,000 concurrent calls (closed)",
   ...RETRY_TITLES,
   limiter: "Limiter, admitted call, many calls inside one Effect.gen loop",

@@ -91,12 +91,14 @@ export const makeNaive = Effect.gen(function* () {
 
 // -- circuitry ----------------------------------------------------------------------------------
 
-export type CircuitryPolicy = "consecutive" | "rate"
+export type CircuitryPolicy = "consecutive" | "rate" | "time"
 
 export const policyOf = (kind: CircuitryPolicy): Policy.Policy =>
   kind === "consecutive"
     ? Policy.consecutiveFailures(THRESHOLD)
-    : Policy.failureRate({ threshold: 0.5, window: Policy.countWindow(100) })
+    : kind === "rate"
+      ? Policy.failureRate({ threshold: 0.5, window: Policy.countWindow(100) })
+      : Policy.failureRate({ threshold: 0.5, window: Policy.timeWindow("10 seconds") })
 
 /** A breaker that holds no resources (no shared store), so a scope that is never closed is fine. */
 export const makeCircuitry = (kind: CircuitryPolicy, name = "bench") => {

@@ -96,5 +96,102 @@ export const verdicts = (results: ReadonlyArray<GroupResult>): ReadonlyArray<Ver
       )
     )
   }
+  out.push(...speedVerdicts(results))
+  return out
+}
+
+/** The speed and memory issue's goals (issue 13): ratios to a baseline in the same run. */
+export const SPEED = {
+  /** closed call / floor guard, in-fiber, every policy */
+  floorRatio: 1.0,
+  /** open rejection / the floor guard's rejection */
+  rejectionRatio: 1.1,
+  /** one transition, ns */
+  transitionNs: 1000,
+  /** a breaker's first call, beyond a warm closed call, ns */
+  firstCallExtraNs: 1000,
+  /** making a breaker (a registry miss that also evicts; CircuitBreaker.make), ns */
+  makeNs: 5000,
+  /** registry.get on a hit / a plain Map lookup */
+  getRatio: 1.3,
+  /** bytes per breaker after one call, 100,000 in a registry */
+  usedBytes: 700,
+  /** heap kept per name fed to a registry bounded at 1000 (100,000 names) */
+  churnBytesPerName: 16
+} as const
+
+export const SPEED_POLICIES = [...POLICIES, ["circuitry-time", "failureRate(timeWindow(10 s))"]] as const
+
+const speedVerdicts = (results: ReadonlyArray<GroupResult>): ReadonlyArray<Verdict> => {
+  const inFiber = timed(results, "in-fiber")
+  const rejection = timed(results, "rejection")
+  const registry = timed(results, "registry")
+  const out: Array<Verdict> = []
+  for (const [id, policy] of SPEED_POLICIES) {
+    out.push(
+      verdict(
+        `closed call, ${policy}: <= ${SPEED.floorRatio.toFixed(2)}x the floor guard (in-fiber)`,
+        ratioOf(inFiber, id, "floor"),
+        SPEED.floorRatio,
+        times
+      )
+    )
+  }
+  for (const [id, policy] of SPEED_POLICIES) {
+    out.push(
+      verdict(
+        `open rejection, ${policy}: <= ${SPEED.rejectionRatio.toFixed(2)}x the floor guard's rejection`,
+        ratioOf(rejection, id, "floor"),
+        SPEED.rejectionRatio,
+        times
+      )
+    )
+  }
+  const transition = ns(registry, "transition")
+  out.push(
+    verdict(
+      "a transition (isolate then reset, halved): <= 1 us",
+      transition === undefined ? undefined : transition / 2,
+      SPEED.transitionNs,
+      nanos
+    )
+  )
+  const make = ns(registry, "registry-make")
+  const makeCall = ns(registry, "registry-make-call")
+  const warm = ns(registry, "closed-call")
+  out.push(
+    verdict(
+      "a breaker's first call, beyond a warm closed call: <= 1 us",
+      make === undefined || makeCall === undefined || warm === undefined ? undefined : makeCall - make - warm,
+      SPEED.firstCallExtraNs,
+      nanos
+    ),
+    verdict("making a breaker, registry.get on a miss (evicting one): <= 5 us", make, SPEED.makeNs, nanos),
+    verdict("making a breaker, CircuitBreaker.make: <= 5 us", ns(registry, "make"), SPEED.makeNs, nanos),
+    verdict(
+      `registry.get on a hit: <= ${SPEED.getRatio}x a plain Map lookup`,
+      ratioOf(registry, "registry-get", "map-get"),
+      SPEED.getRatio,
+      times
+    )
+  )
+  for (const [id, policy] of POLICIES) {
+    out.push(
+      verdict(
+        `memory per used breaker (one call), ${policy}, 100,000 in a registry: <= ${SPEED.usedBytes} B`,
+        bytes(results, `${id}-used`),
+        SPEED.usedBytes,
+        (n) => `${Math.round(n)} B`
+      )
+    )
+  }
+  out.push(
+    verdict(
+      `memory under churn: 100,000 names through maxBreakers 1000, heap kept per name fed: <= ${SPEED.churnBytesPerName} B`,
+      bytes(results, "circuitry-churn"),
+      SPEED.churnBytesPerName,
+      (n) => `${n.toFixed(1)} B`
+    )
+  )
   return out
 }

@@ -154,7 +154,45 @@ describe("report", () => {
       memory("circuitry-rate", 1000)
     ]
     const pass = Object.fromEntries(verdicts(results).map((v) => [v.target, v.pass]))
-    assert.deepStrictEqual(Object.values(pass), [true, false, false, false, true, false, true, false])
+    assert.deepStrictEqual(Object.values(pass).slice(0, 8), [true, false, false, false, true, false, true, false])
+  })
+
+  it("speed verdicts: ratios to the floor, a transition is half the isolate+reset row, the first call is what it adds", () => {
+    const results: Array<GroupResult> = [
+      timed("in-fiber", { floor: 400, "circuitry-consecutive": 400, "circuitry-rate": 401 }),
+      timed("rejection", { floor: 500, "circuitry-consecutive": 550, "circuitry-rate": 551 }),
+      {
+        ...timed("registry", {
+          "map-get": 100,
+          "registry-get": 130,
+          "registry-make": 4000,
+          "registry-make-call": 5400,
+          make: 5001,
+          "closed-call": 300,
+          transition: 2001
+        }),
+        floor: "map-get"
+      },
+      memory("circuitry-consecutive-used", 700),
+      memory("circuitry-rate-used", 701),
+      memory("circuitry-churn", 16.5)
+    ]
+    const pass = Object.fromEntries(verdicts(results).map((v) => [v.target, v.pass]))
+    const at = (start: string) =>
+      Object.entries(pass)
+        .filter(([target]) => target.startsWith(start))
+        .map(([, p]) => p)
+    assert.deepStrictEqual(at("closed call, consecutiveFailures(5): <= 1.00x"), [true])
+    assert.deepStrictEqual(at("closed call, failureRate(countWindow(100)): <= 1.00x"), [false])
+    assert.deepStrictEqual(at("closed call, failureRate(timeWindow(10 s))"), [undefined])
+    assert.deepStrictEqual(at("open rejection, consecutiveFailures(5): <= 1.10x"), [true])
+    assert.deepStrictEqual(at("open rejection, failureRate(countWindow(100)): <= 1.10x"), [false])
+    assert.deepStrictEqual(at("a transition"), [false]) // 1000.5 ns
+    assert.deepStrictEqual(at("a breaker's first call"), [false]) // 5400 - 4000 - 300 = 1100 ns
+    assert.deepStrictEqual(at("making a breaker"), [true, false])
+    assert.deepStrictEqual(at("registry.get on a hit"), [true])
+    assert.deepStrictEqual(at("memory per used breaker"), [true, false])
+    assert.deepStrictEqual(at("memory under churn"), [false])
   })
 
   it("verdicts: a figure missing from the run is NOT MEASURED, never a pass", () => {

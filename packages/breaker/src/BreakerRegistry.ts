@@ -51,17 +51,29 @@ export interface RegistryOptions {
   /** Options for particular names, over the defaults. */
   readonly overrides?: Record<string, CircuitBreaker.Options> | undefined
   /**
-   * The most breakers held at once. Past it, the least recently used closed breaker is dropped
-   * (an open one only when none is closed), so a breaker per host or per key cannot grow memory
-   * without bound. Default: unbounded.
+   * The most breakers held at once. Past it, a closed breaker not used lately is dropped (second
+   * chance: one used since it was last placed is passed over once), an open one only when none is
+   * closed, with its metric series, so a breaker per host or per key cannot grow memory without
+   * bound. Default: unbounded.
    */
   readonly maxBreakers?: number | undefined
 }
 
+/**
+ * A held breaker. A `get` only stamps `used`, so a hit moves nothing; the map keeps entries in the
+ * order they were placed, and eviction passes over (and places again, at the end) each entry used
+ * since it was placed: a second chance, as in a CLOCK cache, in O(1) amortised per eviction.
+ */
 interface Entry {
   readonly breaker: internal.Breaker
   readonly scope: Scope.CloseableScope | undefined
+  /** The tick of its last `get`. */
+  used: number
+  /** The tick at which it was put at the end of the map. */
+  placed: number
 }
+
+const byUse = (a: Entry, b: Entry) => a.used - b.used
 
 /**
  * @since 0.1.0
@@ -82,28 +94,72 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
     const resolvedOverrides = new Map<string, Options.Resolved>()
     for (const name of Object.keys(overrides)) resolvedOverrides.set(name, yield* Options.validate(optionsFor(name)))
     const resolvedFor = (name: string) => Options.named(resolvedOverrides.get(name) ?? resolvedDefaults, name)
+    /** The same, without the Schema check when the name is plainly valid (`get` makes breakers on the request path). */
+    const resolvedLocal = (name: string): Options.Resolved => {
+      const resolved = resolvedOverrides.get(name) ?? resolvedDefaults
+      return name.length > 0 ? { ...resolved, name } : Either.getOrThrow(Options.named(resolved, name))
+    }
 
     const scope = yield* Effect.scope
     // A breaker holds resources (fibers) only when it shares its state through a store.
     const shared = Option.isSome(yield* Effect.serviceOption(BreakerStore.BreakerStore))
     const context = yield* Effect.context<never>()
+    const runtime = yield* Effect.runtime<never>()
     const entries = new Map<string, Entry>()
     const lock = yield* Effect.makeSemaphore(1)
+    // The breakers' metric series go with the registry.
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const entry of entries.values()) entry.breaker.release()
+      })
+    )
 
-    const evictOne = Effect.suspend(() => {
-      let victim: string | undefined
+    let tick = 0
+
+    /** The first closed entry not used since it was placed (an open one only when none is closed). */
+    const victimName = (): string | undefined => {
+      let open: string | undefined
       for (const [name, entry] of entries) {
-        if (entry.breaker.machine.tag === "Closed") {
-          victim = name
-          break
+        if (entry.used > entry.placed) {
+          // Used since it was placed: a second chance, at the end (this loop meets it again).
+          entries.delete(name)
+          entry.placed = ++tick
+          entries.set(name, entry)
+          continue
         }
+        if (entry.breaker.machine.tag === "Closed") return name
+        open ??= name
       }
-      victim ??= entries.keys().next().value
-      if (victim === undefined) return Effect.void
+      return open
+    }
+
+    /** Drops one breaker; returns its scope to close, if it has one (a shared breaker's fibers). */
+    const dropOne = (): Scope.CloseableScope | undefined => {
+      const victim = victimName()
+      if (victim === undefined) return undefined
       const entry = entries.get(victim)!
       entries.delete(victim)
-      return entry.scope === undefined ? Effect.void : Scope.close(entry.scope, Exit.void)
+      entry.breaker.release()
+      return entry.scope
+    }
+
+    const evictOne = Effect.suspend(() => {
+      const scope = dropOne()
+      return scope === undefined ? Effect.void : Scope.close(scope, Exit.void)
     })
+
+    /**
+     * Without a store a breaker holds no resources and is made synchronously, so a miss needs no
+     * lock (a synchronous step is atomic) and no fiber: this is the request path of a registry
+     * keyed by host or tenant.
+     */
+    const createLocal = (name: string): internal.Breaker => {
+      while (entries.size >= maxBreakers) dropOne()
+      const breaker = internal.makeLocal(resolvedLocal(name), runtime)
+      const now = ++tick
+      entries.set(name, { breaker, scope: undefined, used: now, placed: now })
+      return breaker
+    }
 
     const create = (name: string) =>
       Effect.gen(function* () {
@@ -116,7 +172,8 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
           Effect.provide(context),
           Effect.orDie // validated above
         )
-        entries.set(name, { breaker, scope: own })
+        const now = ++tick
+        entries.set(name, { breaker, scope: own, used: now, placed: now })
         return breaker
       })
 
@@ -125,15 +182,21 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
         Effect.suspend(() => {
           const entry = entries.get(name)
           if (entry !== undefined) {
-            // Most recently used goes last.
-            entries.delete(name)
-            entries.set(name, entry)
+            entry.used = ++tick
             return Effect.succeed(entry.breaker)
           }
-          return lock.withPermits(1)(create(name))
+          return shared ? lock.withPermits(1)(create(name)) : Effect.succeed(createLocal(name))
         }),
-      names: Effect.sync(() => Array.from(entries.keys())),
-      breakers: Effect.sync(() => Array.from(entries.values(), (entry) => entry.breaker))
+      names: Effect.sync(() =>
+        Array.from(entries.values())
+          .sort(byUse)
+          .map((entry) => entry.breaker.name)
+      ),
+      breakers: Effect.sync(() =>
+        Array.from(entries.values())
+          .sort(byUse)
+          .map((entry) => entry.breaker)
+      )
     })
   })
 

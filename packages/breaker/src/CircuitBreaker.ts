@@ -310,3 +310,14 @@ export const transitionsTotal = metrics.transitionsTotal
  * @category metrics
  */
 export const stateGauge = metrics.stateGauge
+
+/**
+ * The duration of the calls a closed breaker ran (success or failure), a histogram in seconds
+ * tagged `breaker`, with buckets from 1 ms to 30 s (1, 2.5, 5, 10, 25, 50, 100, 250, 500 ms, 1,
+ * 2.5, 5, 10, 30 s). A breaker's series leave Effect's registry when it is released: its scope
+ * closes, or its registry evicts it.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const callDuration = metrics.callDuration

@@ -1,7 +1,14 @@
-import { CircuitBreaker, Policy } from "@circuitry/breaker"
+import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Metric, TestClock } from "effect"
+import { Effect, Exit, Metric, MetricState, Scope, TestClock } from "effect"
+import * as internalMetrics from "../src/internal/metrics.js"
 import { call, fail, succeed } from "./utils.js"
+
+/** The series of `metric` in Effect's global registry, with their tags. */
+const series = (metric: string) => Metric.unsafeSnapshot().filter((pair) => pair.metricKey.name === metric)
+
+const breakerSeries = () =>
+  Metric.unsafeSnapshot().filter((pair) => pair.metricKey.name.startsWith("circuitry_breaker_"))
 
 const calls = (breaker: string, outcome: string) =>
   Metric.value(
@@ -62,4 +69,84 @@ describe("metrics", () => {
       })
     })
   )
+
+  it.effect(
+    "a registry bounds its metric series: 100,000 names through maxBreakers 1000 leave at most 1000 breakers' series",
+    () =>
+      Effect.gen(function* () {
+        const before = breakerSeries().length
+        const scope = yield* Scope.make()
+        const registry = yield* BreakerRegistry.make({ maxBreakers: 1000 }).pipe(Scope.extend(scope))
+        for (let i = 0; i < 100_000; i++) {
+          yield* call(yield* registry.get(`churn-${i}`), i % 10 === 0 ? fail : succeed)
+        }
+        // Each held breaker has its success and failure counters and its duration histogram at most.
+        const held = breakerSeries().length - before
+        assert.isAtMost(held, 3 * 1000)
+        assert.isAtLeast(held, 2 * 1000)
+        assert.strictEqual(
+          series("circuitry_breaker_call_duration_seconds").filter((p) =>
+            p.metricKey.tags.some((t) => t.value === "churn-0")
+          ).length,
+          0
+        )
+        yield* Scope.close(scope, Exit.void)
+        assert.strictEqual(breakerSeries().length, before)
+      })
+  )
+
+  it.effect("breakers sharing a name share its series until the last one is released", () =>
+    Effect.gen(function* () {
+      const name = "shared-name"
+      const first = yield* Scope.make()
+      const second = yield* Scope.make()
+      const a = yield* CircuitBreaker.make({ name }).pipe(Scope.extend(first))
+      const b = yield* CircuitBreaker.make({ name }).pipe(Scope.extend(second))
+      yield* call(a, succeed)
+      yield* call(b, succeed)
+      assert.strictEqual(yield* calls(name, "success"), 2)
+      yield* Scope.close(first, Exit.void)
+      yield* call(b, succeed)
+      assert.strictEqual(yield* calls(name, "success"), 3)
+      yield* Scope.close(second, Exit.void)
+      const left = breakerSeries().filter((p) => p.metricKey.tags.some((t) => t.key === "breaker" && t.value === name))
+      assert.deepStrictEqual(left, [])
+    })
+  )
+
+  it.scoped("call durations go into a histogram in seconds, with buckets from 1 ms to 30 s", () =>
+    Effect.gen(function* () {
+      const name = "durations"
+      const breaker = yield* CircuitBreaker.make({ name, policy: Policy.consecutiveFailures(10) })
+      const slow = (millis: number, fails = false) => Effect.sleep(millis).pipe(Effect.zipRight(fails ? fail : succeed))
+      for (const [millis, fails] of [
+        [3, false],
+        [40, false],
+        [40, true],
+        [12_000, false]
+      ] as const) {
+        const fiber = yield* Effect.fork(call(breaker, slow(millis, fails)))
+        yield* TestClock.adjust(millis)
+        yield* Effect.fromFiber(fiber)
+      }
+      const state = yield* Metric.value(CircuitBreaker.callDuration.pipe(Metric.tagged("breaker", name)))
+      assert.isTrue(MetricState.isHistogramState(state))
+      assert.strictEqual(state.count, 4)
+      assert.closeTo(state.sum, 12.083, 1e-9)
+      assert.strictEqual(state.min, 0.003)
+      assert.strictEqual(state.max, 12)
+      const cumulative = new Map(state.buckets)
+      assert.strictEqual(cumulative.get(0.001), 0)
+      assert.strictEqual(cumulative.get(0.005), 1)
+      assert.strictEqual(cumulative.get(0.025), 1)
+      assert.strictEqual(cumulative.get(0.05), 3)
+      assert.strictEqual(cumulative.get(10), 3)
+      assert.strictEqual(cumulative.get(30), 4)
+      assert.strictEqual(yield* calls(name, "failure"), 1)
+    })
+  )
+
+  it("the series are removable from Effect's registry and their keys are made without Effect's slow constructor", () => {
+    assert.deepStrictEqual(internalMetrics.internals(), { removable: true, copiedKeys: true })
+  })
 })

@@ -33,6 +33,7 @@ export const closedCases = async (shape: "in-fiber" | "per-call"): Promise<Reado
       work
     ),
     make("circuitry-rate", "circuitry withBreaker, failureRate(countWindow(100))", S.makeCircuitry("rate").guard, work),
+    make("circuitry-time", "circuitry withBreaker, failureRate(timeWindow(10 s))", S.makeCircuitry("time").guard, work),
     make("naive", "naive Ref + Semaphore breaker", naive.guard, work),
     make("cockatiel-consecutive-bridged", "cockatiel ConsecutiveBreaker, bridged", S.bridgeCockatiel(cockC), work),
     make("cockatiel-sampling-bridged", "cockatiel SamplingBreaker, bridged", S.bridgeCockatiel(cockS), work),

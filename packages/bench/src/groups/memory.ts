@@ -15,6 +15,8 @@ import { scaled } from "../protocol.js"
 import * as S from "../subjects.js"
 
 export const BREAKERS = 100_000
+/** The bound of the churn row: 100,000 names go through a registry that holds 1000. */
+export const CHURN_BOUND = 1000
 
 interface Held {
   readonly count: () => number
@@ -26,14 +28,25 @@ interface Subject {
   readonly create: (names: ReadonlyArray<string>) => Promise<Held>
 }
 
+/** `used`: each breaker runs one successful call (its metric series exist); `maxBreakers`: the registry's bound. */
 const circuitry =
-  (kind: S.CircuitryPolicy): Subject["create"] =>
+  (kind: S.CircuitryPolicy, used = false, maxBreakers?: number): Subject["create"] =>
   async (names) => {
     const scope = Effect.runSync(Scope.make())
     let registry: BreakerRegistry.BreakerRegistry | undefined = await Effect.runPromise(
-      BreakerRegistry.make({ defaults: { policy: S.policyOf(kind), openFor: S.OPEN_MILLIS } }).pipe(Scope.extend(scope))
+      BreakerRegistry.make({ defaults: { policy: S.policyOf(kind), openFor: S.OPEN_MILLIS }, maxBreakers }).pipe(
+        Scope.extend(scope)
+      )
     )
-    await Effect.runPromise(Effect.forEach(names, (name) => registry!.get(name), { discard: true }))
+    const work = Effect.succeed(1)
+    await Effect.runPromise(
+      Effect.forEach(
+        names,
+        (name): Effect.Effect<unknown, unknown> =>
+          used ? Effect.flatMap(registry!.get(name), (b) => b.execute(work)) : registry!.get(name),
+        { discard: true }
+      )
+    )
     return {
       count: () => Effect.runSync(registry!.names).length,
       release: async () => {
@@ -71,6 +84,18 @@ export const subjects: Record<string, Subject> = {
     label: "circuitry BreakerRegistry.get, failureRate(countWindow(100))",
     create: circuitry("rate")
   },
+  "circuitry-consecutive-used": {
+    label: "circuitry BreakerRegistry.get, consecutiveFailures(5), after one call each",
+    create: circuitry("consecutive", true)
+  },
+  "circuitry-rate-used": {
+    label: "circuitry BreakerRegistry.get, failureRate(countWindow(100)), after one call each",
+    create: circuitry("rate", true)
+  },
+  "circuitry-churn": {
+    label: `circuitry registry with maxBreakers ${CHURN_BOUND}, fed ${BREAKERS.toLocaleString("en")} names (one call each): bytes per name fed`,
+    create: circuitry("consecutive", true, CHURN_BOUND)
+  },
   "cockatiel-consecutive": {
     label: "cockatiel circuitBreaker, ConsecutiveBreaker(5), in a Map",
     create: cockatiel("consecutive")
@@ -96,7 +121,8 @@ export const measureSubject = async (id: string, breakers: number, repeats: numb
     const held = await subject.create(names)
     millis.push(performance.now() - start)
     const after = heapUsed()
-    if (held.count() !== breakers) throw new Error(`${id}: holds ${held.count()} breakers, expected ${breakers}`)
+    const expected = id === "circuitry-churn" ? Math.min(CHURN_BOUND, breakers) : breakers
+    if (held.count() !== expected) throw new Error(`${id}: holds ${held.count()} breakers, expected ${expected}`)
     bytes.push((after - before) / breakers)
     await held.release()
   }

@@ -34,6 +34,8 @@ export const rejectionCases = async (work: Work, native: () => Promise<number>):
   openEffect(consecutive.guard, consecutive.isOpen)
   const rate = S.makeCircuitry("rate")
   openEffect(rate.guard, rate.isOpen)
+  const time = S.makeCircuitry("time")
+  openEffect(time.guard, time.isOpen)
   const naive = await Effect.runPromise(S.makeNaive)
   openEffect(naive.guard, naive.isOpen)
   const [cockC, cockS, rawCockC, rawCockS] = [
@@ -52,6 +54,7 @@ export const rejectionCases = async (work: Work, native: () => Promise<number>):
     make("floor", "floor guard, open (a prebuilt error)", floor.guard, work),
     make("circuitry-consecutive", "circuitry withBreaker, consecutiveFailures(5), open", consecutive.guard, work),
     make("circuitry-rate", "circuitry withBreaker, failureRate(countWindow(100)), open", rate.guard, work),
+    make("circuitry-time", "circuitry withBreaker, failureRate(timeWindow(10 s)), open", time.guard, work),
     make("naive", "naive Ref + Semaphore breaker, open", naive.guard, work),
     make(
       "cockatiel-consecutive-bridged",

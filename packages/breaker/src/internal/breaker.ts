@@ -52,6 +52,17 @@ const ClockTag = Clock.Clock
 const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock =>
   Context.get(fiber.currentDefaultServices, ClockTag)
 
+/** The clock of the last fiber seen: fibers of one runtime share their default services. */
+let lastServices: Context.Context<never> | undefined
+let lastClock: Clock.Clock | undefined
+const cachedClockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock => {
+  const services = fiber.currentDefaultServices
+  if (services === lastServices) return lastClock!
+  lastClock = Context.get(services, ClockTag)
+  lastServices = services
+  return lastClock
+}
+
 const toState = (m: Machine.Machine): State => {
   switch (m.tag) {
     case "Closed":
@@ -72,8 +83,6 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   readonly machine: Machine.Machine
   private hub: PubSub.PubSub<Transition> | undefined
   private readonly metrics: BreakerMetrics
-  /** The policy needs each call's start time (time windows, slow calls). */
-  private readonly timed: boolean
   private readonly isFailure: (cause: Cause.Cause<unknown>) => boolean
   private readonly permits: number
   private readonly probeLeaseMillis: number
@@ -85,7 +94,6 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   constructor(resolved: Options.Resolved, delays: Machine.OpenDelays, link: Sharing.Link | undefined) {
     this.name = resolved.name
     this.metrics = new BreakerMetrics(resolved.name)
-    this.timed = resolved.policy.timed
     this.isFailure = resolved.isFailure
     this.permits = resolved.permits
     this.probeLeaseMillis = resolved.probeLeaseMillis
@@ -112,10 +120,9 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
       }
       if (m.tag === "Closed") {
         // The closed path: no lock, no fiber, no Promise; the machine is read and written
-        // synchronously, and the clock is read only when the policy needs call times.
-        if (!this.timed) return this.run(self, m.generation, fiber, undefined, 0)
-        const clock = clockOf(fiber)
-        return this.run(self, m.generation, fiber, clock, clock.unsafeCurrentTimeMillis())
+        // synchronously. The clock is read at the start and the end (the duration histogram).
+        const clock = cachedClockOf(fiber)
+        return this.run(self, m.generation, clock, clock.unsafeCurrentTimeMillis())
       }
       // `withBreaker(repairing(x))` is `repairing(withBreaker(x))`: the FiberRef decides.
       const repaired = repairedEffect(self)
@@ -138,7 +145,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
         const generation = m.generation
         switch (decision) {
           case Machine.RUN:
-            return this.run(restore(self), generation, fiber, clock, now)
+            return this.run(restore(self), generation, clock, now)
           case Machine.PROBE:
             return this.probe(restore, self, generation, clock)
           case Machine.REPAIR:
@@ -158,45 +165,31 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
 
   // -- run and record ----------------------------------------------------------------------------
 
-  /**
-   * A call admitted while Closed. `clock` is given when the policy needs call times (then `start`
-   * is the call's start); otherwise the clock is read only when it is needed: to trip, or to tell
-   * the store when an outcome happened.
-   */
+  /** A call admitted while Closed, started at `start`: one frame that records how it ended. */
   private run<A, E, R>(
     self: Effect.Effect<A, E, R>,
     generation: number,
-    fiber: Fiber.RuntimeFiber<unknown, unknown>,
-    clock: Clock.Clock | undefined,
+    clock: Clock.Clock,
     start: number
   ): Effect.Effect<A, E, R> {
-    return Effect.catchAllCause(
-      Effect.map(self, (a) => {
-        this.record(generation, false, fiber, clock, start)
-        return a
-      }),
-      (cause) => {
-        if (!Cause.isInterruptedOnly(cause)) this.record(generation, this.counts(cause), fiber, clock, start)
+    return Effect.matchCauseEffect(self, {
+      onSuccess: (a) => {
+        this.record(generation, false, clock, start)
+        return Effect.succeed(a)
+      },
+      onFailure: (cause) => {
+        if (!Cause.isInterruptedOnly(cause)) this.record(generation, this.counts(cause), clock, start)
         return Effect.failCause(cause)
       }
-    )
+    })
   }
 
-  private record(
-    generation: number,
-    failure: boolean,
-    fiber: Fiber.RuntimeFiber<unknown, unknown>,
-    clock: Clock.Clock | undefined,
-    start: number
-  ): void {
+  private record(generation: number, failure: boolean, clock: Clock.Clock, start: number): void {
+    const now = clock.unsafeCurrentTimeMillis()
+    const recorded = this.machine.record(generation, failure, now, now - start)
+    if (recorded === Machine.TRIPS) this.machine.trip(now)
+    this.metrics.ran(failure, now - start)
     const outbox = this.outbox
-    let now = clock !== undefined || outbox !== undefined ? (clock ?? clockOf(fiber)).unsafeCurrentTimeMillis() : -1
-    const recorded = this.machine.record(generation, failure, now, clock !== undefined ? now - start : 0)
-    if (recorded === Machine.TRIPS) {
-      if (now === -1) now = clockOf(fiber).unsafeCurrentTimeMillis()
-      this.machine.trip(now)
-    }
-    this.metrics.call(failure ? "failure" : "success")
     if (outbox === undefined) return
     if (failure) outbox.failure(now, recorded === Machine.TRIPS)
     else outbox.success(now)
@@ -335,6 +328,11 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
 
   get reset(): Effect.Effect<void> {
     return Effect.clockWith((clock) => Effect.sync(() => this.machine.reset(clock.unsafeCurrentTimeMillis())))
+  }
+
+  /** Takes this breaker's metric series out of Effect's registry (evicted, or its scope closed). */
+  release(): void {
+    this.metrics.release()
   }
 
   /** Adopts a verdict another member saved (from the store's subscription). */

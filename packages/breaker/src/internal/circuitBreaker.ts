@@ -4,9 +4,11 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as BreakerStore from "../BreakerStore.js"
 import type * as CB from "../CircuitBreaker.js"
@@ -25,9 +27,16 @@ type CircuitBreaker = CB.CircuitBreaker
  * @internal
  */
 export const makeBreaker = (options?: CB.Options): Effect.Effect<Breaker, InvalidBreakerOptions, Scope.Scope> =>
-  Effect.flatMap(Options.resolve(options), makeResolved)
+  Effect.flatMap(Options.resolve(options), makeResolved).pipe(
+    Effect.tap((breaker) => Effect.addFinalizer(() => Effect.sync(() => breaker.release())))
+  )
 
-/** Makes a breaker from options already resolved (a registry resolves them once). @internal */
+/**
+ * Makes a breaker from options already resolved (a registry resolves them once). Its metric series
+ * are the caller's to release (`breaker.release()`): a registry does it on eviction.
+ *
+ * @internal
+ */
 export const makeResolved = (resolved: Options.Resolved): Effect.Effect<Breaker, InvalidBreakerOptions, Scope.Scope> =>
   Effect.gen(function* () {
     const delays = yield* Options.openDelays(resolved, yield* Effect.runtime<never>())
@@ -37,6 +46,16 @@ export const makeResolved = (resolved: Options.Resolved): Effect.Effect<Breaker,
     if (link !== undefined) yield* Sharing.follow(link, (verdict, now) => breaker.adopt(verdict, now))
     return breaker
   })
+
+/**
+ * Makes a breaker that shares nothing (no `BreakerStore`), synchronously: what `makeResolved`
+ * does without a store, for a registry making breakers on the request path. `runtime` runs the
+ * `openFor` schedule's steps. Its metric series are the caller's to release.
+ *
+ * @internal
+ */
+export const makeLocal = (resolved: Options.Resolved, runtime: Runtime.Runtime<never>): Breaker =>
+  new Breaker(resolved, Either.getOrThrow(Options.openDelays(resolved, runtime)), undefined)
 
 /** @internal */
 export const make: (options?: CB.Options) => Effect.Effect<CircuitBreaker, InvalidBreakerOptions, Scope.Scope> =

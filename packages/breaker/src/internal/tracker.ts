@@ -153,6 +153,8 @@ export class TimeWindow implements Tracker {
   private failures = 0
   private slowCalls = 0
   private consecutive = 0
+  /** The bucket index `evict` last saw (-1: none yet). */
+  private last = -1
   constructor(
     durationMillis: number,
     private readonly options: RateOptions
@@ -165,22 +167,38 @@ export class TimeWindow implements Tracker {
     this.bucketFailures = new Uint32Array(buckets)
     this.bucketSlow = new Uint32Array(buckets)
   }
-  /** Drops the buckets that left the window; returns the current bucket's index. */
+  /**
+   * Drops the buckets that left the window; returns the current bucket's index. While time moves
+   * within one bucket (most calls) this is one comparison; when it moves on, only the slots it
+   * passed are cleared (each of them holds a bucket that left the window, or nothing).
+   */
   private evict(now: number): number {
     const current = Math.floor(now / this.width)
-    for (let i = 0; i < this.buckets; i++) {
-      const index = this.index[i]!
-      if (index >= 0 && index <= current - this.buckets) {
-        this.calls -= this.bucketCalls[i]!
-        this.failures -= this.bucketFailures[i]!
-        this.slowCalls -= this.bucketSlow[i]!
-        this.index[i] = -1
-        this.bucketCalls[i] = 0
-        this.bucketFailures[i] = 0
-        this.bucketSlow[i] = 0
+    const last = this.last
+    if (current === last) return current
+    if (current > last && last >= 0) {
+      for (let b = last + 1; b <= current && b <= last + this.buckets; b++) {
+        const slot = b % this.buckets
+        if (this.index[slot]! <= current - this.buckets) this.clear(slot)
+      }
+    } else {
+      // The first call, or the clock went back: look at every slot.
+      for (let i = 0; i < this.buckets; i++) {
+        const index = this.index[i]!
+        if (index >= 0 && index <= current - this.buckets) this.clear(i)
       }
     }
+    this.last = current
     return current
+  }
+  private clear(slot: number): void {
+    this.calls -= this.bucketCalls[slot]!
+    this.failures -= this.bucketFailures[slot]!
+    this.slowCalls -= this.bucketSlow[slot]!
+    this.index[slot] = -1
+    this.bucketCalls[slot] = 0
+    this.bucketFailures[slot] = 0
+    this.bucketSlow[slot] = 0
   }
   record(failure: boolean, now: number, durationMillis: number): boolean {
     const current = this.evict(now)
@@ -203,6 +221,7 @@ export class TimeWindow implements Tracker {
     return verdict(this.options, this.calls, this.failures, this.slowCalls)
   }
   reset(): void {
+    this.last = -1
     this.index.fill(-1)
     this.bucketCalls.fill(0)
     this.bucketFailures.fill(0)
