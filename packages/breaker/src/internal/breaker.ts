@@ -16,6 +16,7 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import type * as Fiber from "effect/Fiber"
 import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
@@ -23,7 +24,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as BreakerStore from "../BreakerStore.js"
 import type * as CB from "../CircuitBreaker.js"
-import { type BreakerOpenError, rejection } from "./errors.js"
+import { type BreakerOpenError, BreakerTimeoutError, rejection } from "./errors.js"
 import * as Machine from "./machine.js"
 import { BreakerMetrics } from "./metrics.js"
 import type * as Options from "./options.js"
@@ -77,6 +78,12 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   private readonly isFailure: (cause: Cause.Cause<unknown>) => boolean
   private readonly permits: number
   private readonly probeLeaseMillis: number
+  private readonly probeTimeoutMillis: number | undefined
+  /** Slower probes fail (the policy's slow-call rule). */
+  private readonly slowMillis: number | undefined
+  private readonly delays: Machine.OpenDelays
+  /** The `timeout` option, put around every call. */
+  private readonly limit: (<A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) | undefined
   private readonly link: Sharing.Link | undefined
   private readonly outbox: Outbox | undefined
   /** Made on the first probe: a breaker that never opens never carries it. */
@@ -89,6 +96,11 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     this.isFailure = resolved.isFailure
     this.permits = resolved.permits
     this.probeLeaseMillis = resolved.probeLeaseMillis
+    this.probeTimeoutMillis = resolved.probeTimeoutMillis
+    this.slowMillis = resolved.policy.slowMillis
+    this.delays = delays
+    const timeoutMillis = resolved.timeoutMillis
+    this.limit = timeoutMillis === undefined ? undefined : (self) => deadline(self, this.name, timeoutMillis)
     this.link = link
     this.outbox = link?.outbox
     this.machine = new Machine.Machine({
@@ -102,6 +114,16 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   // -- admit -------------------------------------------------------------------------------------
 
   execute<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | BreakerOpenError, R> {
+    if (this.limit !== undefined) {
+      // The deadline goes inside repair traffic's marker, which must stay outermost to be seen.
+      const repaired = repairedEffect(self)
+      if (repaired !== undefined) return repairing(this.execute(repaired))
+      return this.guard(this.limit(self))
+    }
+    return this.guard(self)
+  }
+
+  private guard<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | BreakerOpenError, R> {
     return Effect.withFiberRuntime((fiber) => {
       const m = this.machine
       const span = fiber.currentSpan
@@ -202,8 +224,9 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     else outbox.success(now)
   }
 
-  /** Whether a failed call counts against the circuit (a user `isFailure` that throws counts). */
+  /** Whether a failed call counts against the circuit (a user `isFailure` that throws counts, a timeout counts). */
   private counts(cause: Cause.Cause<unknown>): boolean {
+    if (this.limit !== undefined && isTimeout(cause)) return true
     try {
       return this.isFailure(cause)
     } catch {
@@ -236,18 +259,26 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     clock: Clock.Clock
   ): Effect.Effect<A, E | BreakerOpenError, R> {
     const m = this.machine
+    const start = clock.unsafeCurrentTimeMillis()
+    const slowMillis = this.slowMillis
     const end = (outcome: Machine.Outcome) => {
-      m.endProbe(generation, outcome, clock.unsafeCurrentTimeMillis())
+      const now = clock.unsafeCurrentTimeMillis()
+      // With a slow-call rule, a slow probe is a failed probe: a slow dependency stays open.
+      if (outcome === Machine.SUCCESS && slowMillis !== undefined && now - start > slowMillis) outcome = Machine.FAILURE
+      m.endProbe(generation, outcome, now)
       if (outcome !== Machine.INTERRUPTED) this.metrics.call(outcome === Machine.FAILURE ? "failure" : "success")
     }
     const probes = (this.probes ??= new Probes(this.permits, this.probeLeaseMillis, this.link))
+    // A probe never holds the circuit past its timeout (default: the open time of the episode that ended).
+    const probeTimeout = this.probeTimeoutMillis ?? Math.max(MIN_PROBE_TIMEOUT, this.delays.last())
     const probe = probes.run(
       restore,
       self,
       (exit) => this.outcome(exit),
       () => m.generation === generation,
       end,
-      clock.unsafeCurrentTimeMillis()
+      start,
+      probeTimeout
     )
     return Effect.flatMap(probe, (result): Effect.Effect<A, E | BreakerOpenError, R> => {
       if (result === NO_PERMIT) {
@@ -312,7 +343,8 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
           name: this.name,
           state: toState(this.machine),
           counts: this.machine.config.tracker.counts(now),
-          probes: this.probes?.inFlight ?? 0
+          probes: this.probes?.inFlight ?? 0,
+          ...(this.link === undefined ? undefined : { store: { connected: this.link.health.connected } })
         }
       })
     )
@@ -342,6 +374,23 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     this.machine.adopt(verdict.state, verdict.until, verdict.at, now)
   }
 }
+
+const isTimeout = (cause: Cause.Cause<unknown>): boolean =>
+  Option.exists(Cause.dieOption(cause), (defect) => defect instanceof BreakerTimeoutError)
+
+/** The least default `probeTimeout`: an open time of 0 must not fail every probe at once. */
+const MIN_PROBE_TIMEOUT = 1_000
+
+/**
+ * `self`, answered at `millis` whatever its interruption costs: the loser is disconnected, so its
+ * cleanup (a driver's cancel) finishes in the background. At the deadline it dies with a
+ * `BreakerTimeoutError`, which always counts as a failure.
+ */
+const deadline = <A, E, R>(self: Effect.Effect<A, E, R>, breaker: string, millis: number): Effect.Effect<A, E, R> =>
+  Effect.timeoutFailCause(Effect.disconnect(self), {
+    duration: millis,
+    onTimeout: () => Cause.die(new BreakerTimeoutError({ breaker, timeoutMillis: millis }))
+  })
 
 // Every breaker is recognisable by its TypeId, kept once on the prototype.
 Object.defineProperty(Breaker.prototype, TypeId, { value: TypeId })
