@@ -4,7 +4,7 @@
  */
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Either, Exit, Fiber, Option, Schedule, TestClock } from "effect"
+import { Cause, Deferred, Duration, Effect, Either, Exit, Fiber, Option, Schedule, TestClock } from "effect"
 import { call, fail, succeed, tagOf } from "./utils.js"
 
 /** A breaker opened at t=0 and half-open at t=10s. */
@@ -57,7 +57,7 @@ describe("half-open probes are bounded", () => {
       assert.deepStrictEqual<unknown>(yield* breaker.state, CircuitBreaker.State.Open({ until: 22_000 }))
       // its late success is ignored: the circuit stays open, and the caller gets its answer
       yield* Deferred.succeed(gate, undefined)
-      assert.deepStrictEqual(yield* Fiber.join(late), Either.right("ok"))
+      assert.deepStrictEqual(yield* Fiber.join(late), Either.right("ok" as const))
       assert.strictEqual(yield* tagOf(breaker), "Open")
       yield* TestClock.adjust("10 seconds")
       const quick = yield* Effect.fork(call(breaker, Effect.zipRight(Effect.sleep("1 second"), succeed)))
@@ -106,7 +106,7 @@ describe("slow probes", () => {
       const breaker = yield* halfOpen({ policy: slowPolicy })
       const probe = yield* Effect.fork(call(breaker, Effect.zipRight(Effect.sleep("1001 millis"), succeed)))
       yield* TestClock.adjust("1001 millis")
-      assert.deepStrictEqual(yield* Fiber.join(probe), Either.right("ok"))
+      assert.deepStrictEqual(yield* Fiber.join(probe), Either.right("ok" as const))
       assert.deepStrictEqual<unknown>(yield* breaker.state, CircuitBreaker.State.Open({ until: 21_001 }))
     })
   )
@@ -124,7 +124,7 @@ describe("slow probes", () => {
 
 describe("the breaker's timeout", () => {
   /** An effect that never ends, and whose interruption takes `cleanup` of the Clock. */
-  const stubborn = (cleanup: string, cleaned: Deferred.Deferred<void>) =>
+  const stubborn = (cleanup: Duration.DurationInput, cleaned: Deferred.Deferred<void>) =>
     Effect.never.pipe(
       Effect.onInterrupt(() => Effect.zipRight(Effect.sleep(cleanup), Deferred.succeed(cleaned, undefined)))
     )

@@ -1,7 +1,7 @@
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { RedisBreakerStore } from "@circuitry/redis"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Exit, Fiber, HashMap, Layer, Logger, Option, TestClock } from "effect"
+import { Effect, Exit, Fiber, HashMap, Layer, Logger, Option, TestClock } from "effect"
 import { eventually, realSleep, startServer, uniquePrefix } from "./utils/server.js"
 
 // The breaker side of the hardening issue, on a redis-server of the test's own (paused, killed).

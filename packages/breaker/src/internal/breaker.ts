@@ -100,7 +100,17 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     this.slowMillis = resolved.policy.slowMillis
     this.delays = delays
     const timeoutMillis = resolved.timeoutMillis
-    this.limit = timeoutMillis === undefined ? undefined : (self) => deadline(self, this.name, timeoutMillis)
+    this.limit =
+      timeoutMillis === undefined
+        ? undefined
+        : (self) => {
+            // Repair traffic's mark stays outermost, where `execute` looks for it.
+            if (Bounded in self) return self // decided again (READMIT, repair traffic): bounded already
+            const repaired = repairedEffect(self)
+            return repaired === undefined
+              ? deadline(self, this.name, timeoutMillis)
+              : repairing(deadline(repaired, this.name, timeoutMillis))
+          }
     this.link = link
     this.outbox = link?.outbox
     this.machine = new Machine.Machine({
@@ -113,17 +123,8 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
 
   // -- admit -------------------------------------------------------------------------------------
 
-  execute<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | BreakerOpenError, R> {
-    if (this.limit !== undefined) {
-      // The deadline goes inside repair traffic's marker, which must stay outermost to be seen.
-      const repaired = repairedEffect(self)
-      if (repaired !== undefined) return repairing(this.execute(repaired))
-      return this.guard(this.limit(self))
-    }
-    return this.guard(self)
-  }
-
-  private guard<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | BreakerOpenError, R> {
+  execute<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | BreakerOpenError, R> {
+    const self = this.limit === undefined ? effect : this.limit(effect)
     return Effect.withFiberRuntime((fiber) => {
       const m = this.machine
       const span = fiber.currentSpan
@@ -387,10 +388,16 @@ const MIN_PROBE_TIMEOUT = 1_000
  * `BreakerTimeoutError`, which always counts as a failure.
  */
 const deadline = <A, E, R>(self: Effect.Effect<A, E, R>, breaker: string, millis: number): Effect.Effect<A, E, R> =>
-  Effect.timeoutFailCause(Effect.disconnect(self), {
-    duration: millis,
-    onTimeout: () => Cause.die(new BreakerTimeoutError({ breaker, timeoutMillis: millis }))
-  })
+  Object.assign(
+    Effect.timeoutFailCause(Effect.disconnect(self), {
+      duration: millis,
+      onTimeout: () => Cause.die(new BreakerTimeoutError({ breaker, timeoutMillis: millis }))
+    }),
+    { [Bounded]: true }
+  )
+
+/** Marks an effect `deadline` made. */
+const Bounded: unique symbol = Symbol.for("@circuitry/breaker/bounded")
 
 // Every breaker is recognisable by its TypeId, kept once on the prototype.
 Object.defineProperty(Breaker.prototype, TypeId, { value: TypeId })
