@@ -17,18 +17,34 @@ const member = (url: string, prefix: string, name: string) =>
 const tagOf = (breaker: CircuitBreaker.CircuitBreaker) => Effect.map(breaker.state, (s) => s._tag)
 const failing = Effect.fail("boom" as const)
 
+/** Two members of a fleet on a server of the test's own, opened by `a` and half-open for both. */
+const halfOpenFleet = (tag: string) =>
+  Effect.gen(function* () {
+    const server = yield* startServer
+    const prefix = uniquePrefix(tag)
+    const a = yield* member(server.url, prefix, "payments")
+    const b = yield* member(server.url, prefix, "payments")
+    yield* Effect.either(CircuitBreaker.withBreaker(failing, a))
+    assert.isTrue(yield* eventually(Effect.map(tagOf(b), (t) => t === "Open")))
+    yield* TestClock.adjust("10 seconds")
+    assert.strictEqual(yield* tagOf(a), "HalfOpen")
+    assert.strictEqual(yield* tagOf(b), "HalfOpen")
+    const leases = Effect.promise(() => server.admin.keys(`${prefix}probe:*`))
+    return {
+      server,
+      a,
+      b,
+      leasesGone: eventually(
+        Effect.map(leases, (keys) => keys.length === 0),
+        3_000
+      )
+    }
+  })
+
 describe("RedisBreakerStore, breaker side", () => {
   it.scoped("a probe interrupted while its lease request is in flight gives the fleet's lease back", () =>
     Effect.gen(function* () {
-      const server = yield* startServer
-      const prefix = uniquePrefix("lease-interrupted")
-      const a = yield* member(server.url, prefix, "payments")
-      const b = yield* member(server.url, prefix, "payments")
-      yield* Effect.either(CircuitBreaker.withBreaker(failing, a))
-      assert.isTrue(yield* eventually(Effect.map(tagOf(b), (t) => t === "Open")))
-      yield* TestClock.adjust("10 seconds")
-      assert.strictEqual(yield* tagOf(a), "HalfOpen")
-      assert.strictEqual(yield* tagOf(b), "HalfOpen")
+      const { a, b, leasesGone, server } = yield* halfOpenFleet("lease-interrupted")
       // a probes while Redis is paused: its lease request is written and waits for an answer
       yield* server.pause
       const probe = yield* Effect.fork(CircuitBreaker.withBreaker(Effect.never, a))
@@ -36,14 +52,7 @@ describe("RedisBreakerStore, breaker side", () => {
       yield* Fiber.interrupt(probe)
       // the request lands once Redis wakes up, and the lease it made must go back
       yield* server.resume
-      const slots = () => server.admin.keys(`${prefix}probe:*`)
-      assert.isTrue(
-        yield* eventually(
-          Effect.promise(() => slots().then((keys) => keys.length === 0)),
-          3_000
-        ),
-        "the interrupted probe's lease is still held"
-      )
+      assert.isTrue(yield* leasesGone, "the interrupted probe's lease is still held")
       // the next call anywhere probes (no 60 s wait for the lease to run out)
       assert.strictEqual(yield* CircuitBreaker.withBreaker(Effect.succeed("probed"), b), "probed")
       assert.strictEqual(yield* tagOf(b), "Closed")
@@ -52,13 +61,7 @@ describe("RedisBreakerStore, breaker side", () => {
 
   it.scoped("a lease request that answers after the deadline (the probe went alone) gives its lease back", () =>
     Effect.gen(function* () {
-      const server = yield* startServer
-      const prefix = uniquePrefix("lease-late")
-      const a = yield* member(server.url, prefix, "payments")
-      const b = yield* member(server.url, prefix, "payments")
-      yield* Effect.either(CircuitBreaker.withBreaker(failing, a))
-      assert.isTrue(yield* eventually(Effect.map(tagOf(b), (t) => t === "Open")))
-      yield* TestClock.adjust("10 seconds")
+      const { a, leasesGone, server } = yield* halfOpenFleet("lease-late")
       yield* server.pause
       // a's probe waits 250 ms of the Clock for its lease, then probes alone and fails: Open again
       const probe = yield* Effect.fork(CircuitBreaker.withBreaker(failing, a))
@@ -66,14 +69,7 @@ describe("RedisBreakerStore, breaker side", () => {
       yield* TestClock.adjust("250 millis")
       assert.isTrue(Exit.isFailure(yield* Fiber.await(probe)))
       yield* server.resume
-      const slots = () => server.admin.keys(`${prefix}probe:*`)
-      assert.isTrue(
-        yield* eventually(
-          Effect.promise(() => slots().then((keys) => keys.length === 0)),
-          3_000
-        ),
-        "the late lease is still held"
-      )
+      assert.isTrue(yield* leasesGone, "the late lease is still held")
     })
   )
 

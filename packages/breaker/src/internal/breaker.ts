@@ -1,14 +1,15 @@
 /**
  * The breaker: one call goes admit -> run -> record -> publish.
  *
- * - admit: the machine (machine.ts) decides, synchronously; a half-open probe also takes a permit
- *   of the breaker's `Semaphore` (and, with a shared store, the fleet's lease: sharing.ts).
+ * - admit: the machine (machine.ts) decides, synchronously; a half-open probe also takes one of
+ *   the breaker's probe permits (and, with a shared store, the fleet's lease: probes.ts, sharing.ts).
  * - run: the effect, with its outcome judged by `isFailure`.
  * - record: the outcome goes back into the machine, which says what it did (counted, tripped).
  * - publish: each transition the machine announces goes to metrics, subscribers and the store's outbox.
  *
  * Options are resolved in options.ts, metrics live in metrics.ts, repair traffic in repair.ts,
- * probes in probes.ts, the store link in sharing.ts; make, layer and withBreaker in circuitBreaker.ts.
+ * probes in probes.ts, deadlines in timeout.ts, the store link in sharing.ts; make, layer and
+ * withBreaker in circuitBreaker.ts. Over 350 lines: the four steps are read together.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -16,7 +17,6 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
 import type * as Fiber from "effect/Fiber"
 import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
@@ -24,7 +24,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as BreakerStore from "../BreakerStore.js"
 import type * as CB from "../CircuitBreaker.js"
-import { type BreakerOpenError, BreakerTimeoutError, rejection } from "./errors.js"
+import { type BreakerOpenError, rejection } from "./errors.js"
 import * as Machine from "./machine.js"
 import { BreakerMetrics } from "./metrics.js"
 import type * as Options from "./options.js"
@@ -32,6 +32,7 @@ import type { Outbox } from "./outbox.js"
 import { NO_PERMIT, Probes, READMIT } from "./probes.js"
 import { repairedEffect, repairing, repairTraffic } from "./repair.js"
 import type * as Sharing from "./sharing.js"
+import * as Timeout from "./timeout.js"
 
 // The public types live in ../CircuitBreaker.ts, with their documentation; this module implements them.
 type CircuitBreaker = CB.CircuitBreaker
@@ -100,17 +101,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     this.slowMillis = resolved.policy.slowMillis
     this.delays = delays
     const timeoutMillis = resolved.timeoutMillis
-    this.limit =
-      timeoutMillis === undefined
-        ? undefined
-        : (self) => {
-            // Repair traffic's mark stays outermost, where `execute` looks for it.
-            if (Bounded in self) return self // decided again (READMIT, repair traffic): bounded already
-            const repaired = repairedEffect(self)
-            return repaired === undefined
-              ? deadline(self, this.name, timeoutMillis)
-              : repairing(deadline(repaired, this.name, timeoutMillis))
-          }
+    this.limit = timeoutMillis === undefined ? undefined : Timeout.limit(this.name, timeoutMillis)
     this.link = link
     this.outbox = link?.outbox
     this.machine = new Machine.Machine({
@@ -227,7 +218,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
 
   /** Whether a failed call counts against the circuit (a user `isFailure` that throws counts, a timeout counts). */
   private counts(cause: Cause.Cause<unknown>): boolean {
-    if (this.limit !== undefined && isTimeout(cause)) return true
+    if (this.limit !== undefined && Timeout.isTimeout(cause)) return true
     try {
       return this.isFailure(cause)
     } catch {
@@ -271,7 +262,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     }
     const probes = (this.probes ??= new Probes(this.permits, this.probeLeaseMillis, this.link))
     // A probe never holds the circuit past its timeout (default: the open time of the episode that ended).
-    const probeTimeout = this.probeTimeoutMillis ?? Math.max(MIN_PROBE_TIMEOUT, this.delays.last())
+    const probeTimeout = this.probeTimeoutMillis ?? Math.max(Timeout.MIN_PROBE_TIMEOUT, this.delays.last())
     const probe = probes.run(
       restore,
       self,
@@ -375,29 +366,6 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     this.machine.adopt(verdict.state, verdict.until, verdict.at, now)
   }
 }
-
-const isTimeout = (cause: Cause.Cause<unknown>): boolean =>
-  Option.exists(Cause.dieOption(cause), (defect) => defect instanceof BreakerTimeoutError)
-
-/** The least default `probeTimeout`: an open time of 0 must not fail every probe at once. */
-const MIN_PROBE_TIMEOUT = 1_000
-
-/**
- * `self`, answered at `millis` whatever its interruption costs: the loser is disconnected, so its
- * cleanup (a driver's cancel) finishes in the background. At the deadline it dies with a
- * `BreakerTimeoutError`, which always counts as a failure.
- */
-const deadline = <A, E, R>(self: Effect.Effect<A, E, R>, breaker: string, millis: number): Effect.Effect<A, E, R> =>
-  Object.assign(
-    Effect.timeoutFailCause(Effect.disconnect(self), {
-      duration: millis,
-      onTimeout: () => Cause.die(new BreakerTimeoutError({ breaker, timeoutMillis: millis }))
-    }),
-    { [Bounded]: true }
-  )
-
-/** Marks an effect `deadline` made. */
-const Bounded: unique symbol = Symbol.for("@circuitry/breaker/bounded")
 
 // Every breaker is recognisable by its TypeId, kept once on the prototype.
 Object.defineProperty(Breaker.prototype, TypeId, { value: TypeId })
