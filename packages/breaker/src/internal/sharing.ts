@@ -94,7 +94,8 @@ export const connect = (
     }
     const circuit = connected.right
     const health = new Health(name)
-    const initial = yield* circuit.load.pipe(
+    // Disconnected: at the deadline `make` goes on without waiting for the driver to let go.
+    const initial = yield* Effect.disconnect(circuit.load).pipe(
       Effect.timeout(STORE_DEADLINE),
       Effect.tapBoth({ onFailure: (error) => health.failed(error), onSuccess: () => health.answered }),
       Effect.option
