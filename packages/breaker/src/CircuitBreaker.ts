@@ -95,8 +95,26 @@ export interface Options {
          * released (the member died). Longer than the slowest probe. Default `"60 seconds"`.
          */
         readonly probeLease?: Duration.DurationInput | undefined
+        /**
+         * How long a probe may hold the circuit. Past it the probe counts as failed: the circuit
+         * reopens with its next delay and the probe's permit (and fleet lease) go back. The call
+         * itself is not interrupted: its caller waits for it as before (bound it with `timeout`),
+         * and its late outcome is ignored. Default: the open time of the episode that ended, at
+         * least 1 second.
+         */
+        readonly probeTimeout?: Duration.DurationInput | undefined
       }
     | undefined
+  /**
+   * A deadline for every call through the breaker (resilience4j's TimeLimiter). At the deadline the
+   * caller is answered at once, whatever the call's interruption costs (it finishes in the
+   * background: `Effect.disconnect`), and the call counts as a failure, whatever `isFailure` says.
+   * The answer is a defect, `BreakerTimeoutError` (the error channel stays `E | BreakerOpenError`):
+   * recover it with `Effect.catchSomeDefect`. Prefer this to `Effect.timeout` inside `withBreaker`,
+   * which waits for the interruption to finish (a driver's cancel: seconds with `@effect/sql-pg`).
+   * Default: none.
+   */
+  readonly timeout?: Duration.DurationInput | undefined
   /**
    * Which failures count against the circuit. Default: every failure and defect. An interruption
    * never counts; a failure that does not count is recorded as a success (the dependency answered).
@@ -122,6 +140,11 @@ export interface Snapshot {
   }
   /** Half-open probes in flight. */
   readonly probes: number
+  /**
+   * With a shared store: whether the store answered the breaker's last request (`false` from the
+   * first request that failed or timed out until one is answered). Absent without a store.
+   */
+  readonly store?: { readonly connected: boolean } | undefined
 }
 
 /**
@@ -187,6 +210,44 @@ export const BreakerOpenError: typeof errors.BreakerOpenError = errors.BreakerOp
  * @category errors
  */
 export type BreakerOpenError = errors.BreakerOpenError
+
+/**
+ * A call that ran past the breaker's `timeout`. It reaches the caller as a defect, at the deadline,
+ * and the call counts as a failure.
+ *
+ * @example
+ * ```ts
+ * import { CircuitBreaker } from "@circuitry/breaker"
+ * import { Effect, Option } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const breaker = yield* CircuitBreaker.make({ name: "db", timeout: "2 seconds" })
+ *   return yield* CircuitBreaker.withBreaker(Effect.never, breaker).pipe(
+ *     Effect.catchSomeDefect((defect) =>
+ *       CircuitBreaker.isBreakerTimeoutError(defect) ? Option.some(Effect.succeed("too slow")) : Option.none()
+ *     )
+ *   )
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const BreakerTimeoutError: typeof errors.BreakerTimeoutError = errors.BreakerTimeoutError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type BreakerTimeoutError = errors.BreakerTimeoutError
+
+/**
+ * Whether a value (a defect) is a `BreakerTimeoutError`.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isBreakerTimeoutError = (u: unknown): u is BreakerTimeoutError => u instanceof errors.BreakerTimeoutError
 
 /**
  * Options that break a rule; `message` names the option and the rule.

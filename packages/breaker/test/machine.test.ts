@@ -24,6 +24,7 @@ const make = (options?: {
     successesToClose: options?.successesToClose ?? 1,
     delays: {
       next: () => options?.wait ?? 1_000,
+      last: () => options?.wait ?? 1_000,
       reset: () => {
         resets++
       }

@@ -1,7 +1,8 @@
 /**
  * A model-based property test: random interleavings of calls (successes, failures, slow calls,
- * repairs), concurrent probes, interruptions, clock moves, isolate and reset, checked step by step
- * against a small reference model of the state machine written from the contract in API.md.
+ * repairs), concurrent probes (slow ones, and ones past their timeout), interruptions, clock moves,
+ * isolate and reset, checked step by step against a small reference model of the state machine
+ * written from the contract in API.md.
  * Over 350 lines because the commands, the model and the runner are read together.
  */
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
@@ -125,6 +126,11 @@ class Model {
   repairProven = false
   repairs = 0
   openSteps = 0
+  /** The wait of the latest open episode: a probe's default timeout (at least 1 s). */
+  lastDelay = 0
+  /** Probes holding a permit: when each one's timeout ends it, and its episode. */
+  live = new Map<number, { readonly deadline: number; readonly episode: number }>()
+  probeSeq = 0
   window: Array<{ failure: boolean; slow: boolean; at: number }> = []
   transitions: Array<string> = []
 
@@ -148,6 +154,7 @@ class Model {
   private open(now: number) {
     const o = this.config.openFor
     const delay = o._tag === "Fixed" ? o.millis : o.base * 2 ** this.openSteps++
+    this.lastDelay = delay
     this.until = now + delay
     this.go("Open", now)
   }
@@ -168,6 +175,7 @@ class Model {
     if (this.tag === "HalfOpen") {
       if (this.probes < this.config.permits) {
         this.probes++
+        this.live.set(++this.probeSeq, { deadline: now + Math.max(1_000, this.lastDelay), episode: this.episode })
         return "probe"
       }
       return "rejected"
@@ -201,7 +209,20 @@ class Model {
     return failures / calls >= p.threshold || (p.slow !== undefined && slow / calls >= p.slow.threshold)
   }
 
-  finish(kind: Kind, episode: number, failure: boolean, now: number, duration: number) {
+  /** The clock moves to `to`: probes still running at their timeout fail there and then. */
+  advance(to: number) {
+    for (;;) {
+      let next: [number, { readonly deadline: number; readonly episode: number }] | undefined
+      for (const entry of this.live)
+        if (entry[1].deadline <= to && (next === undefined || entry[1].deadline < next[1].deadline)) next = entry
+      if (next === undefined) return
+      this.live.delete(next[0])
+      this.probes--
+      if (next[1].episode === this.episode && this.tag === "HalfOpen") this.open(next[1].deadline)
+    }
+  }
+
+  finish(kind: Kind, episode: number, failure: boolean, now: number, duration: number, probe: number) {
     this.sync(now)
     if (kind === "run") {
       if (episode !== this.episode || this.tag !== "Closed") return
@@ -210,9 +231,13 @@ class Model {
       this.window.push({ failure, slow, at: now })
       if (this.trips(now)) this.open(now)
     } else if (kind === "probe") {
+      if (!this.live.delete(probe)) return // its timeout ended it: the late outcome is ignored
       this.probes--
       if (episode !== this.episode || this.tag !== "HalfOpen") return
-      if (failure) this.open(now)
+      // with a slow-call rule, a slow probe is a failed probe
+      const p = this.config.policy
+      const slow = p._tag === "Rate" && p.slow !== undefined && duration > p.slow.millis
+      if (failure || slow) this.open(now)
       else if (++this.probeSuccesses >= this.config.successesToClose) this.close(now)
     } else if (kind === "repair") {
       if (episode !== this.episode || this.tag !== "Open") return
@@ -222,8 +247,8 @@ class Model {
     }
   }
 
-  interrupt(kind: Kind, episode: number) {
-    if (kind === "probe") this.probes--
+  interrupt(kind: Kind, episode: number, probe: number) {
+    if (kind === "probe" && this.live.delete(probe)) this.probes--
     if (kind === "repair" && episode === this.episode && this.tag === "Open") this.repairs--
   }
 
@@ -264,6 +289,8 @@ interface InFlight {
   readonly kind: Kind
   readonly episode: number
   readonly startedAt: number
+  /** The model's id of a probe. */
+  readonly probe: number
   readonly outcome: "ok" | "fail"
   readonly gate: Deferred.Deferred<void>
   readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
@@ -320,7 +347,15 @@ const scenario = (config: Config, commands: ReadonlyArray<Command>) =>
               expect(failure?.retryAfterMillis, where).toBe(model.tag === "Open" ? model.until - now : 0)
             } else {
               expect(started, where).toBe(true)
-              lastStarted = { kind, episode: model.episode, startedAt: now, outcome: command.outcome, gate, fiber }
+              lastStarted = {
+                kind,
+                episode: model.episode,
+                startedAt: now,
+                probe: model.probeSeq,
+                outcome: command.outcome,
+                gate,
+                fiber
+              }
               inFlight.push(lastStarted)
             }
           }
@@ -337,10 +372,10 @@ const scenario = (config: Config, commands: ReadonlyArray<Command>) =>
           if (command._tag === "Finish") {
             yield* Deferred.succeed(call!.gate, undefined)
             yield* Fiber.await(call!.fiber)
-            model.finish(call!.kind, call!.episode, call!.outcome === "fail", now, now - call!.startedAt)
+            model.finish(call!.kind, call!.episode, call!.outcome === "fail", now, now - call!.startedAt, call!.probe)
           } else {
             yield* Fiber.interrupt(call!.fiber)
-            model.interrupt(call!.kind, call!.episode)
+            model.interrupt(call!.kind, call!.episode, call!.probe)
           }
           break
         }
@@ -349,6 +384,7 @@ const scenario = (config: Config, commands: ReadonlyArray<Command>) =>
         case "Advance":
           yield* TestClock.adjust(command.millis)
           now += command.millis
+          model.advance(now)
           break
         case "Isolate":
           yield* breaker.isolate

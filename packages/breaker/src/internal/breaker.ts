@@ -1,14 +1,15 @@
 /**
  * The breaker: one call goes admit -> run -> record -> publish.
  *
- * - admit: the machine (machine.ts) decides, synchronously; a half-open probe also takes a permit
- *   of the breaker's `Semaphore` (and, with a shared store, the fleet's lease: sharing.ts).
+ * - admit: the machine (machine.ts) decides, synchronously; a half-open probe also takes one of
+ *   the breaker's probe permits (and, with a shared store, the fleet's lease: probes.ts, sharing.ts).
  * - run: the effect, with its outcome judged by `isFailure`.
  * - record: the outcome goes back into the machine, which says what it did (counted, tripped).
  * - publish: each transition the machine announces goes to metrics, subscribers and the store's outbox.
  *
  * Options are resolved in options.ts, metrics live in metrics.ts, repair traffic in repair.ts,
- * probes in probes.ts, the store link in sharing.ts; make, layer and withBreaker in circuitBreaker.ts.
+ * probes in probes.ts, deadlines in timeout.ts, the store link in sharing.ts; make, layer and
+ * withBreaker in circuitBreaker.ts. Over 350 lines: the four steps are read together.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -31,6 +32,7 @@ import type { Outbox } from "./outbox.js"
 import { NO_PERMIT, Probes, READMIT } from "./probes.js"
 import { repairedEffect, repairing, repairTraffic } from "./repair.js"
 import type * as Sharing from "./sharing.js"
+import * as Timeout from "./timeout.js"
 
 // The public types live in ../CircuitBreaker.ts, with their documentation; this module implements them.
 type CircuitBreaker = CB.CircuitBreaker
@@ -86,6 +88,12 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   private readonly isFailure: (cause: Cause.Cause<unknown>) => boolean
   private readonly permits: number
   private readonly probeLeaseMillis: number
+  private readonly probeTimeoutMillis: number | undefined
+  /** Slower probes fail (the policy's slow-call rule). */
+  private readonly slowMillis: number | undefined
+  private readonly delays: Machine.OpenDelays
+  /** The `timeout` option, put around every call. */
+  private readonly limit: (<A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) | undefined
   private readonly link: Sharing.Link | undefined
   private readonly outbox: Outbox | undefined
   /** Made on the first probe: a breaker that never opens never carries it. */
@@ -97,6 +105,11 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     this.isFailure = resolved.isFailure
     this.permits = resolved.permits
     this.probeLeaseMillis = resolved.probeLeaseMillis
+    this.probeTimeoutMillis = resolved.probeTimeoutMillis
+    this.slowMillis = resolved.policy.slowMillis
+    this.delays = delays
+    const timeoutMillis = resolved.timeoutMillis
+    this.limit = timeoutMillis === undefined ? undefined : Timeout.limit(this.name, timeoutMillis)
     this.link = link
     this.outbox = link?.outbox
     this.machine = new Machine.Machine({
@@ -109,7 +122,8 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
 
   // -- admit -------------------------------------------------------------------------------------
 
-  execute<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | BreakerOpenError, R> {
+  execute<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | BreakerOpenError, R> {
+    const self = this.limit === undefined ? effect : this.limit(effect)
     return Effect.withFiberRuntime((fiber) => {
       const m = this.machine
       const span = fiber.currentSpan
@@ -195,8 +209,9 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     else outbox.success(now)
   }
 
-  /** Whether a failed call counts against the circuit (a user `isFailure` that throws counts). */
+  /** Whether a failed call counts against the circuit (a user `isFailure` that throws counts, a timeout counts). */
   private counts(cause: Cause.Cause<unknown>): boolean {
+    if (this.limit !== undefined && Timeout.isTimeout(cause)) return true
     try {
       return this.isFailure(cause)
     } catch {
@@ -229,18 +244,26 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     clock: Clock.Clock
   ): Effect.Effect<A, E | BreakerOpenError, R> {
     const m = this.machine
+    const start = clock.unsafeCurrentTimeMillis()
+    const slowMillis = this.slowMillis
     const end = (outcome: Machine.Outcome) => {
-      m.endProbe(generation, outcome, clock.unsafeCurrentTimeMillis())
+      const now = clock.unsafeCurrentTimeMillis()
+      // With a slow-call rule, a slow probe is a failed probe: a slow dependency stays open.
+      if (outcome === Machine.SUCCESS && slowMillis !== undefined && now - start > slowMillis) outcome = Machine.FAILURE
+      m.endProbe(generation, outcome, now)
       if (outcome !== Machine.INTERRUPTED) this.metrics.call(outcome === Machine.FAILURE ? "failure" : "success")
     }
     const probes = (this.probes ??= new Probes(this.permits, this.probeLeaseMillis, this.link))
+    // A probe never holds the circuit past its timeout (default: the open time of the episode that ended).
+    const probeTimeout = this.probeTimeoutMillis ?? Math.max(Timeout.MIN_PROBE_TIMEOUT, this.delays.last())
     const probe = probes.run(
       restore,
       self,
       (exit) => this.outcome(exit),
       () => m.generation === generation,
       end,
-      clock.unsafeCurrentTimeMillis()
+      start,
+      probeTimeout
     )
     return Effect.flatMap(probe, (result): Effect.Effect<A, E | BreakerOpenError, R> => {
       if (result === NO_PERMIT) {
@@ -305,7 +328,8 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
           name: this.name,
           state: toState(this.machine),
           counts: this.machine.config.tracker.counts(now),
-          probes: this.probes?.inFlight ?? 0
+          probes: this.probes?.inFlight ?? 0,
+          ...(this.link === undefined ? undefined : { store: { connected: this.link.health.connected } })
         }
       })
     )

@@ -43,3 +43,13 @@ export const rejection = (
 export class InvalidBreakerOptions extends Schema.TaggedError<InvalidBreakerOptions>()("InvalidBreakerOptions", {
   message: Schema.String
 }) {}
+
+/** @internal */
+export class BreakerTimeoutError extends Schema.TaggedError<BreakerTimeoutError>()("BreakerTimeoutError", {
+  breaker: Schema.String,
+  timeoutMillis: Schema.Number
+}) {
+  override get message(): string {
+    return `circuit "${this.breaker}": the call took over its ${this.timeoutMillis} ms timeout`
+  }
+}

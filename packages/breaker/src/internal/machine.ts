@@ -48,6 +48,8 @@ export type Recorded = typeof STALE | typeof COUNTED | typeof TRIPS
 export interface OpenDelays {
   /** The wait of the next open episode, in milliseconds (steps the `openFor` schedule). */
   next(now: number): number
+  /** The wait `next` gave last (before any episode: the schedule's first wait). */
+  last(): number
   /** Restarts the `openFor` schedule (on close and on reset). */
   reset(): void
 }

@@ -27,6 +27,9 @@ export interface Resolved {
   readonly permits: number
   readonly successesToClose: number
   readonly probeLeaseMillis: number
+  /** undefined: the open time of the episode that ended (at least MIN_PROBE_TIMEOUT). */
+  readonly probeTimeoutMillis: number | undefined
+  readonly timeoutMillis: number | undefined
   readonly isFailure: (cause: Cause.Cause<unknown>) => boolean
 }
 
@@ -57,6 +60,12 @@ export const resolve = (options: CB.Options | undefined): Either.Either<Resolved
       Rules.durationAboveZero,
       halfOpen["probeLease"] ?? "60 seconds"
     )
+    const probeTimeoutMillis =
+      halfOpen["probeTimeout"] === undefined
+        ? undefined
+        : yield* Rules.check("halfOpen.probeTimeout", Rules.durationAboveZero, halfOpen["probeTimeout"])
+    const timeoutMillis =
+      o["timeout"] === undefined ? undefined : yield* Rules.check("timeout", Rules.durationAboveZero, o["timeout"])
     const isFailure = o["isFailure"] ?? defaultIsFailure
     if (typeof isFailure !== "function") {
       return yield* Either.left(`isFailure must be a function of a Cause, got ${Rules.show(isFailure)}`)
@@ -68,6 +77,8 @@ export const resolve = (options: CB.Options | undefined): Either.Either<Resolved
       permits,
       successesToClose,
       probeLeaseMillis,
+      probeTimeoutMillis,
+      timeoutMillis,
       isFailure: isFailure as Resolved["isFailure"]
     }
   })
@@ -91,6 +102,9 @@ const resolveOpenFor = (input: unknown): Either.Either<Resolved["openFor"], stri
 class FixedDelays implements Machine.OpenDelays {
   constructor(private readonly millis: number) {}
   next(): number {
+    return this.millis
+  }
+  last(): number {
     return this.millis
   }
   reset(): void {}
@@ -133,6 +147,7 @@ export const openDelays = (
       }
       return last
     },
+    last: () => last,
     reset: () => {
       state = schedule.initial
     }

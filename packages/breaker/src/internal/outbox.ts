@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import type * as BreakerStore from "../BreakerStore.js"
+import type { Health } from "./sharing.js"
 
 /** How long the background writer waits before trying an unreachable store again. */
 const STORE_RETRY = Duration.seconds(1)
@@ -35,7 +36,9 @@ export class Outbox {
     private readonly circuit: BreakerStore.SharedCircuit,
     /** Who makes this breaker's verdicts, so that it can ignore their echo. */
     readonly origin: string,
-    private readonly signal: Queue.Queue<void>
+    private readonly signal: Queue.Queue<void>,
+    /** Hears whether each send was answered, to log an outage and its end once. */
+    private readonly health: Health
   ) {}
 
   /** This instance's verdict (HalfOpen is derived, never stored). A verdict makes pending counts moot. */
@@ -137,6 +140,7 @@ export class Outbox {
       const [send, forget] = next
       return send.pipe(
         Effect.timeout(SEND_DEADLINE),
+        Effect.tapBoth({ onFailure: (error) => this.health.failed(error), onSuccess: () => this.health.answered }),
         Effect.map(() => {
           forget()
           return true
@@ -148,5 +152,25 @@ export class Outbox {
       Effect.zipRight(drainAll.pipe(Effect.retry(Schedule.spaced(STORE_RETRY)), Effect.ignore)),
       Effect.forever
     )
+  }
+
+  /**
+   * Sends the verdict still owed, if any, waiting at most `deadline` (when the breaker's scope
+   * closes: the drain is about to stop). Counts still owed are left: sent twice, they would count twice.
+   */
+  flush(deadline: Duration.DurationInput): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const verdict = this.pendingVerdict
+      if (verdict === undefined) return Effect.void
+      // Disconnected: a store that does not answer is given up at the deadline, not when it lets go.
+      return Effect.disconnect(this.circuit.save(verdict)).pipe(
+        Effect.timeout(deadline),
+        Effect.tap(() => {
+          if (this.pendingVerdict === verdict) this.pendingVerdict = undefined
+        }),
+        Effect.tapError((error) => this.health.failed(error)),
+        Effect.ignore
+      )
+    })
   }
 }

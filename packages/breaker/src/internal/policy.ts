@@ -62,6 +62,8 @@ export const failureRate = (options: unknown): Policy.Policy => {
 export interface Resolved {
   /** Whether outcomes need the call's start and end times (time windows, slow calls). */
   readonly timed: boolean
+  /** The slow-call rule's duration, if the policy has one (half-open probes are judged by it too). */
+  readonly slowMillis: number | undefined
   /** A fresh, empty tracker. */
   readonly makeTracker: () => Tracker.Tracker
 }
@@ -81,6 +83,7 @@ export const resolve = (policy: unknown): Either.Either<Resolved, string> => {
 const resolveConsecutive = (input: unknown): Either.Either<Resolved, string> =>
   Either.map(Rules.check("policy: consecutiveFailures threshold", Rules.atLeastOne, input), (threshold): Resolved => ({
     timed: false,
+    slowMillis: undefined,
     makeTracker: () => new Tracker.ConsecutiveFailures(threshold)
   }))
 
@@ -148,6 +151,7 @@ const resolveRate = (input: unknown): Either.Either<Resolved, string> =>
     }
     return {
       timed: window._tag === "TimeWindow" || slow !== undefined,
+      slowMillis: slow?.millis,
       makeTracker: () =>
         window._tag === "CountWindow"
           ? new Tracker.CountWindow(window.size, rate)

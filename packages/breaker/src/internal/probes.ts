@@ -1,11 +1,11 @@
 /**
- * Half-open probes: the permits, held in an Effect `Semaphore` (a breaker makes its `Probes` on its
- * first probe: a closed breaker never pays for them), and, with a shared store, the fleet's probe lease (sharing.ts). A
- * probe holds both while it runs and gives both back however it ends.
+ * Half-open probes: the permits (a count: every decision about them is synchronous), and, with a
+ * shared store, the fleet's probe lease (sharing.ts). A probe holds both while it runs and gives
+ * both back however it ends, or when it runs past its timeout, whichever comes first.
  */
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
+import * as Fiber from "effect/Fiber"
 import * as Machine from "./machine.js"
 import * as Sharing from "./sharing.js"
 
@@ -16,7 +16,6 @@ export const READMIT: unique symbol = Symbol("readmit")
 
 /** @internal */
 export class Probes {
-  private readonly semaphore: Effect.Semaphore
   /** Probes holding a permit now (for snapshots). */
   inFlight = 0
 
@@ -24,13 +23,11 @@ export class Probes {
     private readonly permits: number,
     private readonly leaseMillis: number,
     private readonly link: Sharing.Link | undefined
-  ) {
-    this.semaphore = Effect.unsafeMakeSemaphore(permits)
-  }
+  ) {}
 
-  /** Whether a permit is free now. Taking one and giving it back at once is the semaphore's only answer. */
+  /** Whether a permit is free now. */
   get isPermitFree(): Effect.Effect<boolean> {
-    return Effect.map(this.semaphore.withPermitsIfAvailable(1)(Effect.void), Option.isSome)
+    return Effect.sync(() => this.inFlight < this.permits)
   }
 
   /**
@@ -38,6 +35,9 @@ export class Probes {
    * Call it uninterruptibly. `isCurrent` says whether the decision to probe still holds once the
    * permit is taken; `end` hears how the probe ended (INTERRUPTED when it never ran, or another
    * member of the fleet probes), once, before the permit is given back.
+   *
+   * A probe still running `timeoutMillis` after it took its permit ends as a FAILURE there and
+   * then (its permit and lease go back); the call itself goes on, and its late outcome is ignored.
    */
   run<A, E, R>(
     restore: <AX, EX, RX>(effect: Effect.Effect<AX, EX, RX>) => Effect.Effect<AX, EX, RX>,
@@ -45,40 +45,54 @@ export class Probes {
     outcome: (exit: Exit.Exit<A, E>) => Machine.Outcome,
     isCurrent: () => boolean,
     end: (outcome: Machine.Outcome) => void,
-    now: number
+    now: number,
+    timeoutMillis: number
   ): Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> {
-    const finish = (o: Machine.Outcome) => {
-      this.inFlight--
-      end(o)
-    }
-    const run = Effect.onExit(restore(self), (exit) => Effect.sync(() => finish(outcome(exit))))
-    const link = this.link
-    const leased: Effect.Effect<A | typeof NO_PERMIT, E, R> =
-      link === undefined
-        ? run
-        : restore(Sharing.leaseProbe(link, { permits: this.permits, leaseMillis: this.leaseMillis, now })).pipe(
-            Effect.onInterrupt(() => Effect.sync(() => finish(Machine.INTERRUPTED))),
-            Effect.flatMap((lease): Effect.Effect<A | typeof NO_PERMIT, E, R> => {
-              switch (lease._tag) {
-                case "Taken":
-                  finish(Machine.INTERRUPTED) // another member probes: this one records nothing
-                  return Effect.succeed(NO_PERMIT)
-                case "Alone":
-                  return run
-                case "Leased":
-                  return Effect.ensuring(run, lease.release)
-              }
-            })
-          )
-    return Effect.map(
-      this.semaphore.withPermitsIfAvailable(1)(
-        Effect.suspend((): Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> => {
-          if (!isCurrent()) return Effect.succeed(READMIT)
-          this.inFlight++
-          return leased
+    return Effect.suspend((): Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> => {
+      if (this.inFlight >= this.permits) return Effect.succeed(NO_PERMIT)
+      if (!isCurrent()) return Effect.succeed(READMIT)
+      this.inFlight++
+      let done = false
+      let release: Effect.Effect<void> = Effect.void
+      let timer: Fiber.RuntimeFiber<void> | undefined
+      const finish = (o: Machine.Outcome): Effect.Effect<void> =>
+        Effect.suspend(() => {
+          if (done) return Effect.void
+          done = true
+          this.inFlight--
+          end(o)
+          const stop = timer === undefined ? Effect.void : Fiber.interruptFork(timer)
+          return Effect.zipRight(release, stop)
         })
-      ),
-      Option.getOrElse((): typeof NO_PERMIT => NO_PERMIT)
-    )
+      const expire = Effect.suspend(() => {
+        timer = undefined
+        return finish(Machine.FAILURE)
+      })
+      const run = Effect.onExit(restore(self), (exit) => finish(outcome(exit)))
+      const link = this.link
+      const leased: Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> =
+        link === undefined
+          ? run
+          : Sharing.leaseProbe(link, { permits: this.permits, leaseMillis: this.leaseMillis, now }, restore).pipe(
+              Effect.onInterrupt(() => finish(Machine.INTERRUPTED)),
+              Effect.flatMap((lease): Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> => {
+                if (lease._tag === "Taken") {
+                  // another member probes: this one records nothing
+                  return Effect.as(finish(Machine.INTERRUPTED), NO_PERMIT)
+                }
+                if (lease._tag === "Leased") release = lease.release
+                // The probe ran out of time waiting for its lease: the circuit reopened.
+                if (done) return Effect.as(release, READMIT)
+                return run
+              })
+            )
+      const startTimer = Effect.map(
+        Effect.forkDaemon(Effect.interruptible(Effect.zipRight(Effect.sleep(timeoutMillis), expire))),
+        (fiber) => {
+          timer = fiber
+        }
+      )
+      return Effect.zipRight(startTimer, leased)
+    })
   }
 }

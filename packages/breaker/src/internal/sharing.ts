@@ -6,9 +6,12 @@
  * The link is made before the breaker, so a breaker is built with it in place; `follow` starts the
  * fibers that need the breaker (adopting verdicts, draining the outbox) once it exists.
  */
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
@@ -19,10 +22,56 @@ import { Outbox } from "./outbox.js"
 /** How long a call (or `make`) may wait on the shared store before the breaker decides alone. */
 const STORE_DEADLINE = Duration.millis(250)
 
+/** How long closing a breaker's scope may wait to hand its last verdict to the store. */
+const FLUSH_DEADLINE = Duration.seconds(1)
+
+/**
+ * Whether the store answered the link's last request. The breaker learns of an outage when a
+ * request fails or does not answer in time, and of the recovery when one is answered: each is
+ * logged once, as a warning annotated with the breaker's name (and the store's, when it said).
+ *
+ * @internal
+ */
+export class Health {
+  connected = true
+  constructor(readonly name: string) {}
+
+  failed(error: unknown): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (!this.connected) return Effect.void
+      this.connected = false
+      const store = storeOf(error)
+      return Effect.logWarning(
+        `circuit "${this.name}": shared store${store === undefined ? "" : ` (${store})`} unreachable, deciding locally until it answers`,
+        error
+      ).pipe(Effect.annotateLogs(annotations(this.name, store)))
+    })
+  }
+
+  get answered(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (this.connected) return Effect.void
+      this.connected = true
+      return Effect.logWarning(`circuit "${this.name}": shared store answers again, sharing verdicts`).pipe(
+        Effect.annotateLogs(annotations(this.name, undefined))
+      )
+    })
+  }
+}
+
+const storeOf = (error: unknown): string | undefined =>
+  typeof error === "object" && error !== null && "store" in error && typeof error.store === "string"
+    ? error.store
+    : undefined
+
+const annotations = (name: string, store: string | undefined): Record<string, string> =>
+  store === undefined ? { breaker: name } : { breaker: name, store }
+
 /** @internal */
 export interface Link {
   readonly circuit: BreakerStore.SharedCircuit
   readonly outbox: Outbox
+  readonly health: Health
   /** The verdict stored when the breaker joined, if the store answered in time. */
   readonly initial: Option.Option<BreakerStore.Verdict>
 }
@@ -44,15 +93,23 @@ export const connect = (
       return undefined
     }
     const circuit = connected.right
-    const initial = yield* circuit.load.pipe(Effect.timeout(STORE_DEADLINE), Effect.option)
+    const health = new Health(name)
+    // Disconnected: at the deadline `make` goes on without waiting for the driver to let go.
+    const initial = yield* Effect.disconnect(circuit.load).pipe(
+      Effect.timeout(STORE_DEADLINE),
+      Effect.tapBoth({ onFailure: (error) => health.failed(error), onSuccess: () => health.answered }),
+      Effect.option
+    )
     const origin = `${name}#${Math.random().toString(36).slice(2, 10)}`
-    const outbox = new Outbox(circuit, origin, yield* Queue.sliding<void>(1))
-    return { circuit, outbox, initial: Option.flatten(initial) }
+    const outbox = new Outbox(circuit, origin, yield* Queue.sliding<void>(1), health)
+    return { circuit, outbox, health, initial: Option.flatten(initial) }
   })
 
 /**
  * Adopts the stored verdict, then every verdict another member saves, and starts the outbox's
  * drain, for as long as the scope lasts. `adopt` is given the verdict and the Clock's `now`.
+ * When the scope closes, a verdict not yet sent (a trip just before) is sent, waiting at most
+ * FLUSH_DEADLINE: past it, or with the store down, it is lost (the store keeps the one before).
  *
  * @internal
  */
@@ -71,6 +128,8 @@ export const follow = (
     if (Option.isSome(link.initial)) yield* adoptOne(link.initial.value)
     yield* Stream.runForEach(link.circuit.verdicts, adoptOne).pipe(Effect.forkScoped)
     yield* link.outbox.drain.pipe(Effect.forkScoped)
+    // Added after the drain, so it runs before the drain is interrupted.
+    yield* Effect.addFinalizer(() => link.outbox.flush(FLUSH_DEADLINE))
   })
 }
 
@@ -86,23 +145,54 @@ const taken: Lease = { _tag: "Taken" }
 /**
  * Asks the store for one of the fleet's `permits` probe leases. A store that does not answer in
  * time (or fails) leaves the decision to this instance alone. Releasing never holds the caller up.
+ * Call it uninterruptibly: only the wait, made interruptible by `restore`, can be interrupted.
+ *
+ * The request runs on a fiber of its own, because the store makes the lease's token: a probe that
+ * stops waiting (interrupted, or past the deadline) before the answer lands could not release it,
+ * and the whole fleet would be refused until the lease ran out. Whoever is last, the waiter
+ * leaving or the answer landing, gives the lease back.
  *
  * @internal
  */
 export const leaseProbe = (
   link: Link,
-  options: { readonly permits: number; readonly leaseMillis: number; readonly now: number }
+  options: { readonly permits: number; readonly leaseMillis: number; readonly now: number },
+  restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 ): Effect.Effect<Lease> =>
-  link.circuit.acquireProbe(options).pipe(
-    Effect.timeout(STORE_DEADLINE),
-    Effect.either,
-    Effect.map((answer): Lease => {
-      if (Either.isLeft(answer)) return alone
-      if (Option.isNone(answer.right)) return taken
-      const token = answer.right.value
-      return {
-        _tag: "Leased",
-        release: Effect.asVoid(Effect.forkDaemon(Effect.ignore(link.circuit.releaseProbe(token))))
-      }
+  Effect.suspend(() => {
+    const circuit = link.circuit
+    const release = (token: string): Effect.Effect<void> =>
+      Effect.asVoid(Effect.forkDaemon(Effect.ignore(circuit.releaseProbe(token))))
+    let abandoned = false
+    let landed: string | undefined
+    const request = circuit.acquireProbe(options).pipe(
+      Effect.tap((answer) => {
+        if (Option.isNone(answer)) return Effect.void
+        if (abandoned) return release(answer.value)
+        landed = answer.value
+        return Effect.void
+      }),
+      // Past the lease's time, a token that lands has run out anyway.
+      Effect.timeout(Duration.millis(options.leaseMillis)),
+      Effect.interruptible
+    )
+    const abandon = Effect.suspend(() => {
+      abandoned = true
+      const token = landed
+      landed = undefined
+      return token === undefined ? Effect.void : release(token)
     })
-  )
+    return Effect.flatMap(Effect.forkDaemon(request), (fiber) =>
+      Effect.flatMap(Effect.exit(restore(Effect.timeout(Fiber.join(fiber), STORE_DEADLINE))), (exit) => {
+        if (Exit.isFailure(exit)) {
+          if (Cause.isInterruptedOnly(exit.cause)) return Effect.zipRight(abandon, Effect.interrupt)
+          return abandon.pipe(Effect.zipRight(link.health.failed(Cause.squash(exit.cause))), Effect.as(alone))
+        }
+        landed = undefined
+        const answer = exit.value
+        return Effect.as(link.health.answered, Option.isNone(answer) ? taken : leased(release(answer.value)))
+      })
+    )
+  })
+
+const leased = (release: Effect.Effect<void>): Lease => ({ _tag: "Leased", release })

@@ -1,0 +1,48 @@
+/**
+ * Deadlines: the breaker's `timeout` around a call, and the least default probe timeout. A call
+ * past its deadline is answered at once, whatever its interruption costs (it finishes in the
+ * background), with the defect `BreakerTimeoutError`, which always counts as a failure.
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { BreakerTimeoutError } from "./errors.js"
+import { repairedEffect, repairing } from "./repair.js"
+
+/** The least default `probeTimeout`: an open time of 0 must not fail every probe at once. @internal */
+export const MIN_PROBE_TIMEOUT = 1_000
+
+/** Whether a call failed by running past the breaker's timeout. @internal */
+export const isTimeout = (cause: Cause.Cause<unknown>): boolean =>
+  Option.exists(Cause.dieOption(cause), (defect) => defect instanceof BreakerTimeoutError)
+
+/** Marks an effect `deadline` made. */
+const Bounded: unique symbol = Symbol.for("@circuitry/breaker/bounded")
+
+/**
+ * `self`, answered at `millis`: the loser is disconnected, so its cleanup (a driver's cancel)
+ * finishes in the background, and the caller does not wait for it.
+ */
+const deadline = <A, E, R>(self: Effect.Effect<A, E, R>, breaker: string, millis: number): Effect.Effect<A, E, R> =>
+  Object.assign(
+    Effect.timeoutFailCause(Effect.disconnect(self), {
+      duration: millis,
+      onTimeout: () => Cause.die(new BreakerTimeoutError({ breaker, timeoutMillis: millis }))
+    }),
+    { [Bounded]: true }
+  )
+
+/**
+ * The breaker's `timeout`, put around a call. Repair traffic's mark stays outermost, where the
+ * breaker looks for it; a call decided again (a probe readmitted, repair traffic unwrapped) is
+ * bounded already.
+ *
+ * @internal
+ */
+export const limit =
+  (breaker: string, millis: number) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+    if (Bounded in self) return self
+    const repaired = repairedEffect(self)
+    return repaired === undefined ? deadline(self, breaker, millis) : repairing(deadline(repaired, breaker, millis))
+  }

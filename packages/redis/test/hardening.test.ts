@@ -1,0 +1,144 @@
+import { CircuitBreaker, Policy } from "@circuitry/breaker"
+import { RedisBreakerStore } from "@circuitry/redis"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit, Fiber, HashMap, Layer, Logger, Option, TestClock } from "effect"
+import { eventually, realSleep, startServer, uniquePrefix } from "./utils/server.js"
+
+// The breaker side of the hardening issue, on a redis-server of the test's own (paused, killed).
+
+const member = (url: string, prefix: string, name: string) =>
+  Effect.gen(function* () {
+    const store = yield* Layer.build(RedisBreakerStore.layer({ url, prefix }))
+    return yield* CircuitBreaker.make({ name, policy: Policy.consecutiveFailures(1), openFor: "10 seconds" }).pipe(
+      Effect.provide(store)
+    )
+  })
+
+const tagOf = (breaker: CircuitBreaker.CircuitBreaker) => Effect.map(breaker.state, (s) => s._tag)
+const failing = Effect.fail("boom" as const)
+
+/** Two members of a fleet on a server of the test's own, opened by `a` and half-open for both. */
+const halfOpenFleet = (tag: string) =>
+  Effect.gen(function* () {
+    const server = yield* startServer
+    const prefix = uniquePrefix(tag)
+    const a = yield* member(server.url, prefix, "payments")
+    const b = yield* member(server.url, prefix, "payments")
+    yield* Effect.either(CircuitBreaker.withBreaker(failing, a))
+    assert.isTrue(yield* eventually(Effect.map(tagOf(b), (t) => t === "Open")))
+    yield* TestClock.adjust("10 seconds")
+    assert.strictEqual(yield* tagOf(a), "HalfOpen")
+    assert.strictEqual(yield* tagOf(b), "HalfOpen")
+    const leases = Effect.promise(() => server.admin.keys(`${prefix}probe:*`))
+    return {
+      server,
+      a,
+      b,
+      leasesGone: eventually(
+        Effect.map(leases, (keys) => keys.length === 0),
+        3_000
+      )
+    }
+  })
+
+describe("RedisBreakerStore, breaker side", () => {
+  it.scoped("a probe interrupted while its lease request is in flight gives the fleet's lease back", () =>
+    Effect.gen(function* () {
+      const { a, b, leasesGone, server } = yield* halfOpenFleet("lease-interrupted")
+      // a probes while Redis is paused: its lease request is written and waits for an answer
+      yield* server.pause
+      const probe = yield* Effect.fork(CircuitBreaker.withBreaker(Effect.never, a))
+      yield* realSleep(100)
+      yield* Fiber.interrupt(probe)
+      // the request lands once Redis wakes up, and the lease it made must go back
+      yield* server.resume
+      assert.isTrue(yield* leasesGone, "the interrupted probe's lease is still held")
+      // the next call anywhere probes (no 60 s wait for the lease to run out)
+      assert.strictEqual(yield* CircuitBreaker.withBreaker(Effect.succeed("probed"), b), "probed")
+      assert.strictEqual(yield* tagOf(b), "Closed")
+    })
+  )
+
+  it.scoped("a lease request that answers after the deadline (the probe went alone) gives its lease back", () =>
+    Effect.gen(function* () {
+      const { a, leasesGone, server } = yield* halfOpenFleet("lease-late")
+      yield* server.pause
+      // a's probe waits 250 ms of the Clock for its lease, then probes alone and fails: Open again
+      const probe = yield* Effect.fork(CircuitBreaker.withBreaker(failing, a))
+      yield* realSleep(100)
+      yield* TestClock.adjust("250 millis")
+      assert.isTrue(Exit.isFailure(yield* Fiber.await(probe)))
+      yield* server.resume
+      assert.isTrue(yield* leasesGone, "the late lease is still held")
+    })
+  )
+
+  it.scoped(
+    "an unreachable store is logged once per outage and once on recovery, and shows in the snapshot",
+    () =>
+      Effect.gen(function* () {
+        const logs: Array<{ level: string; message: string; breaker: unknown }> = []
+        const logger = Logger.make(({ annotations, logLevel, message }) => {
+          const text = Array.isArray(message) ? String(message[0]) : String(message)
+          if (text.includes("shared store")) {
+            logs.push({ level: logLevel.label, message: text, breaker: HashMap.get(annotations, "breaker") })
+          }
+        })
+        yield* Effect.gen(function* () {
+          const server = yield* startServer
+          const prefix = uniquePrefix("outage-log")
+          const a = yield* member(server.url, prefix, "payments")
+          assert.deepStrictEqual((yield* a.snapshot).store, { connected: true })
+          yield* server.kill
+          // failures the background writer cannot send: one warning, however often it tries
+          for (let i = 0; i < 3; i++) {
+            yield* Effect.either(CircuitBreaker.withBreaker(failing, a))
+            yield* a.reset
+          }
+          for (let i = 0; i < 5; i++) {
+            yield* TestClock.adjust("1 second")
+            yield* realSleep(20)
+          }
+          assert.deepStrictEqual((yield* a.snapshot).store, { connected: false })
+          assert.strictEqual(logs.length, 1, JSON.stringify(logs))
+          assert.strictEqual(logs[0].level, "WARN")
+          assert.deepStrictEqual(logs[0].breaker, Option.some("payments"))
+          assert.include(logs[0].message, `circuit "payments": shared store (redis) unreachable`)
+          yield* server.restart
+          assert.isTrue(
+            yield* eventually(
+              Effect.gen(function* () {
+                yield* TestClock.adjust("1 second")
+                return (yield* a.snapshot).store?.connected === true
+              }),
+              10_000,
+              50
+            )
+          )
+          assert.strictEqual(logs.length, 2, JSON.stringify(logs))
+          assert.include(logs[1].message, `circuit "payments": shared store answers again`)
+        }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      }),
+    20_000
+  )
+
+  it.scoped("closing a breaker's scope right after a trip still hands the verdict to the store", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer
+      const prefix = uniquePrefix("flush")
+      const observer = yield* member(server.url, prefix, "payments")
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const a = yield* member(server.url, prefix, "payments")
+          yield* Effect.either(CircuitBreaker.withBreaker(failing, a))
+          assert.strictEqual(yield* tagOf(a), "Open")
+          // the scope closes at once: the drain had no turn yet
+        })
+      )
+      // the verdict reached Redis before the scope finished closing
+      const stored = yield* Effect.promise(() => server.admin.keys(`${prefix}*`))
+      assert.isTrue(stored.length > 0)
+      assert.isTrue(yield* eventually(Effect.map(tagOf(observer), (t) => t === "Open")))
+    })
+  )
+})
