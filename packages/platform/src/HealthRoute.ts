@@ -34,6 +34,12 @@ export interface BreakerHealth {
   readonly counts: CircuitBreaker.Snapshot["counts"]
   /** Half-open probes in flight. */
   readonly probes: number
+  /**
+   * Where the verdict lives: `"local"` (this process only), or shared through a `BreakerStore` that
+   * answered the breaker's last request (`"shared"`) or did not (`"unreachable"`: the breaker decides
+   * locally until the store answers again).
+   */
+  readonly store: "local" | "shared" | "unreachable"
   /** The last minutes of this breaker; present only on a route built by `make`. */
   readonly history?: BreakerHistory
 }

@@ -212,6 +212,11 @@ describe("HealthRoute operations", () => {
         const client = yield* HttpClient.HttpClient
         const body = (yield* (yield* client.get(`${server.url}/health/breakers`)).json) as HealthRoute.Health
         assert.strictEqual(body.storeInContext, true)
+        // Per breaker: its verdict is shared, and the store answers.
+        assert.deepStrictEqual(
+          body.breakers.map((b) => [b.name, b.store]),
+          [["payments", "shared"]]
+        )
 
         const isolated = yield* post(`${server.url}/health/breakers/isolate`, { breaker: "payments" }, "admin")
         assert.strictEqual(isolated.status, 200)

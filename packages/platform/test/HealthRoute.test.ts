@@ -53,15 +53,23 @@ describe("HealthRoute", () => {
         at: "1970-01-01T00:00:05.000Z",
         open: 2,
         breakers: [
-          { name: hostile, state: "Closed", openUntil: null, counts: zero, probes: 0 },
-          { name: "inventory", state: "Isolated", openUntil: null, counts: zero, probes: 0 },
-          { name: "payments", state: "Open", openUntil: "1970-01-01T00:00:30.000Z", counts: zero, probes: 0 },
+          { name: hostile, state: "Closed", openUntil: null, counts: zero, probes: 0, store: "local" },
+          { name: "inventory", state: "Isolated", openUntil: null, counts: zero, probes: 0, store: "local" },
+          {
+            name: "payments",
+            state: "Open",
+            openUntil: "1970-01-01T00:00:30.000Z",
+            counts: zero,
+            probes: 0,
+            store: "local"
+          },
           {
             name: "search",
             state: "Closed",
             openUntil: null,
             counts: { calls: 3, failures: 2, slowCalls: 0, consecutiveFailures: 2 },
-            probes: 0
+            probes: 0,
+            store: "local"
           }
         ],
         storeInContext: false

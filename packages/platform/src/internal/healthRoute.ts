@@ -61,6 +61,7 @@ const healthWith = (
           openUntil: snapshot.state._tag === "Open" ? new Date(snapshot.state.until).toISOString() : null,
           counts: snapshot.counts,
           probes: snapshot.probes,
+          store: snapshot.store === undefined ? "local" : snapshot.store.connected ? "shared" : "unreachable",
           ...(past === undefined ? {} : { history: past })
         }
       })

@@ -78,6 +78,7 @@ const breakerRow = (b: BreakerHealth, now: number, withHistory: boolean): string
   <td class="num">${b.counts.consecutiveFailures}</td>
   <td class="num">${b.counts.slowCalls}</td>
   <td class="num">${b.probes}</td>
+  <td>${b.store === "unreachable" ? `<strong>store unreachable</strong>` : b.store}</td>
   <td>${b.openUntil === null ? "" : openUntilCell(b.openUntil, now)}</td>${history}
 </tr>`
 }
@@ -125,9 +126,9 @@ export const renderLive = (health: Health, options?: HtmlOptions): string => {
     ? `A <code>BreakerStore</code> is in this route's context: breakers made in the same context share their verdicts through it.`
     : `No <code>BreakerStore</code> in this route's context: breakers made in the same context keep their state in this process.`
   return `<p class="meta">${health.breakers.length} breakers, ${health.open} not closed &middot; read at ${escapeHtml(health.at)} &middot; ${updates}</p>
-<p class="store">${store} (Per breaker, the snapshot does not say yet.)</p>
+<p class="store">${store} The Verdict column says, per breaker, whether its state is local or shared, and whether its store answers.</p>
 <table>
-<thead><tr><th>Circuit</th><th>State</th><th>Calls</th><th>Failures</th><th>In a row</th><th>Slow</th><th>Probes</th><th>Open until</th>${historyHeads}</tr></thead>
+<thead><tr><th>Circuit</th><th>State</th><th>Calls</th><th>Failures</th><th>In a row</th><th>Slow</th><th>Probes</th><th>Verdict</th><th>Open until</th>${historyHeads}</tr></thead>
 <tbody>
 ${rows}
 </tbody>
