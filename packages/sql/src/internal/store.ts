@@ -109,8 +109,14 @@ export const make = (
     const pollLock = yield* Effect.makeSemaphore(1)
     let pollFailing = false
 
+    /**
+     * One statement, disconnected from its caller's interruption: a caller that gives up (the
+     * breaker's 250 ms load and lease deadlines) is answered at once, while the driver's cleanup
+     * (`@effect/sql-pg` cancels with `pg_cancel_backend`, up to 5 s against a database that does not
+     * answer) finishes in the background.
+     */
     const run = <A>(operation: string, effect: Effect.Effect<A, SqlError>): Effect.Effect<A, BreakerStoreError> =>
-      Effect.mapError(effect, (cause) => storeError(operation, cause.message, cause))
+      Effect.disconnect(Effect.mapError(effect, (cause) => storeError(operation, cause.message, cause)))
 
     /** A malformed row is reported once (log and `problems`) for as long as it stays the same. */
     const report = (name: string, decoded: Decoded): Effect.Effect<void> => {
