@@ -130,6 +130,21 @@ export const make = (
       return Effect.zipRight(Effect.logWarning(error.message), PubSub.publish(problems, error))
     }
 
+    /**
+     * A stored row that is no verdict of ours (a foreign state, NULL or non-numeric times from an old
+     * schema or another writer): the next verdict replaces it, since comparing against it would
+     * keep it for good. SQLite keeps text in a BIGINT column as text; PostgreSQL's types hold.
+     */
+    const unreadable = sql.literal(
+      `(c.state IS NULL OR c.state NOT IN ('Closed', 'Open', 'Isolated') OR c.verdict_at IS NULL OR c.open_until IS NULL OR c.origin IS NULL${sql.onDialectOrElse(
+        {
+          sqlite: () =>
+            " OR typeof(c.verdict_at) NOT IN ('integer', 'real') OR typeof(c.open_until) NOT IN ('integer', 'real')",
+          orElse: () => ""
+        }
+      )})`
+    )
+
     const select = (names: ReadonlyArray<string>) =>
       sql<Row>`SELECT name, state, open_until, verdict_at, origin FROM ${circuits} WHERE ${sql.in("name", names)}`
 
@@ -223,7 +238,7 @@ ON CONFLICT (name) DO UPDATE SET
   origin = excluded.origin,
   consecutive_failures = 0,
   updated_at = excluded.updated_at
-WHERE c.state IS NULL OR c.state NOT IN ('Closed', 'Open', 'Isolated') OR c.verdict_at <= excluded.verdict_at
+WHERE ${unreadable} OR c.verdict_at <= excluded.verdict_at
 RETURNING name`
           ).pipe(
             Effect.flatMap((applied) => {
