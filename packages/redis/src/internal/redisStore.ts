@@ -192,35 +192,44 @@ export const makeWith = (
     } satisfies CacheStore.CacheStore<CacheError>
   })
 
+/** How long startup waits (real time) for the server before going on without it. */
+const STARTUP_WAIT_MILLIS = 1_000
+
 /**
- * Connects a client owned by the scope: a failed connection is a `CacheError`, and closing the
- * scope closes the connection (at once: no QUIT round trip that a stalled server could hold up).
+ * A client owned by the scope, closed with it (at once: no QUIT round trip that a stalled server
+ * could hold up). A cache is degraded, not broken, without its server: startup waits a little for
+ * the first connection, then goes on without it (a warning is logged); calls fail fast until
+ * ioredis has connected in the background, which it keeps trying.
  *
  * @internal
  */
-export const acquireClient = (url: string): Effect.Effect<Redis, CacheError, Scope.Scope> =>
+export const acquireClient = (url: string): Effect.Effect<Redis, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.tryPromise({
-      try: async () => {
-        const client = makeClient(url, failFastOptions)
-        try {
-          await within(client.connect(), failFastOptions.connectTimeout ?? 2_000)
-          return client
-        } catch (e) {
-          client.disconnect()
-          throw e
-        }
-      },
-      catch: (e) =>
-        new CacheError({ operation: "connect", message: `cannot connect to ${url}: ${messageOf(e)}`, cause: e })
-    }),
+    Effect.sync(() => makeClient(url, failFastOptions)),
     (client) => Effect.sync(() => client.disconnect())
+  ).pipe(
+    Effect.tap((client) =>
+      Effect.promise(() =>
+        within(client.connect(), STARTUP_WAIT_MILLIS).then(
+          () => undefined,
+          (e: unknown) => messageOf(e)
+        )
+      ).pipe(
+        Effect.flatMap((problem) =>
+          problem === undefined
+            ? Effect.void
+            : Effect.logWarning(
+                `RedisStore: cannot connect to ${url} (${problem}); the store starts without it and connects when it is back`
+              )
+        )
+      )
+    )
   )
 
 /** @internal */
 export const make = (
   o?: options.Options
-): Effect.Effect<CacheStore.CacheStore<CacheError>, CacheError | options.InvalidRedisOptions, Scope.Scope> =>
+): Effect.Effect<CacheStore.CacheStore<CacheError>, options.InvalidRedisOptions, Scope.Scope> =>
   Effect.gen(function* () {
     const resolved = yield* resolve(o)
     const client = yield* acquireClient(resolved.url)
