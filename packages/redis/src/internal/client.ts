@@ -16,8 +16,6 @@ export const failFastOptions: RedisOptions = {
   enableOfflineQueue: false,
   maxRetriesPerRequest: 0,
   autoResendUnfulfilledCommands: false,
-  // Commands issued in the same event-loop turn (many fibers calling at once) go out in one write.
-  enableAutoPipelining: true,
   connectTimeout: 2_000,
   retryStrategy: (times) => Math.min(50 * times, 1_000)
 }
