@@ -89,257 +89,255 @@ export const storeSuite = (
     | readonly [string, Layer.Layer<BreakerStore.BreakerStore | Corruptions, unknown>, { readonly corruptible: true }]
   >
 ): void => {
-  for (const [backend, layer, flags] of backends) {
-    it.layer(layer as Layer.Layer<BreakerStore.BreakerStore | Corruptions, unknown>, { timeout: "30 seconds" })(
-      `BreakerStore contract: ${backend}`,
-      (it) => {
-        if (flags?.corruptible) {
-          it.scoped("unreadable stored state is treated as Closed and replaced by the next verdict", () =>
-            Effect.gen(function* () {
-              const corruptions = yield* Corruptions
-              assert.isAbove(corruptions.length, 0)
-              for (const [kind, spoil] of corruptions) {
-                const name = freshName()
-                const a = yield* join(name)
-                const b = yield* join(name)
-                const told = yield* collect(b)
-                yield* spoil(name)
-                // Unreadable: an error (the breaker then starts Closed) or a Closed verdict, never Open.
-                const loaded = yield* Effect.either(a.load)
-                assert.isTrue(
-                  Either.isLeft(loaded) || Option.isNone(loaded.right) || loaded.right.value.state === "Closed",
-                  `${kind}: loaded ${JSON.stringify(loaded)}`
-                )
-                // The next verdict replaces it, for every member, and is shared again.
-                const open = verdict("Open", 1_000)
-                yield* a.save(open)
-                assert.deepStrictEqual(yield* a.load, Option.some(open), kind)
-                assert.deepStrictEqual(yield* b.load, Option.some(open), kind)
-                yield* eventually(() => told.some((v) => v.state === "Open" && v.at === 1_000))
-                // ...and the ordering of verdicts holds from then on.
-                yield* b.save(verdict("Closed", 999))
-                assert.deepStrictEqual(yield* a.load, Option.some(open), kind)
-              }
-            })
-          )
-        }
-
-        describe("load and save", () => {
-          it.scoped("a circuit never saved loads as None, with zero counts", () =>
-            Effect.gen(function* () {
-              const circuit = yield* join(freshName())
-              assert.isTrue(Option.isNone(yield* circuit.load))
-              assert.deepStrictEqual(yield* circuit.counts, { consecutiveFailures: 0, lastFailureAt: undefined })
-            })
-          )
-
-          it.scoped("a saved verdict is what load returns, for every member", () =>
-            Effect.gen(function* () {
+  for (const [backend, given, flags] of backends) {
+    const layer = given as Layer.Layer<BreakerStore.BreakerStore | Corruptions, unknown>
+    it.layer(layer, { timeout: "30 seconds" })(`BreakerStore contract: ${backend}`, (it) => {
+      if (flags?.corruptible) {
+        it.scoped("unreadable stored state is treated as Closed and replaced by the next verdict", () =>
+          Effect.gen(function* () {
+            const corruptions = yield* Corruptions
+            assert.isAbove(corruptions.length, 0)
+            for (const [kind, spoil] of corruptions) {
               const name = freshName()
               const a = yield* join(name)
               const b = yield* join(name)
+              const told = yield* collect(b)
+              yield* spoil(name)
+              // Unreadable: an error (the breaker then starts Closed) or a Closed verdict, never Open.
+              const loaded = yield* Effect.either(a.load)
+              assert.isTrue(
+                Either.isLeft(loaded) || Option.isNone(loaded.right) || loaded.right.value.state === "Closed",
+                `${kind}: loaded ${JSON.stringify(loaded)}`
+              )
+              // The next verdict replaces it, for every member, and is shared again.
               const open = verdict("Open", 1_000)
               yield* a.save(open)
-              assert.deepStrictEqual(yield* a.load, Option.some(open))
-              assert.deepStrictEqual(yield* b.load, Option.some(open))
-              // a member that joins later loads it too
-              const late = yield* join(name)
-              assert.deepStrictEqual(yield* late.load, Option.some(open))
-              // every stored state round-trips
-              for (const [state, at] of [
-                ["Isolated", 2_000],
-                ["Closed", 3_000]
-              ] as const) {
-                yield* b.save(verdict(state, at, "b"))
-                assert.deepStrictEqual(yield* a.load, Option.some(verdict(state, at, "b")))
-              }
-            })
-          )
-
-          it.scoped("a verdict older than the stored one does not replace it", () =>
-            Effect.gen(function* () {
-              const circuit = yield* join(freshName())
-              yield* circuit.save(verdict("Open", 5_000, "newer"))
-              yield* circuit.recordFailures(2, 5_100)
-              yield* circuit.save(verdict("Closed", 4_999, "late"))
-              assert.deepStrictEqual(yield* circuit.load, Option.some(verdict("Open", 5_000, "newer")))
-              // the stale save changed nothing: the count it would have started again is still there
-              assert.strictEqual((yield* circuit.counts).consecutiveFailures, 2)
-              // a verdict made at the same instant is not older: it is stored
-              yield* circuit.save(verdict("Closed", 5_000, "same"))
-              assert.deepStrictEqual(yield* circuit.load, Option.some(verdict("Closed", 5_000, "same")))
-            })
-          )
-
-          it.scoped("circuits are apart by name", () =>
-            Effect.gen(function* () {
-              const a = yield* join(freshName())
-              const b = yield* join(freshName())
-              yield* a.save(verdict("Open", 1_000))
-              yield* a.recordFailures(3, 1_000)
-              assert.isTrue(Option.isNone(yield* b.load))
-              assert.deepStrictEqual(yield* b.counts, { consecutiveFailures: 0, lastFailureAt: undefined })
-            })
-          )
-        })
-
-        describe("verdicts", () => {
-          it.scoped("every member, the saver included, is told each saved verdict", () =>
-            Effect.gen(function* () {
-              const name = freshName()
-              const a = yield* join(name)
-              const b = yield* join(name)
-              const other = yield* join(freshName())
-              const toA = yield* collect(a)
-              const toB = yield* collect(b)
-              const toOther = yield* collect(other)
-              const first = verdict("Open", 1_000, "a")
-              const second = verdict("Closed", 2_000, "b")
-              yield* a.save(first)
-              yield* eventually(() => toB.length === 1 && toA.length === 1)
-              yield* b.save(second)
-              yield* eventually(() => toB.length === 2 && toA.length === 2)
-              assert.deepStrictEqual(toA, [first, second])
-              assert.deepStrictEqual(toB, [first, second])
-              // another name hears nothing of it
-              assert.deepStrictEqual(toOther, [])
-            })
-          )
-
-          it.scoped("members that leave do not stop the others being told, nor a later member", () =>
-            Effect.gen(function* () {
-              const name = freshName()
-              const stays = yield* join(name)
-              yield* Effect.scoped(join(name)) // joins and leaves
-              const told = yield* listen(stays, 1)
-              const v = verdict("Isolated", 7_000)
-              yield* stays.save(v)
-              assert.deepStrictEqual(yield* told, [v])
-              // every member of a name leaves; one that joins afterwards is told again
-              const gone = freshName()
-              yield* Effect.scoped(join(gone))
-              const again = yield* join(gone)
-              const toAgain = yield* listen(again, 1)
-              yield* again.save(verdict("Closed", 8_000))
-              assert.deepStrictEqual(yield* toAgain, [verdict("Closed", 8_000)])
-            })
-          )
-        })
-
-        describe("counts", () => {
-          it.scoped("failures add up over members, never losing one, and a success starts again", () =>
-            Effect.gen(function* () {
-              const name = freshName()
-              const a = yield* join(name)
-              const b = yield* join(name)
-              yield* Effect.all(
-                Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).recordFailures(1, 1_000 + i)),
-                { concurrency: "unbounded", discard: true }
-              )
-              yield* a.recordFailures(5, 900)
-              assert.deepStrictEqual(yield* b.counts, { consecutiveFailures: 25, lastFailureAt: 1_019 })
-              yield* b.recordSuccess(2_000)
-              // a success starts the count again; when the last failure happened is still known
-              assert.deepStrictEqual(yield* a.counts, { consecutiveFailures: 0, lastFailureAt: 1_019 })
-            })
-          )
-
-          it.scoped("recordFailures(0, at) records the time of the last failure only", () =>
-            Effect.gen(function* () {
-              const circuit = yield* join(freshName())
-              yield* circuit.recordFailures(0, 1_500)
-              assert.deepStrictEqual(yield* circuit.counts, { consecutiveFailures: 0, lastFailureAt: 1_500 })
-              yield* circuit.recordFailures(2, 1_600)
-              yield* circuit.recordFailures(0, 1_700)
-              assert.deepStrictEqual(yield* circuit.counts, { consecutiveFailures: 2, lastFailureAt: 1_700 })
-              // an earlier time never moves the last failure back
-              yield* circuit.recordFailures(0, 1_000)
-              assert.strictEqual((yield* circuit.counts).lastFailureAt, 1_700)
-              // counts alone are no verdict
-              assert.isTrue(Option.isNone(yield* circuit.load))
-            })
-          )
-
-          it.scoped("saving a verdict starts the count again", () =>
-            Effect.gen(function* () {
-              const circuit = yield* join(freshName())
-              yield* circuit.recordFailures(4, 1_000)
-              yield* circuit.save(verdict("Open", 1_001))
-              assert.deepStrictEqual(yield* circuit.counts, { consecutiveFailures: 0, lastFailureAt: 1_000 })
-            })
-          )
-        })
-
-        describe("probe leases", () => {
-          it.scoped("exactly one holder per slot, however many ask at once", () =>
-            Effect.gen(function* () {
-              const name = freshName()
-              const members = yield* Effect.all(Array.from({ length: 4 }, () => join(name)))
-              const asks = members.flatMap((m) => [m, m, m])
-              const one = yield* Effect.forEach(asks, (m) => m.acquireProbe({ ...lease, now: 1_000 }), {
-                concurrency: "unbounded"
-              })
-              assert.strictEqual(one.filter(Option.isSome).length, 1)
-              // more permits, more holders: exactly that many, each in a slot of its own
-              const another = freshName()
-              const other = yield* Effect.all(Array.from({ length: 4 }, () => join(another)))
-              const three = yield* Effect.forEach(
-                other.flatMap((m) => [m, m, m]),
-                (m) => m.acquireProbe({ ...lease, permits: 3, now: 1_000 }),
-                { concurrency: "unbounded" }
-              )
-              const held = three.filter(Option.isSome).map((o) => o.value)
-              assert.strictEqual(held.length, 3)
-              assert.strictEqual(new Set(held).size, 3)
-            })
-          )
-
-          it.scoped("a released lease can be taken again; only its holder releases it", () =>
-            Effect.gen(function* () {
-              const name = freshName()
-              const a = yield* join(name)
-              const b = yield* join(name)
-              const held = Option.getOrThrow(yield* a.acquireProbe({ ...lease, now: 1_000 }))
-              // a lease string that is not the holder's, or not a lease at all, releases nothing
-              yield* b.releaseProbe(held.replace(/:.*/, ":not-the-token"))
-              yield* b.releaseProbe("nonsense")
-              assert.isTrue(Option.isNone(yield* b.acquireProbe({ ...lease, now: 1_001 })))
-              yield* a.releaseProbe(held)
-              const next = yield* b.acquireProbe({ ...lease, now: 1_002 })
-              assert.isTrue(Option.isSome(next))
-              assert.notStrictEqual(Option.getOrThrow(next), held)
-              // releasing twice is harmless
-              yield* a.releaseProbe(held)
-              assert.isTrue(Option.isNone(yield* a.acquireProbe({ ...lease, now: 1_003 })))
-            })
-          )
-
-          it.scoped("a lease is over at leaseMillis after it was taken, by the time passed in", () =>
-            Effect.gen(function* () {
-              const name = freshName()
-              const a = yield* join(name)
-              const b = yield* join(name)
-              const first = Option.getOrThrow(yield* a.acquireProbe({ ...lease, now: 0 }))
-              assert.isTrue(Option.isNone(yield* b.acquireProbe({ ...lease, now: 59_999 })))
-              const second = Option.getOrThrow(yield* b.acquireProbe({ ...lease, now: 60_000 }))
-              // the first holder's late release does not free the lease that replaced its own
-              yield* a.releaseProbe(first)
-              assert.isTrue(Option.isNone(yield* a.acquireProbe({ ...lease, now: 60_001 })))
-              yield* b.releaseProbe(second)
-              assert.isTrue(Option.isSome(yield* a.acquireProbe({ ...lease, now: 60_002 })))
-            })
-          )
-
-          it.scoped("leases of different names are apart", () =>
-            Effect.gen(function* () {
-              const a = yield* join(freshName())
-              const b = yield* join(freshName())
-              assert.isTrue(Option.isSome(yield* a.acquireProbe({ ...lease, now: 1 })))
-              assert.isTrue(Option.isSome(yield* b.acquireProbe({ ...lease, now: 1 })))
-            })
-          )
-        })
+              assert.deepStrictEqual(yield* a.load, Option.some(open), kind)
+              assert.deepStrictEqual(yield* b.load, Option.some(open), kind)
+              yield* eventually(() => told.some((v) => v.state === "Open" && v.at === 1_000))
+              // ...and the ordering of verdicts holds from then on.
+              yield* b.save(verdict("Closed", 999))
+              assert.deepStrictEqual(yield* a.load, Option.some(open), kind)
+            }
+          })
+        )
       }
-    )
+
+      describe("load and save", () => {
+        it.scoped("a circuit never saved loads as None, with zero counts", () =>
+          Effect.gen(function* () {
+            const circuit = yield* join(freshName())
+            assert.isTrue(Option.isNone(yield* circuit.load))
+            assert.deepStrictEqual(yield* circuit.counts, { consecutiveFailures: 0, lastFailureAt: undefined })
+          })
+        )
+
+        it.scoped("a saved verdict is what load returns, for every member", () =>
+          Effect.gen(function* () {
+            const name = freshName()
+            const a = yield* join(name)
+            const b = yield* join(name)
+            const open = verdict("Open", 1_000)
+            yield* a.save(open)
+            assert.deepStrictEqual(yield* a.load, Option.some(open))
+            assert.deepStrictEqual(yield* b.load, Option.some(open))
+            // a member that joins later loads it too
+            const late = yield* join(name)
+            assert.deepStrictEqual(yield* late.load, Option.some(open))
+            // every stored state round-trips
+            for (const [state, at] of [
+              ["Isolated", 2_000],
+              ["Closed", 3_000]
+            ] as const) {
+              yield* b.save(verdict(state, at, "b"))
+              assert.deepStrictEqual(yield* a.load, Option.some(verdict(state, at, "b")))
+            }
+          })
+        )
+
+        it.scoped("a verdict older than the stored one does not replace it", () =>
+          Effect.gen(function* () {
+            const circuit = yield* join(freshName())
+            yield* circuit.save(verdict("Open", 5_000, "newer"))
+            yield* circuit.recordFailures(2, 5_100)
+            yield* circuit.save(verdict("Closed", 4_999, "late"))
+            assert.deepStrictEqual(yield* circuit.load, Option.some(verdict("Open", 5_000, "newer")))
+            // the stale save changed nothing: the count it would have started again is still there
+            assert.strictEqual((yield* circuit.counts).consecutiveFailures, 2)
+            // a verdict made at the same instant is not older: it is stored
+            yield* circuit.save(verdict("Closed", 5_000, "same"))
+            assert.deepStrictEqual(yield* circuit.load, Option.some(verdict("Closed", 5_000, "same")))
+          })
+        )
+
+        it.scoped("circuits are apart by name", () =>
+          Effect.gen(function* () {
+            const a = yield* join(freshName())
+            const b = yield* join(freshName())
+            yield* a.save(verdict("Open", 1_000))
+            yield* a.recordFailures(3, 1_000)
+            assert.isTrue(Option.isNone(yield* b.load))
+            assert.deepStrictEqual(yield* b.counts, { consecutiveFailures: 0, lastFailureAt: undefined })
+          })
+        )
+      })
+
+      describe("verdicts", () => {
+        it.scoped("every member, the saver included, is told each saved verdict", () =>
+          Effect.gen(function* () {
+            const name = freshName()
+            const a = yield* join(name)
+            const b = yield* join(name)
+            const other = yield* join(freshName())
+            const toA = yield* collect(a)
+            const toB = yield* collect(b)
+            const toOther = yield* collect(other)
+            const first = verdict("Open", 1_000, "a")
+            const second = verdict("Closed", 2_000, "b")
+            yield* a.save(first)
+            yield* eventually(() => toB.length === 1 && toA.length === 1)
+            yield* b.save(second)
+            yield* eventually(() => toB.length === 2 && toA.length === 2)
+            assert.deepStrictEqual(toA, [first, second])
+            assert.deepStrictEqual(toB, [first, second])
+            // another name hears nothing of it
+            assert.deepStrictEqual(toOther, [])
+          })
+        )
+
+        it.scoped("members that leave do not stop the others being told, nor a later member", () =>
+          Effect.gen(function* () {
+            const name = freshName()
+            const stays = yield* join(name)
+            yield* Effect.scoped(join(name)) // joins and leaves
+            const told = yield* listen(stays, 1)
+            const v = verdict("Isolated", 7_000)
+            yield* stays.save(v)
+            assert.deepStrictEqual(yield* told, [v])
+            // every member of a name leaves; one that joins afterwards is told again
+            const gone = freshName()
+            yield* Effect.scoped(join(gone))
+            const again = yield* join(gone)
+            const toAgain = yield* listen(again, 1)
+            yield* again.save(verdict("Closed", 8_000))
+            assert.deepStrictEqual(yield* toAgain, [verdict("Closed", 8_000)])
+          })
+        )
+      })
+
+      describe("counts", () => {
+        it.scoped("failures add up over members, never losing one, and a success starts again", () =>
+          Effect.gen(function* () {
+            const name = freshName()
+            const a = yield* join(name)
+            const b = yield* join(name)
+            yield* Effect.all(
+              Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).recordFailures(1, 1_000 + i)),
+              { concurrency: "unbounded", discard: true }
+            )
+            yield* a.recordFailures(5, 900)
+            assert.deepStrictEqual(yield* b.counts, { consecutiveFailures: 25, lastFailureAt: 1_019 })
+            yield* b.recordSuccess(2_000)
+            // a success starts the count again; when the last failure happened is still known
+            assert.deepStrictEqual(yield* a.counts, { consecutiveFailures: 0, lastFailureAt: 1_019 })
+          })
+        )
+
+        it.scoped("recordFailures(0, at) records the time of the last failure only", () =>
+          Effect.gen(function* () {
+            const circuit = yield* join(freshName())
+            yield* circuit.recordFailures(0, 1_500)
+            assert.deepStrictEqual(yield* circuit.counts, { consecutiveFailures: 0, lastFailureAt: 1_500 })
+            yield* circuit.recordFailures(2, 1_600)
+            yield* circuit.recordFailures(0, 1_700)
+            assert.deepStrictEqual(yield* circuit.counts, { consecutiveFailures: 2, lastFailureAt: 1_700 })
+            // an earlier time never moves the last failure back
+            yield* circuit.recordFailures(0, 1_000)
+            assert.strictEqual((yield* circuit.counts).lastFailureAt, 1_700)
+            // counts alone are no verdict
+            assert.isTrue(Option.isNone(yield* circuit.load))
+          })
+        )
+
+        it.scoped("saving a verdict starts the count again", () =>
+          Effect.gen(function* () {
+            const circuit = yield* join(freshName())
+            yield* circuit.recordFailures(4, 1_000)
+            yield* circuit.save(verdict("Open", 1_001))
+            assert.deepStrictEqual(yield* circuit.counts, { consecutiveFailures: 0, lastFailureAt: 1_000 })
+          })
+        )
+      })
+
+      describe("probe leases", () => {
+        it.scoped("exactly one holder per slot, however many ask at once", () =>
+          Effect.gen(function* () {
+            const name = freshName()
+            const members = yield* Effect.all(Array.from({ length: 4 }, () => join(name)))
+            const asks = members.flatMap((m) => [m, m, m])
+            const one = yield* Effect.forEach(asks, (m) => m.acquireProbe({ ...lease, now: 1_000 }), {
+              concurrency: "unbounded"
+            })
+            assert.strictEqual(one.filter(Option.isSome).length, 1)
+            // more permits, more holders: exactly that many, each in a slot of its own
+            const another = freshName()
+            const other = yield* Effect.all(Array.from({ length: 4 }, () => join(another)))
+            const three = yield* Effect.forEach(
+              other.flatMap((m) => [m, m, m]),
+              (m) => m.acquireProbe({ ...lease, permits: 3, now: 1_000 }),
+              { concurrency: "unbounded" }
+            )
+            const held = three.filter(Option.isSome).map((o) => o.value)
+            assert.strictEqual(held.length, 3)
+            assert.strictEqual(new Set(held).size, 3)
+          })
+        )
+
+        it.scoped("a released lease can be taken again; only its holder releases it", () =>
+          Effect.gen(function* () {
+            const name = freshName()
+            const a = yield* join(name)
+            const b = yield* join(name)
+            const held = Option.getOrThrow(yield* a.acquireProbe({ ...lease, now: 1_000 }))
+            // a lease string that is not the holder's, or not a lease at all, releases nothing
+            yield* b.releaseProbe(held.replace(/:.*/, ":not-the-token"))
+            yield* b.releaseProbe("nonsense")
+            assert.isTrue(Option.isNone(yield* b.acquireProbe({ ...lease, now: 1_001 })))
+            yield* a.releaseProbe(held)
+            const next = yield* b.acquireProbe({ ...lease, now: 1_002 })
+            assert.isTrue(Option.isSome(next))
+            assert.notStrictEqual(Option.getOrThrow(next), held)
+            // releasing twice is harmless
+            yield* a.releaseProbe(held)
+            assert.isTrue(Option.isNone(yield* a.acquireProbe({ ...lease, now: 1_003 })))
+          })
+        )
+
+        it.scoped("a lease is over at leaseMillis after it was taken, by the time passed in", () =>
+          Effect.gen(function* () {
+            const name = freshName()
+            const a = yield* join(name)
+            const b = yield* join(name)
+            const first = Option.getOrThrow(yield* a.acquireProbe({ ...lease, now: 0 }))
+            assert.isTrue(Option.isNone(yield* b.acquireProbe({ ...lease, now: 59_999 })))
+            const second = Option.getOrThrow(yield* b.acquireProbe({ ...lease, now: 60_000 }))
+            // the first holder's late release does not free the lease that replaced its own
+            yield* a.releaseProbe(first)
+            assert.isTrue(Option.isNone(yield* a.acquireProbe({ ...lease, now: 60_001 })))
+            yield* b.releaseProbe(second)
+            assert.isTrue(Option.isSome(yield* a.acquireProbe({ ...lease, now: 60_002 })))
+          })
+        )
+
+        it.scoped("leases of different names are apart", () =>
+          Effect.gen(function* () {
+            const a = yield* join(freshName())
+            const b = yield* join(freshName())
+            assert.isTrue(Option.isSome(yield* a.acquireProbe({ ...lease, now: 1 })))
+            assert.isTrue(Option.isSome(yield* b.acquireProbe({ ...lease, now: 1 })))
+          })
+        )
+      })
+    })
   }
 }
