@@ -227,10 +227,12 @@ export type LoadRejected = limiter.LoadRejected
  * @example
  * ```ts
  * import { Cache } from "@circuitry/cache"
- * import { Effect } from "effect"
+ * import { Effect, Option } from "effect"
  *
  * const user = Cache.getOrLoad("user:1", Effect.succeed("Ada")).pipe(
- *   Effect.catchSomeDefect((defect) => (Cache.isLoadRejected(defect) ? Effect.succeedSome("busy") : Effect.succeedNone))
+ *   Effect.catchSomeDefect((defect) =>
+ *     Cache.isLoadRejected(defect) ? Option.some(Effect.succeed("busy")) : Option.none()
+ *   )
  * )
  * ```
  */
