@@ -13,7 +13,7 @@
 import type { BreakerStore } from "@circuitry/breaker"
 import { BreakerStore as Store } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Option, Stream } from "effect"
+import { Chunk, Context, Effect, Either, Fiber, Option, Stream } from "effect"
 import type { Layer, Scope } from "effect"
 
 let counter = 0
@@ -71,13 +71,58 @@ const join = (
 const lease = { permits: 1, leaseMillis: 60_000 } as const
 
 /**
+ * How a backend spoils a circuit's stored state the way an old schema, a foreign writer or a hand
+ * edit does: each entry writes, under `name`, state the store cannot read. A backend that can be
+ * spoiled provides it beside its store and passes `{ corruptible: true }`.
+ */
+export class Corruptions extends Context.Tag("storeSuite/Corruptions")<
+  Corruptions,
+  ReadonlyArray<readonly [kind: string, spoil: (name: string) => Effect.Effect<void>]>
+>() {}
+
+/**
  * Registers the contract tests for each `[name, layer]`. The layer is built once per backend.
  */
 export const storeSuite = (
-  backends: ReadonlyArray<readonly [string, Layer.Layer<BreakerStore.BreakerStore, unknown>]>
+  backends: ReadonlyArray<
+    | readonly [string, Layer.Layer<BreakerStore.BreakerStore, unknown>]
+    | readonly [string, Layer.Layer<BreakerStore.BreakerStore | Corruptions, unknown>, { readonly corruptible: true }]
+  >
 ): void => {
-  for (const [backend, layer] of backends) {
+  for (const [backend, given, flags] of backends) {
+    const layer = given as Layer.Layer<BreakerStore.BreakerStore | Corruptions, unknown>
     it.layer(layer, { timeout: "30 seconds" })(`BreakerStore contract: ${backend}`, (it) => {
+      if (flags?.corruptible) {
+        it.scoped("unreadable stored state is treated as Closed and replaced by the next verdict", () =>
+          Effect.gen(function* () {
+            const corruptions = yield* Corruptions
+            assert.isAbove(corruptions.length, 0)
+            for (const [kind, spoil] of corruptions) {
+              const name = freshName()
+              const a = yield* join(name)
+              const b = yield* join(name)
+              const told = yield* collect(b)
+              yield* spoil(name)
+              // Unreadable: an error (the breaker then starts Closed) or a Closed verdict, never Open.
+              const loaded = yield* Effect.either(a.load)
+              assert.isTrue(
+                Either.isLeft(loaded) || Option.isNone(loaded.right) || loaded.right.value.state === "Closed",
+                `${kind}: loaded ${JSON.stringify(loaded)}`
+              )
+              // The next verdict replaces it, for every member, and is shared again.
+              const open = verdict("Open", 1_000)
+              yield* a.save(open)
+              assert.deepStrictEqual(yield* a.load, Option.some(open), kind)
+              assert.deepStrictEqual(yield* b.load, Option.some(open), kind)
+              yield* eventually(() => told.some((v) => v.state === "Open" && v.at === 1_000))
+              // ...and the ordering of verdicts holds from then on.
+              yield* b.save(verdict("Closed", 999))
+              assert.deepStrictEqual(yield* a.load, Option.some(open), kind)
+            }
+          })
+        )
+      }
+
       describe("load and save", () => {
         it.scoped("a circuit never saved loads as None, with zero counts", () =>
           Effect.gen(function* () {

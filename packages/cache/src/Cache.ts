@@ -7,6 +7,7 @@
  */
 import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -15,6 +16,7 @@ import type * as Scope from "effect/Scope"
 import type { CacheStore, WriteOptions } from "./CacheStore.js"
 import { InvalidCacheOptions, Store } from "./CacheStore.js"
 import * as guardInternal from "./internal/guard.js"
+import * as limiter from "./internal/limiter.js"
 import * as loader from "./internal/loader.js"
 import * as Options from "./internal/options.js"
 import * as LayeredStore from "./LayeredStore.js"
@@ -46,7 +48,7 @@ export interface Service extends CacheStore<never> {
   readonly getOrLoad: <E, R>(
     key: string,
     load: Effect.Effect<string, E, R>,
-    options?: WriteOptions
+    options?: GetOrLoadOptions<E>
   ) => Effect.Effect<string, E, R>
 }
 
@@ -171,7 +173,70 @@ export interface LoadOptions {
    * into a stampede on the database.
    */
   readonly maxConcurrentLoads?: number | undefined
+  /**
+   * How many `getOrLoad` loads may wait for a turn under `maxConcurrentLoads`; one more is
+   * rejected at once with `LoadRejected` (reason `"queue-full"`). Default unbounded; 0 means no
+   * waiting at all. Only with `maxConcurrentLoads`.
+   */
+  readonly maxQueuedLoads?: number | undefined
+  /**
+   * How long a load may wait for its turn under `maxConcurrentLoads` (on the Effect Clock); past
+   * it, it is rejected with `LoadRejected` (reason `"wait-exceeded"`). Default unbounded. Only with
+   * `maxConcurrentLoads`.
+   */
+  readonly maxLoadWait?: Duration.DurationInput | undefined
 }
+
+/**
+ * The options of one `getOrLoad`: the write-back's `ttl`, and what a rejection by the load cap
+ * becomes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface GetOrLoadOptions<E> extends WriteOptions {
+  /**
+   * Turns a `LoadRejected` (the load cap's line is full, or the wait for a turn ran out) into the
+   * load's own error type, so that callers handle it like any failed load. Without it, a
+   * rejection is a defect carrying the `LoadRejected` (see `Cache.isLoadRejected`).
+   */
+  readonly onRejected?: ((rejection: LoadRejected) => E) | undefined
+}
+
+/**
+ * A `getOrLoad` turned away by the load cap: its line was full (`maxQueuedLoads`) or it waited
+ * past `maxLoadWait`. It is that load's failure: every caller joined on the key gets it, and
+ * nothing is written to the cache.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const LoadRejected: typeof limiter.LoadRejected = limiter.LoadRejected
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type LoadRejected = limiter.LoadRejected
+
+/**
+ * Whether `u` is a `LoadRejected` (for a defect of a `getOrLoad` given no `onRejected`).
+ *
+ * @since 0.1.0
+ * @category errors
+ * @example
+ * ```ts
+ * import { Cache } from "@circuitry/cache"
+ * import { Effect, Option } from "effect"
+ *
+ * const user = Cache.getOrLoad("user:1", Effect.succeed("Ada")).pipe(
+ *   Effect.catchSomeDefect((defect) =>
+ *     Cache.isLoadRejected(defect) ? Option.some(Effect.succeed("busy")) : Option.none()
+ *   )
+ * )
+ * ```
+ */
+export const isLoadRejected = (u: unknown): u is LoadRejected => u instanceof limiter.LoadRejected
 
 /**
  * Makes the `Cache` service out of a store that never fails (usually a guarded one), with its own
@@ -194,25 +259,33 @@ export interface LoadOptions {
  * ```
  */
 export const make = (store: CacheStore<never>, options?: LoadOptions): Effect.Effect<Service, InvalidCacheOptions> =>
-  Effect.map(Options.decode("Cache", Options.LoadOptions, options), ({ maxConcurrentLoads }) => {
-    const getEntry = store.getEntry
-    const cache: Omit<Service, "getOrLoad"> = {
-      [TypeId]: TypeId,
-      get: (key) => store.get(key),
-      set: (key, value, options) => store.set(key, value, options),
-      touch: (key, options) => store.touch(key, options),
-      delete: (key) => store.delete(key),
-      keys: (prefix) => store.keys(prefix),
-      get size() {
-        return store.size
-      },
-      get ping() {
-        return store.ping
-      },
-      ...(getEntry !== undefined ? { getEntry: (key: string) => getEntry(key) } : {})
+  Effect.map(
+    Options.decode("Cache", Options.LoadOptions, options),
+    ({ maxConcurrentLoads, maxLoadWait, maxQueuedLoads }) => {
+      const getEntry = store.getEntry
+      const cache: Omit<Service, "getOrLoad"> = {
+        [TypeId]: TypeId,
+        get: (key) => store.get(key),
+        set: (key, value, options) => store.set(key, value, options),
+        touch: (key, options) => store.touch(key, options),
+        delete: (key) => store.delete(key),
+        keys: (prefix) => store.keys(prefix),
+        get size() {
+          return store.size
+        },
+        get ping() {
+          return store.ping
+        },
+        ...(getEntry !== undefined ? { getEntry: (key: string) => getEntry(key) } : {})
+      }
+      return Object.assign(cache, {
+        getOrLoad: loader.makeGetOrLoad(cache, maxConcurrentLoads, {
+          maxQueued: maxQueuedLoads,
+          maxWaitMillis: maxLoadWait
+        })
+      })
     }
-    return Object.assign(cache, { getOrLoad: loader.makeGetOrLoad(cache, maxConcurrentLoads) })
-  })
+  )
 
 /**
  * A hit returns the cached value; a miss (or a read shed by an open circuit) runs `load` once per
@@ -240,7 +313,7 @@ export const make = (store: CacheStore<never>, options?: LoadOptions): Effect.Ef
 export const getOrLoad = <E, R>(
   key: string,
   load: Effect.Effect<string, E, R>,
-  options?: WriteOptions
+  options?: GetOrLoadOptions<E>
 ): Effect.Effect<string, E, R | Cache> => Effect.flatMap(Cache, (cache) => cache.getOrLoad(key, load, options))
 
 /**

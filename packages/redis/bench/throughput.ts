@@ -27,23 +27,36 @@ const median = (xs: ReadonlyArray<number>): number => {
   return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
 }
 
-/** Runs `n` calls of `op`, `inFlight` at a time, and returns operations per second. */
-const rawRound = async (op: (i: number) => Promise<unknown>, n: number, inFlight: number): Promise<number> => {
-  let next = 0
-  const start = performance.now()
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (next < n) await op(next++)
-    })
-  )
-  return n / ((performance.now() - start) / 1_000)
+/** One round: operations per second (wall clock) and this process's CPU microseconds per operation. */
+interface Round {
+  readonly rate: number
+  readonly cpuMicros: number
 }
 
-const storeRound = async (op: (i: number) => Effect.Effect<unknown, unknown>, n: number, inFlight: number) => {
-  const indices = Array.from({ length: n }, (_, i) => i)
+const timed = async (n: number, run: () => Promise<unknown>): Promise<Round> => {
+  const cpu = process.cpuUsage()
   const start = performance.now()
-  await Effect.runPromise(Effect.forEach(indices, op, { concurrency: inFlight, discard: true }))
-  return n / ((performance.now() - start) / 1_000)
+  await run()
+  const wall = performance.now() - start
+  const used = process.cpuUsage(cpu)
+  return { rate: n / (wall / 1_000), cpuMicros: (used.user + used.system) / n }
+}
+
+/** Runs `n` calls of `op`, `inFlight` at a time. */
+const rawRound = (op: (i: number) => Promise<unknown>, n: number, inFlight: number): Promise<Round> => {
+  let next = 0
+  return timed(n, () =>
+    Promise.all(
+      Array.from({ length: inFlight }, async () => {
+        while (next < n) await op(next++)
+      })
+    )
+  )
+}
+
+const storeRound = (op: (i: number) => Effect.Effect<unknown, unknown>, n: number, inFlight: number) => {
+  const indices = Array.from({ length: n }, (_, i) => i)
+  return timed(n, () => Effect.runPromise(Effect.forEach(indices, op, { concurrency: inFlight, discard: true })))
 }
 
 const main = async () => {
@@ -69,6 +82,10 @@ const main = async () => {
     effectOpsPerSec: number
     storeOpsPerSec: number
     ratio: number
+    rawCpuMicros: number
+    effectCpuMicros: number
+    storeCpuMicros: number
+    cpuRatio: number
   }> = []
   try {
     // warm up: connections, JIT, scripts, and the keys that get reads
@@ -86,23 +103,30 @@ const main = async () => {
       const n = c.inFlight === 1 ? Math.max(1, Math.floor(ops / 4)) : ops
       await rawRound(rawOp, Math.min(n, 2_000), c.inFlight)
       await storeRound(storeOp, Math.min(n, 2_000), c.inFlight)
-      const rawRates: Array<number> = []
-      const effectRates: Array<number> = []
-      const storeRates: Array<number> = []
+      const rawRounds: Array<Round> = []
+      const effectRounds: Array<Round> = []
+      const storeRounds: Array<Round> = []
       for (let r = 0; r < rounds; r++) {
-        rawRates.push(await rawRound(rawOp, n, c.inFlight))
-        effectRates.push(await storeRound(effectOp, n, c.inFlight))
-        storeRates.push(await storeRound(storeOp, n, c.inFlight))
+        rawRounds.push(await rawRound(rawOp, n, c.inFlight))
+        effectRounds.push(await storeRound(effectOp, n, c.inFlight))
+        storeRounds.push(await storeRound(storeOp, n, c.inFlight))
       }
-      const rawOpsPerSec = median(rawRates)
-      const storeOpsPerSec = median(storeRates)
+      const rawOpsPerSec = median(rawRounds.map((r) => r.rate))
+      const storeOpsPerSec = median(storeRounds.map((r) => r.rate))
+      const rawCpuMicros = median(rawRounds.map((r) => r.cpuMicros))
+      const storeCpuMicros = median(storeRounds.map((r) => r.cpuMicros))
       results.push({
         op: c.op,
         mode: c.mode,
         rawOpsPerSec,
-        effectOpsPerSec: median(effectRates),
+        effectOpsPerSec: median(effectRounds.map((r) => r.rate)),
         storeOpsPerSec,
-        ratio: storeOpsPerSec / rawOpsPerSec
+        ratio: storeOpsPerSec / rawOpsPerSec,
+        rawCpuMicros,
+        effectCpuMicros: median(effectRounds.map((r) => r.cpuMicros)),
+        storeCpuMicros,
+        // raw CPU per operation over the store's: the share of raw throughput a CPU-bound client keeps
+        cpuRatio: rawCpuMicros / storeCpuMicros
       })
     }
   } finally {
@@ -123,12 +147,26 @@ const main = async () => {
   const fmt = (n: number) => Math.round(n).toLocaleString("en-US")
   console.log(`RedisStore vs raw ioredis on ${url}: ${rounds} rounds, median ops/s, ${value.length}-byte values`)
   console.log("(ioredis in Effect: the same ioredis call through the store's Effect harness, Effect.promise)")
-  console.log("op   mode            raw ioredis  ioredis in Effect   RedisStore   store/raw")
+  console.log(
+    "op   mode            raw ioredis  ioredis in Effect   RedisStore   store/raw   CPU µs/op raw  in Effect  store  raw/store"
+  )
   for (const r of results) {
     console.log(
       `${r.op.padEnd(5)}${r.mode.padEnd(16)}${fmt(r.rawOpsPerSec).padStart(11)}  ${fmt(r.effectOpsPerSec).padStart(
         17
-      )}  ${fmt(r.storeOpsPerSec).padStart(11)}   ${(r.ratio * 100).toFixed(0)}%`
+      )}  ${fmt(r.storeOpsPerSec).padStart(11)}   ${(r.ratio * 100).toFixed(0).padStart(8)}%   ${r.rawCpuMicros
+        .toFixed(1)
+        .padStart(
+          12
+        )}  ${r.effectCpuMicros.toFixed(1).padStart(9)}  ${r.storeCpuMicros.toFixed(1).padStart(5)}  ${(r.cpuRatio * 100).toFixed(0).padStart(8)}%`
+    )
+  }
+  // The goal (issue 13): with 64 calls in flight, RedisStore keeps >= 80% of raw ioredis throughput.
+  for (const r of results.filter((r) => r.mode.startsWith("concurrent"))) {
+    console.log(
+      `goal ${r.op} ${r.mode}: store/raw ${(r.ratio * 100).toFixed(0)}% (CPU ${(r.cpuRatio * 100).toFixed(0)}%) >= 80%: ${
+        r.ratio >= 0.8 ? "PASS" : "FAIL"
+      }`
     )
   }
 }

@@ -95,8 +95,10 @@ export class RedisClient extends Context.Tag("@circuitry/redis/RedisClient")<Red
 
 /**
  * A Redis cache store with a connection of its own, opened now and closed with the scope.
- * A bad option is an `InvalidRedisOptions`; a server that cannot be reached is a `CacheError`
- * (operation `"connect"`).
+ * A bad option is an `InvalidRedisOptions`. A server that cannot be reached is no error: a cache is
+ * degraded, not broken, without it. Startup waits up to 1 second for it, logs a warning and goes
+ * on; calls fail fast (a guard serves their fallbacks) until the connection is made in the
+ * background, which it keeps trying.
  *
  * @example
  * ```ts
@@ -136,7 +138,8 @@ export const makeWithClient = (
 
 /**
  * A `RedisClient` connected with the store's rules (no offline queue, in-flight commands failed
- * rather than resent after a reconnect), closed when the layer is released.
+ * rather than resent after a reconnect), closed when the layer is released. Like `make`, it builds
+ * without its server and connects when the server is there.
  *
  * @since 0.1.0
  * @category layers

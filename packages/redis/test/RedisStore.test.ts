@@ -1,3 +1,5 @@
+import { CircuitBreaker, Policy } from "@circuitry/breaker"
+import { Cache } from "@circuitry/cache"
 import { RedisStore } from "@circuitry/redis"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Either, Exit, Fiber, FiberRef, HashSet, Logger, Option, TestClock } from "effect"
@@ -183,14 +185,17 @@ describe("RedisStore", () => {
           assert.isTrue(Either.isLeft(result) && result.left._tag === "InvalidRedisOptions", JSON.stringify(options))
           if (Either.isLeft(result)) assert.include(result.left.message, message)
         }
+        // An unreachable server is no option error: the store builds (degraded), and its calls fail
+        // fast with a CacheError until the server is there (see "a cache is degraded").
         const server = yield* startServer
         yield* server.kill
-        const unreachable = yield* Effect.either(RedisStore.make({ url: server.url }))
-        assert.isTrue(
-          Either.isLeft(unreachable) &&
-            unreachable.left._tag === "CacheError" &&
-            unreachable.left.operation === "connect"
-        )
+        const [unreachable, messages] = yield* logged(Effect.either(RedisStore.make({ url: server.url })))
+        assert.isTrue(Either.isRight(unreachable))
+        assert.isTrue(messages.some((m) => m.includes(`cannot connect to ${server.url}`)))
+        if (Either.isRight(unreachable)) {
+          const call = yield* Effect.either(unreachable.right.get("k"))
+          assert.isTrue(Either.isLeft(call) && call.left._tag === "CacheError")
+        }
       })
     )
 
@@ -346,6 +351,44 @@ describe("RedisStore", () => {
           expect(yield* store.get("k")).toStrictEqual(Option.some("again"))
         }),
       15_000
+    )
+
+    it.scoped(
+      "a cache is degraded, not broken: the store builds with its server down or paused, the guard serves fallbacks, and it connects when the server is back",
+      () =>
+        Effect.gen(function* () {
+          for (const outage of ["killed", "paused"] as const) {
+            const server = yield* startServer
+            yield* outage === "killed" ? server.kill : server.pause
+            const started = performance.now()
+            const store = yield* RedisStore.make({ url: server.url, prefix: "degraded:" })
+            // startup waits at most a second (real time) for the server, then goes on
+            assert.isBelow(performance.now() - started, 1_900, outage)
+            const breaker = yield* CircuitBreaker.make({
+              name: `cache-${outage}`,
+              policy: Policy.consecutiveFailures(3)
+            })
+            const cache = Cache.guard(store, breaker, { onError: () => Effect.void })
+            // a paused server answers no call: each is held to its deadline (1 s by default) on the Clock
+            const read = Effect.fork(cache.get("k")).pipe(
+              Effect.tap(() => TestClock.adjust("1 second")),
+              Effect.flatMap(Fiber.join)
+            )
+            expect(yield* read).toStrictEqual(Option.none())
+            assert.isFalse(yield* cache.set("k", "v"))
+            yield* outage === "killed" ? server.restart : server.resume
+            assert.isTrue(
+              yield* eventually(
+                Effect.orElseSucceed(store.ping, () => false),
+                10_000
+              ),
+              outage
+            )
+            assert.isTrue(yield* store.set("k", "v"), outage)
+            expect(yield* store.get("k")).toStrictEqual(Option.some("v"))
+          }
+        }),
+      30_000
     )
 
     it.scoped("without silence past liveness, a slow but answering server keeps its connection", () =>

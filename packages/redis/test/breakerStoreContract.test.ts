@@ -1,18 +1,42 @@
 import { RedisBreakerStore } from "@circuitry/redis"
 import { Effect, Layer } from "effect"
 import { Redis } from "ioredis"
-import { storeSuite } from "../../breaker/test/storeSuite.js"
+import { Corruptions, storeSuite } from "../../breaker/test/storeSuite.js"
 import { cleanup, uniquePrefix } from "./utils/server.js"
 
 const URL = "redis://127.0.0.1:6379"
 
 // The breaker-store conformance suite, against Redis: a prefix of its own, emptied afterwards.
 const prefix = uniquePrefix("breaker-contract")
-const scratch = Layer.scopedDiscard(
-  Effect.acquireRelease(
-    Effect.sync(() => new Redis(URL)),
-    (client) => Effect.promise(() => cleanup(client, prefix).finally(() => client.disconnect()))
+const admin = Layer.scoped(
+  Corruptions,
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() => new Redis(URL)),
+      (client) => Effect.promise(() => cleanup(client, prefix).finally(() => client.disconnect()))
+    ),
+    (client) => {
+      const key = (name: string) => `${prefix}circuit:${name}`
+      const hset = (name: string, fields: Record<string, string>) =>
+        Effect.promise(() => client.del(key(name)).then(() => client.hset(key(name), fields)))
+      return [
+        [
+          "times as text",
+          (name) => hset(name, { state: "Open", until: "tomorrow", at: "9999999999999x", origin: "a" })
+        ],
+        ["no time at all", (name) => hset(name, { state: "Open", until: "5000", origin: "a" })],
+        [
+          "a foreign state with a far-future time",
+          (name) => hset(name, { state: "OPEN!", until: "1", at: "9e15", origin: "x" })
+        ],
+        ["an old schema's fields", (name) => hset(name, { status: "open", openedAt: "123", version: "1" })],
+        [
+          "a string where the hash belongs",
+          (name) => Effect.promise(() => client.set(key(name), "open")).pipe(Effect.asVoid)
+        ]
+      ] satisfies Corruptions["Type"]
+    }
   )
 )
 
-storeSuite([["Redis", Layer.provideMerge(RedisBreakerStore.layer({ url: URL, prefix }), scratch)]])
+storeSuite([["Redis", Layer.provideMerge(RedisBreakerStore.layer({ url: URL, prefix }), admin), { corruptible: true }]])

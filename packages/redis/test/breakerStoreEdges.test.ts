@@ -193,6 +193,31 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
     })
   )
 
+  it.scoped("an unreadable stored verdict is logged once while it stays the same, and the next save replaces it", () =>
+    Effect.gen(function* () {
+      const { admin, prefix } = yield* scratch
+      const store = yield* storeOn({ url: URL, prefix })
+      const circuit = yield* store.connect("spoilt")
+      const key = `${prefix}circuit:spoilt`
+      const warnings: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => {
+        if (logLevel._tag === "Warning") warnings.push(Array.isArray(message) ? message.join(" ") : String(message))
+      })
+      const load = Effect.either(circuit.load).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      yield* Effect.promise(() => admin.hset(key, "state", "Open", "until", "soon", "at", "later", "origin", "x"))
+      for (let i = 0; i < 3; i++) assert.isTrue(Either.isLeft(yield* load))
+      assert.strictEqual(warnings.length, 1)
+      assert.include(warnings[0], `circuit "spoilt"`)
+      const open = { state: "Open" as const, until: 2_000, at: 1_000, origin: "a" }
+      yield* circuit.save(open)
+      assert.deepStrictEqual(yield* load, Either.right(Option.some(open)))
+      // spoilt again: reported again
+      yield* Effect.promise(() => admin.hset(key, "at", "yesterday"))
+      assert.isTrue(Either.isLeft(yield* load))
+      assert.strictEqual(warnings.length, 2)
+    })
+  )
+
   it.scoped("a resync tells each name its stored verdict, and a name without one nothing", () =>
     Effect.gen(function* () {
       const server = yield* startServer

@@ -6,7 +6,12 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import type { CacheStore, WriteOptions } from "../CacheStore.js"
-import { Limiter } from "./limiter.js"
+import { type Bounds, Limiter, LoadRejected } from "./limiter.js"
+
+/** @internal */
+export interface LoadCallOptions<E> extends WriteOptions {
+  readonly onRejected?: ((rejection: LoadRejected) => E) | undefined
+}
 
 /**
  * What a key's load ended with, handed to every fiber that asked: `None` when the fiber that ran
@@ -28,11 +33,16 @@ interface Loader {
  */
 export const makeGetOrLoad = (
   cache: CacheStore<never>,
-  maxConcurrentLoads: number | undefined
-): (<E, R>(key: string, load: Effect.Effect<string, E, R>, options?: WriteOptions) => Effect.Effect<string, E, R>) => {
+  maxConcurrentLoads: number | undefined,
+  bounds?: Bounds
+): (<E, R>(
+  key: string,
+  load: Effect.Effect<string, E, R>,
+  options?: LoadCallOptions<E>
+) => Effect.Effect<string, E, R>) => {
   const loader: Loader = {
     flights: new Map(),
-    permits: maxConcurrentLoads === undefined ? undefined : new Limiter(maxConcurrentLoads)
+    permits: maxConcurrentLoads === undefined ? undefined : new Limiter(maxConcurrentLoads, bounds)
   }
   return (key, load, options) => lookup(cache, loader, key, load, options)
 }
@@ -42,7 +52,7 @@ const lookup = <E, R>(
   loader: Loader,
   key: string,
   load: Effect.Effect<string, E, R>,
-  options: WriteOptions | undefined
+  options: LoadCallOptions<E> | undefined
 ): Effect.Effect<string, E, R> =>
   Effect.flatMap(cache.get(key), (hit) =>
     Option.isSome(hit) ? Effect.succeed(hit.value) : joinOrLead(cache, loader, key, load, options)
@@ -60,7 +70,7 @@ const joinOrLead = <E, R>(
   loader: Loader,
   key: string,
   load: Effect.Effect<string, E, R>,
-  options: WriteOptions | undefined
+  options: LoadCallOptions<E> | undefined
 ): Effect.Effect<string, E, R> =>
   Effect.uninterruptibleMask((restore) => {
     const current = loader.flights.get(key)
@@ -79,7 +89,16 @@ const joinOrLead = <E, R>(
     const land = Effect.sync(() => {
       if (loader.flights.get(key) === flight) loader.flights.delete(key)
     })
-    const limited = loader.permits === undefined ? load : loader.permits.withPermit(load)
+    // A load the cap turns away fails like the load itself: every fiber joined on the key gets it.
+    const limited =
+      loader.permits === undefined
+        ? load
+        : Effect.catchIf(
+            loader.permits.withPermit(load, key),
+            (e): e is LoadRejected => e instanceof LoadRejected,
+            (rejection) =>
+              options?.onRejected === undefined ? Effect.die(rejection) : Effect.fail(options.onRejected(rejection))
+          )
     return Effect.flatMap(Effect.exit(restore(limited)), (exit) => {
       if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) {
         return land.pipe(Effect.zipRight(Deferred.succeed(flight, Option.none())), Effect.zipRight(exit))

@@ -16,14 +16,33 @@ const Capacity = Schema.Number.pipe(
 /** @internal */
 export const MemoryOptions = Schema.Struct({ capacity: Schema.optional(Capacity) })
 
+const loadFields = {
+  maxConcurrentLoads: Schema.optional(OptionRules.Whole(1)),
+  maxQueuedLoads: Schema.optional(OptionRules.Whole(0)),
+  maxLoadWait: Schema.optional(OptionRules.PositiveMillis)
+}
+
+/** The line's bounds belong to the cap: without one, nobody waits. */
+const boundsNeedCap = (o: {
+  readonly maxConcurrentLoads?: number | undefined
+  readonly maxQueuedLoads?: number | undefined
+  readonly maxLoadWait?: number | undefined
+}) =>
+  o.maxConcurrentLoads !== undefined || (o.maxQueuedLoads === undefined && o.maxLoadWait === undefined)
+    ? true
+    : {
+        path: [o.maxQueuedLoads !== undefined ? "maxQueuedLoads" : "maxLoadWait"],
+        message: "given only with maxConcurrentLoads (it bounds that cap's line)"
+      }
+
 /** @internal */
-export const LoadOptions = Schema.Struct({ maxConcurrentLoads: Schema.optional(OptionRules.Whole(1)) })
+export const LoadOptions = Schema.Struct(loadFields).pipe(Schema.filter(boundsNeedCap))
 
 /** @internal */
 export const LayerOptions = Schema.Struct({
-  maxConcurrentLoads: Schema.optional(OptionRules.Whole(1)),
+  ...loadFields,
   l2Writes: Schema.optional(OptionRules.OneOf("await", "background"))
-})
+}).pipe(Schema.filter(boundsNeedCap))
 
 /** @internal */
 export const LayeredOptions = Schema.Struct({

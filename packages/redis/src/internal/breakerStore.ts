@@ -22,12 +22,23 @@ const STARTUP_WAIT_MILLIS = 1_000
 // -- Lua: each atomic step, with time passed in from the Effect Clock --------------------------
 
 // save: a verdict older than the stored one does not overwrite it; the stored one is published
-// again instead, so that the member that sent the stale one catches up.
+// again instead, so that the member that sent the stale one catches up. Stored state this store
+// cannot read (a foreign state, times that are not epoch milliseconds, missing fields, a key of
+// another type) is no verdict to keep: the new one replaces it, so the circuit shares again.
 const SAVE = `
-local stored = redis.call('HMGET', KEYS[1], 'state', 'until', 'at', 'origin')
-if stored[3] and tonumber(stored[3]) > tonumber(ARGV[3]) then
-  redis.call('PUBLISH', ARGV[5], cjson.encode({ name = ARGV[6], state = stored[1],
-    ["until"] = tonumber(stored[2]), at = tonumber(stored[3]), origin = stored[4] }))
+local function millis(v)
+  if v and (string.match(v, '^%-?%d+$') or string.match(v, '^%-?%d+%.%d+$')) then return tonumber(v) end
+  return nil
+end
+local kind = redis.call('TYPE', KEYS[1]).ok
+if kind ~= 'hash' and kind ~= 'none' then redis.call('DEL', KEYS[1]) end
+local stored = kind == 'hash' and redis.call('HMGET', KEYS[1], 'state', 'until', 'at', 'origin') or {}
+local state = stored[1]
+local readable = (state == 'Closed' or state == 'Open' or state == 'Isolated')
+  and millis(stored[2]) ~= nil and millis(stored[3]) ~= nil and stored[4]
+if readable and millis(stored[3]) > tonumber(ARGV[3]) then
+  redis.call('PUBLISH', ARGV[5], cjson.encode({ name = ARGV[6], state = state,
+    ["until"] = millis(stored[2]), at = millis(stored[3]), origin = stored[4] }))
   return 0
 end
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'until', ARGV[2], 'at', ARGV[3], 'origin', ARGV[4], 'failures', 0)
@@ -119,7 +130,9 @@ export const make = (
       (c) => Effect.sync(() => c.disconnect())
     )
 
-    const members = BreakerStoreKit.makeMembers<Member>()
+    /** The unreadable stored fields last reported for each name, so that each is logged once. */
+    const unreadable = new Map<string, string>()
+    const members = BreakerStoreKit.makeMembers<Member>({ onEmpty: (name) => unreadable.delete(name) })
     subscriber.on("message", (from: string, message: string) => {
       if (from !== channel) return
       let parsed: unknown
@@ -144,17 +157,21 @@ export const make = (
     const load = (name: string): Effect.Effect<Option.Option<Verdict>, BreakerStore.BreakerStoreError> =>
       call("load", () => client.hmget(hashKey(name), "state", "until", "at", "origin")).pipe(
         Effect.flatMap(([state, until, at, origin]) => {
-          if (state === null) return Effect.succeed(Option.none())
-          const verdict = BreakerStoreKit.verdictOf({ state, until, at, origin })
-          return verdict === undefined
-            ? Effect.fail(
-                new BreakerStore.BreakerStoreError({
-                  store: STORE,
-                  operation: "load",
-                  message: `circuit "${name}": the stored verdict is not one this store wrote`
-                })
-              )
-            : Effect.succeed(Option.some(verdict))
+          const verdict = state === null ? undefined : BreakerStoreKit.verdictOf({ state, until, at, origin })
+          if (state === null || verdict !== undefined) {
+            unreadable.delete(name)
+            return Effect.succeed(Option.fromNullable(verdict))
+          }
+          const error = new BreakerStore.BreakerStoreError({
+            store: STORE,
+            operation: "load",
+            message: `circuit "${name}": the stored verdict is not one this store wrote (treated as Closed until the next verdict replaces it)`
+          })
+          // Reported once while the stored fields stay the same, however often they are read.
+          const seen = JSON.stringify([state, until, at, origin])
+          if (unreadable.get(name) === seen) return Effect.fail(error)
+          unreadable.set(name, seen)
+          return Effect.zipRight(Effect.logWarning(`RedisBreakerStore: ${error.message}`), Effect.fail(error))
         })
       )
 

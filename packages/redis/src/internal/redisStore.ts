@@ -49,6 +49,8 @@ const ttlOf = (operation: string, ttl: Duration.DurationInput | undefined): Effe
     return Effect.succeed(millis <= 0 ? 0 : Math.max(1, Math.ceil(millis)))
   })
 
+const isOk = (reply: unknown): boolean => reply === "OK"
+
 const globEscape = (s: string): string => s.replace(/[*?[\]\\]/g, "\\$&")
 
 // touch: renew the expiry of a key that exists, or make it live forever when no ttl is given.
@@ -120,10 +122,20 @@ export const makeWith = (
           (e) => invalid<A>(key, "the key holds a value of another Redis type", e)
         )
 
+    // One frame per call on the hot path: the reply and the WRONGTYPE failure are read in one match.
     const get = (key: string): Effect.Effect<Option.Option<string>, CacheError> =>
-      call("get", () => client.get(prefix + key)).pipe(
-        Effect.flatMap((raw) => unwrap(key, raw, (value) => value)),
-        wrongType(key)
+      Effect.matchEffect(
+        call("get", () => client.get(prefix + key)),
+        {
+          onFailure: (e) =>
+            e.message.startsWith("WRONGTYPE")
+              ? invalid<string>(key, "the key holds a value of another Redis type", e)
+              : Effect.fail(e),
+          onSuccess: (raw) =>
+            raw !== null && raw.startsWith(ENVELOPE)
+              ? Effect.succeed(Option.some(raw.slice(ENVELOPE.length)))
+              : unwrap(key, raw, (value) => value)
+        }
       )
 
     const getEntry = (key: string): Effect.Effect<Option.Option<CacheStore.CacheEntry>, CacheError> =>
@@ -145,13 +157,24 @@ export const makeWith = (
           )
         }
         const stored = ENVELOPE + value
-        return Effect.flatMap(ttlOf("set", options?.ttl), (ttl) =>
-          ttl === 0
-            ? // Already expired: nothing is stored, and the value it meant to replace is gone too.
-              call("set", () => client.del(prefix + key)).pipe(Effect.as(false))
-            : call("set", () =>
-                ttl === undefined ? client.set(prefix + key, stored) : client.set(prefix + key, stored, "PX", ttl)
-              ).pipe(Effect.map((reply) => reply === "OK"))
+        // The TTL rule of every CacheStore (`ttlMillis`), read without an Effect of its own.
+        const ttl = options?.ttl === undefined ? Infinity : ttlMillis(options.ttl)
+        if (ttl === undefined) return Effect.dieMessage(invalidTtl("RedisStore.set", options?.ttl))
+        if (ttl === Infinity)
+          return Effect.map(
+            call("set", () => client.set(prefix + key, stored)),
+            isOk
+          )
+        // Already expired: nothing is stored, and the value it meant to replace is gone too.
+        if (ttl <= 0)
+          return Effect.as(
+            call("set", () => client.del(prefix + key)),
+            false
+          )
+        const px = Math.max(1, Math.ceil(ttl))
+        return Effect.map(
+          call("set", () => client.set(prefix + key, stored, "PX", px)),
+          isOk
         )
       })
 
@@ -192,35 +215,44 @@ export const makeWith = (
     } satisfies CacheStore.CacheStore<CacheError>
   })
 
+/** How long startup waits (real time) for the server before going on without it. */
+const STARTUP_WAIT_MILLIS = 1_000
+
 /**
- * Connects a client owned by the scope: a failed connection is a `CacheError`, and closing the
- * scope closes the connection (at once: no QUIT round trip that a stalled server could hold up).
+ * A client owned by the scope, closed with it (at once: no QUIT round trip that a stalled server
+ * could hold up). A cache is degraded, not broken, without its server: startup waits a little for
+ * the first connection, then goes on without it (a warning is logged); calls fail fast until
+ * ioredis has connected in the background, which it keeps trying.
  *
  * @internal
  */
-export const acquireClient = (url: string): Effect.Effect<Redis, CacheError, Scope.Scope> =>
+export const acquireClient = (url: string): Effect.Effect<Redis, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.tryPromise({
-      try: async () => {
-        const client = makeClient(url, failFastOptions)
-        try {
-          await within(client.connect(), failFastOptions.connectTimeout ?? 2_000)
-          return client
-        } catch (e) {
-          client.disconnect()
-          throw e
-        }
-      },
-      catch: (e) =>
-        new CacheError({ operation: "connect", message: `cannot connect to ${url}: ${messageOf(e)}`, cause: e })
-    }),
+    Effect.sync(() => makeClient(url, failFastOptions)),
     (client) => Effect.sync(() => client.disconnect())
+  ).pipe(
+    Effect.tap((client) =>
+      Effect.promise(() =>
+        within(client.connect(), STARTUP_WAIT_MILLIS).then(
+          () => undefined,
+          (e: unknown) => messageOf(e)
+        )
+      ).pipe(
+        Effect.flatMap((problem) =>
+          problem === undefined
+            ? Effect.void
+            : Effect.logWarning(
+                `RedisStore: cannot connect to ${url} (${problem}); the store starts without it and connects when it is back`
+              )
+        )
+      )
+    )
   )
 
 /** @internal */
 export const make = (
   o?: options.Options
-): Effect.Effect<CacheStore.CacheStore<CacheError>, CacheError | options.InvalidRedisOptions, Scope.Scope> =>
+): Effect.Effect<CacheStore.CacheStore<CacheError>, options.InvalidRedisOptions, Scope.Scope> =>
   Effect.gen(function* () {
     const resolved = yield* resolve(o)
     const client = yield* acquireClient(resolved.url)

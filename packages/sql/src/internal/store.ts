@@ -109,8 +109,14 @@ export const make = (
     const pollLock = yield* Effect.makeSemaphore(1)
     let pollFailing = false
 
+    /**
+     * One statement, disconnected from its caller's interruption: a caller that gives up (the
+     * breaker's 250 ms load and lease deadlines) is answered at once, while the driver's cleanup
+     * (`@effect/sql-pg` cancels with `pg_cancel_backend`, up to 5 s against a database that does not
+     * answer) finishes in the background.
+     */
     const run = <A>(operation: string, effect: Effect.Effect<A, SqlError>): Effect.Effect<A, BreakerStoreError> =>
-      Effect.mapError(effect, (cause) => storeError(operation, cause.message, cause))
+      Effect.disconnect(Effect.mapError(effect, (cause) => storeError(operation, cause.message, cause)))
 
     /** A malformed row is reported once (log and `problems`) for as long as it stays the same. */
     const report = (name: string, decoded: Decoded): Effect.Effect<void> => {
@@ -123,6 +129,21 @@ export const make = (
       const error = storeError("decode", `circuit "${name}" in ${t.circuits}: ${decoded.problem}; treated as Closed`)
       return Effect.zipRight(Effect.logWarning(error.message), PubSub.publish(problems, error))
     }
+
+    /**
+     * A stored row that is no verdict of ours (a foreign state, NULL or non-numeric times from an old
+     * schema or another writer): the next verdict replaces it, since comparing against it would
+     * keep it for good. SQLite keeps text in a BIGINT column as text; PostgreSQL's types hold.
+     */
+    const unreadable = sql.literal(
+      `(c.state IS NULL OR c.state NOT IN ('Closed', 'Open', 'Isolated') OR c.verdict_at IS NULL OR c.open_until IS NULL OR c.origin IS NULL${sql.onDialectOrElse(
+        {
+          sqlite: () =>
+            " OR typeof(c.verdict_at) NOT IN ('integer', 'real') OR typeof(c.open_until) NOT IN ('integer', 'real')",
+          orElse: () => ""
+        }
+      )})`
+    )
 
     const select = (names: ReadonlyArray<string>) =>
       sql<Row>`SELECT name, state, open_until, verdict_at, origin FROM ${circuits} WHERE ${sql.in("name", names)}`
@@ -217,7 +238,7 @@ ON CONFLICT (name) DO UPDATE SET
   origin = excluded.origin,
   consecutive_failures = 0,
   updated_at = excluded.updated_at
-WHERE c.state IS NULL OR c.state NOT IN ('Closed', 'Open', 'Isolated') OR c.verdict_at <= excluded.verdict_at
+WHERE ${unreadable} OR c.verdict_at <= excluded.verdict_at
 RETURNING name`
           ).pipe(
             Effect.flatMap((applied) => {

@@ -1,0 +1,94 @@
+/**
+ * A PostgreSQL that accepts connections and never answers (a proxy that forwards nothing) must
+ * never hold a call past the breaker's store deadlines (250 ms for the load and the lease): the
+ * driver's cancel (`pg_cancel_backend`, up to 5 s against a blackhole) finishes in the background.
+ * Real time, since the driver's own timers are real: the bound (1 s) is four times the deadline and
+ * a fifth of the cancel it must not wait for.
+ */
+import { CircuitBreaker, Policy } from "@circuitry/breaker"
+import { SqlBreakerStore } from "@circuitry/sql"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import * as net from "node:net"
+import { backends, pgConfig } from "./backends.js"
+
+/** A proxy in front of PostgreSQL that can turn into a blackhole: every byte is swallowed. */
+const blackholeProxy = (target: number) =>
+  Effect.gen(function* () {
+    const sockets = new Set<net.Socket>()
+    let swallowing = false
+    const server = net.createServer((client) => {
+      sockets.add(client)
+      client.on("error", () => {})
+      client.on("close", () => sockets.delete(client))
+      if (swallowing) return client.resume()
+      const upstream = net.connect(target, "127.0.0.1")
+      sockets.add(upstream)
+      upstream.on("error", () => {})
+      upstream.on("close", () => {
+        sockets.delete(upstream)
+        client.destroy()
+      })
+      client.pipe(upstream)
+      upstream.pipe(client)
+    })
+    const port = yield* Effect.acquireRelease(
+      Effect.async<number>((resume) => {
+        server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as net.AddressInfo).port)))
+      }),
+      () =>
+        Effect.async<void>((resume) => {
+          for (const s of sockets) s.destroy()
+          server.close(() => resume(Effect.void))
+        })
+    )
+    const swallow = Effect.sync(() => {
+      swallowing = true
+      for (const s of sockets) {
+        s.unpipe()
+        s.removeAllListeners("data")
+        s.resume() // read and drop
+      }
+    })
+    return { port, swallow }
+  })
+
+const pg = backends.find(([name]) => name === "pg")![1]
+
+const elapsed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const start = performance.now()
+    const a = yield* effect
+    return [a, performance.now() - start] as const
+  })
+
+describe("a blackholed PostgreSQL never holds a call past the store deadlines", () => {
+  it.live(
+    "making a breaker and a half-open call each answer within 1 s (deadline 250 ms, driver cancel 5 s)",
+    () =>
+      Effect.gen(function* () {
+        const db = yield* pg
+        const hole = yield* blackholeProxy(pgConfig.port)
+        const ctx = yield* Layer.build(
+          SqlBreakerStore.layerPg({ ...pgConfig, port: hole.port }, { table: db.table, pollInterval: "1 hour" })
+        )
+        const make = CircuitBreaker.make({ name: "ledger", policy: Policy.consecutiveFailures(1), openFor: 50 }).pipe(
+          Effect.provide(ctx)
+        )
+        const breaker = yield* make
+        yield* Effect.either(breaker.execute(Effect.fail("boom")))
+        assert.strictEqual((yield* breaker.state)._tag, "Open")
+        yield* hole.swallow
+
+        const [made, makeMillis] = yield* elapsed(make)
+        assert.isBelow(makeMillis, 1_000, `make took ${makeMillis} ms`)
+
+        yield* Effect.sleep(100) // past openFor: the next call is a half-open probe
+        const [probe, probeMillis] = yield* elapsed(Effect.either(breaker.execute(Effect.succeed(1))))
+        assert.isBelow(probeMillis, 1_000, `half-open call took ${probeMillis} ms`)
+        assert.isTrue(probe._tag === "Right" || probe._tag === "Left")
+        assert.strictEqual((yield* made.state)._tag, "Closed")
+      }).pipe(Effect.scoped),
+    20_000
+  )
+})
