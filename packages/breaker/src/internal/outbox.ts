@@ -163,7 +163,8 @@ export class Outbox {
       const verdict = this.pendingVerdict
       if (verdict === undefined) return Effect.void
       // Disconnected: a store that does not answer is given up at the deadline, not when it lets go.
-      return Effect.disconnect(this.circuit.save(verdict)).pipe(
+      // Interruptible: this runs in a finalizer, where the deadline could not interrupt the wait.
+      return Effect.interruptible(Effect.disconnect(this.circuit.save(verdict))).pipe(
         Effect.timeout(deadline),
         Effect.tap(() => {
           if (this.pendingVerdict === verdict) this.pendingVerdict = undefined

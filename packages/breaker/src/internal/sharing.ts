@@ -74,6 +74,8 @@ export interface Link {
   readonly health: Health
   /** The verdict stored when the breaker joined, if the store answered in time. */
   readonly initial: Option.Option<BreakerStore.Verdict>
+  /** The breaker's scope: lease requests still in flight when it closes are interrupted with it. */
+  readonly scope: Scope.Scope
 }
 
 /**
@@ -102,7 +104,7 @@ export const connect = (
     )
     const origin = `${name}#${Math.random().toString(36).slice(2, 10)}`
     const outbox = new Outbox(circuit, origin, yield* Queue.sliding<void>(1), health)
-    return { circuit, outbox, health, initial: Option.flatten(initial) }
+    return { circuit, outbox, health, initial: Option.flatten(initial), scope: yield* Effect.scope }
   })
 
 /**
@@ -161,8 +163,10 @@ export const leaseProbe = (
 ): Effect.Effect<Lease> =>
   Effect.suspend(() => {
     const circuit = link.circuit
+    // A release outlives the probe (and the breaker: the fleet should not wait for the lease to run
+    // out), but never a store that does not answer.
     const release = (token: string): Effect.Effect<void> =>
-      Effect.asVoid(Effect.forkDaemon(Effect.ignore(circuit.releaseProbe(token))))
+      Effect.asVoid(Effect.forkDaemon(Effect.ignore(Effect.timeout(circuit.releaseProbe(token), STORE_DEADLINE))))
     let abandoned = false
     let landed: string | undefined
     const request = circuit.acquireProbe(options).pipe(
@@ -182,7 +186,8 @@ export const leaseProbe = (
       landed = undefined
       return token === undefined ? Effect.void : release(token)
     })
-    return Effect.flatMap(Effect.forkDaemon(request), (fiber) =>
+    // In the breaker's scope: a request to a store that never answers ends when the breaker does.
+    return Effect.flatMap(Effect.forkIn(request, link.scope), (fiber) =>
       Effect.flatMap(Effect.exit(restore(Effect.timeout(Fiber.join(fiber), STORE_DEADLINE))), (exit) => {
         if (Exit.isFailure(exit)) {
           if (Cause.isInterruptedOnly(exit.cause)) return Effect.zipRight(abandon, Effect.interrupt)
