@@ -20,20 +20,32 @@ import * as Stream from "effect/Stream"
 import * as Kit from "./BreakerStoreKit.js"
 
 /**
- * A verdict as stored: `HalfOpen` is never stored, since it is derived (lazily) from `Open` and
- * the clock.
+ * A verdict as it crosses between a member and its store. It holds no absolute time: members'
+ * clocks may disagree (by seconds), so each time is a duration counted from the moment the verdict
+ * is handed over: when a member calls `save`, or when the store reads (`load`) or publishes
+ * (`verdicts`) it. The store keeps it on its own clock (the memory store's one Effect Clock, the
+ * Redis server's `TIME`, the database's clock) and hands it back as durations from its own `now`;
+ * a member turns them into times on its own clock when it adopts the verdict. Members thus agree
+ * on when a circuit half-opens to within the transit time of the save and of the delivery,
+ * whatever their clocks say. `HalfOpen` is never stored: it is derived (lazily) from `Open`.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Verdict {
   readonly state: "Closed" | "Open" | "Isolated"
-  /** Open: epoch milliseconds (Effect Clock) at which the circuit turns half-open; otherwise 0. */
-  readonly until: number
-  /** When the verdict was made (epoch milliseconds, Effect Clock). */
-  readonly at: number
+  /** Open: milliseconds left until the circuit turns half-open (>= 0); otherwise 0. */
+  readonly remainingMillis: number
+  /**
+   * How long ago the verdict was made, in milliseconds (>= 0). Orders verdicts: the store keeps the
+   * one made last (by its clock, `now - ageMillis`), so a late retry of an older verdict, whose age
+   * has grown while it waited, does not replace a newer one.
+   */
+  readonly ageMillis: number
   /** Which breaker instance made it, so that an instance can ignore the echo of its own. */
   readonly origin: string
+  /** Who asked for it (an operator's `isolateBy`, `resetBy`, `extendOpen(until, { by })`), if anyone. */
+  readonly by?: string
 }
 
 /**
@@ -70,7 +82,7 @@ export class BreakerStoreError extends Schema.TaggedError<BreakerStoreError>()("
  * @category models
  */
 export interface SharedCircuit {
-  /** The verdict stored now, if there is one. Reading creates nothing. */
+  /** The verdict stored now (its durations counted from the store's `now`), if any. Reading creates nothing. */
   readonly load: Effect.Effect<Option.Option<Verdict>, BreakerStoreError>
   /**
    * Verdicts saved by any member, as they are saved. After a loss of connection the store
@@ -78,10 +90,12 @@ export interface SharedCircuit {
    */
   readonly verdicts: Stream.Stream<Verdict>
   /**
-   * Stores a verdict and tells every member (the saver included). A verdict older than the stored
-   * one (a smaller `at`: a late retry) is not stored and does not start the count again; the store
-   * tells its members the stored verdict again instead (at once, or at its next poll), so the
-   * member that sent the stale one catches up. A verdict of the same `at` is stored.
+   * Stores a verdict and tells every member (the saver included). The store dates it by its own
+   * clock: made at `now - ageMillis`, open until `now + remainingMillis`. A verdict made before the
+   * stored one (a late retry: its age grew while it waited) is not stored and does not start the
+   * count again; the store tells its members the stored verdict again instead (at once, or at its
+   * next poll), so the member that sent the stale one catches up. One made at the same instant is
+   * stored.
    */
   readonly save: (verdict: Verdict) => Effect.Effect<void, BreakerStoreError>
   /**
@@ -124,7 +138,8 @@ export class BreakerStore extends Context.Tag("@circuitry/breaker/BreakerStore")
 >() {}
 
 interface MemoryEntry {
-  verdict: Verdict | undefined
+  /** The stored verdict, on the store's clock. */
+  verdict: Kit.StoredVerdict | undefined
   consecutiveFailures: number
   lastFailureAt: number | undefined
   /** The lease held in each permit slot: its token and when it is over. */
@@ -137,73 +152,85 @@ interface MemoryEntry {
  * Mostly for tests, and as the reference behaviour for other stores (every backend passes the
  * same conformance suite, `packages/breaker/test/storeSuite.ts`).
  *
+ * Its clock is the Effect Clock of the fiber that makes it (`TestClock` in tests): the one clock
+ * that dates and ages every verdict, whatever the clocks of its members say.
+ *
  * @since 0.1.0
  * @category constructors
  */
-export const makeMemory: Effect.Effect<BreakerStore["Type"]> = Effect.sync(() => {
-  const entries = new Map<string, MemoryEntry>()
-  const entry = (name: string): MemoryEntry => {
-    let found = entries.get(name)
-    if (found === undefined) {
-      found = {
-        verdict: undefined,
-        consecutiveFailures: 0,
-        lastFailureAt: undefined,
-        leases: new Map(),
-        pubsub: Effect.runSync(PubSub.unbounded<Verdict>())
+export const makeMemory: Effect.Effect<BreakerStore["Type"]> = Effect.clockWith((clock) =>
+  Effect.sync(() => {
+    const entries = new Map<string, MemoryEntry>()
+    const entry = (name: string): MemoryEntry => {
+      let found = entries.get(name)
+      if (found === undefined) {
+        found = {
+          verdict: undefined,
+          consecutiveFailures: 0,
+          lastFailureAt: undefined,
+          leases: new Map(),
+          pubsub: Effect.runSync(PubSub.unbounded<Verdict>())
+        }
+        entries.set(name, found)
       }
-      entries.set(name, found)
+      return found
     }
-    return found
-  }
-  return BreakerStore.of({
-    connect: (name) =>
-      Effect.sync(() => {
-        const e = entry(name)
-        return {
-          load: Effect.sync(() => Option.fromNullable(e.verdict)),
-          verdicts: Stream.fromPubSub(e.pubsub),
-          save: (verdict) =>
-            Effect.suspend(() => {
-              // A verdict older than the stored one is stale: the stored one is told again instead,
-              // so that the member that sent the stale one catches up.
-              if (e.verdict !== undefined && e.verdict.at > verdict.at) return PubSub.publish(e.pubsub, e.verdict)
-              e.verdict = verdict
-              e.consecutiveFailures = 0 // every transition starts the count again
-              return PubSub.publish(e.pubsub, verdict)
-            }),
-          recordFailures: (count, at) =>
-            Effect.sync(() => {
-              e.consecutiveFailures += count
-              e.lastFailureAt = Math.max(e.lastFailureAt ?? at, at)
-            }),
-          recordSuccess: () =>
-            Effect.sync(() => {
-              e.consecutiveFailures = 0
-            }),
-          counts: Effect.sync(() => ({ consecutiveFailures: e.consecutiveFailures, lastFailureAt: e.lastFailureAt })),
-          acquireProbe: ({ leaseMillis, now, permits }) =>
-            Effect.sync(() => {
-              for (let slot = 0; slot < permits; slot++) {
-                const held = e.leases.get(slot)
-                if (held !== undefined && held.expires > now) continue
-                const token = Kit.makeToken()
-                e.leases.set(slot, { token, expires: now + leaseMillis })
-                return Option.some(Kit.encodeLease({ slot, token }))
-              }
-              return Option.none()
-            }),
-          releaseProbe: (lease) =>
-            Effect.sync(() => {
-              const decoded = Kit.decodeLease(lease)
-              if (Option.isNone(decoded)) return
-              const { slot, token } = decoded.value
-              if (e.leases.get(slot)?.token === token) e.leases.delete(slot)
-            })
-        } satisfies SharedCircuit
-      })
+    const now = () => clock.unsafeCurrentTimeMillis()
+    return BreakerStore.of({
+      connect: (name) =>
+        Effect.sync(() => {
+          const e = entry(name)
+          return {
+            load: Effect.sync(() =>
+              e.verdict === undefined ? Option.none() : Option.some(Kit.toVerdict(e.verdict, now()))
+            ),
+            verdicts: Stream.fromPubSub(e.pubsub),
+            save: (verdict) =>
+              Effect.suspend(() => {
+                const at = now()
+                const stored = Kit.toStored(verdict, at)
+                // A verdict made before the stored one is stale: the stored one is told again instead,
+                // so that the member that sent the stale one catches up.
+                if (e.verdict !== undefined && e.verdict.at > stored.at) {
+                  return PubSub.publish(e.pubsub, Kit.toVerdict(e.verdict, at))
+                }
+                e.verdict = stored
+                e.consecutiveFailures = 0 // every transition starts the count again
+                return PubSub.publish(e.pubsub, Kit.toVerdict(stored, at))
+              }),
+            recordFailures: (count, at) =>
+              Effect.sync(() => {
+                e.consecutiveFailures += count
+                e.lastFailureAt = Math.max(e.lastFailureAt ?? at, at)
+              }),
+            recordSuccess: () =>
+              Effect.sync(() => {
+                e.consecutiveFailures = 0
+              }),
+            counts: Effect.sync(() => ({ consecutiveFailures: e.consecutiveFailures, lastFailureAt: e.lastFailureAt })),
+            acquireProbe: ({ leaseMillis, now, permits }) =>
+              Effect.sync(() => {
+                for (let slot = 0; slot < permits; slot++) {
+                  const held = e.leases.get(slot)
+                  if (held !== undefined && held.expires > now) continue
+                  const token = Kit.makeToken()
+                  e.leases.set(slot, { token, expires: now + leaseMillis })
+                  return Option.some(Kit.encodeLease({ slot, token }))
+                }
+                return Option.none()
+              }),
+            releaseProbe: (lease) =>
+              Effect.sync(() => {
+                const decoded = Kit.decodeLease(lease)
+                if (Option.isNone(decoded)) return
+                const { slot, token } = decoded.value
+                if (e.leases.get(slot)?.token === token) e.leases.delete(slot)
+              })
+          } satisfies SharedCircuit
+        })
+    })
   })
-})
+)
 
 /**
  * @since 0.1.0

@@ -159,9 +159,26 @@ export const isStoredState = (state: unknown): state is Verdict["state"] =>
   state === "Closed" || state === "Open" || state === "Isolated"
 
 /**
- * A verdict out of its stored fields; `undefined` when they are not a verdict (a state that is not
- * stored, a time that is not epoch milliseconds, an origin that is not a string). `until` of a
- * verdict that is not `Open` reads as 0, whatever was stored.
+ * A verdict as a store keeps it: on the store's own clock (epoch milliseconds), never a member's.
+ *
+ * @since 0.1.0
+ * @category verdicts
+ */
+export interface StoredVerdict {
+  readonly state: Verdict["state"]
+  /** Open: when the circuit turns half-open, on the store's clock; otherwise 0. */
+  readonly until: number
+  /** When the verdict was made, on the store's clock: the newest one wins. */
+  readonly at: number
+  readonly origin: string
+  readonly by?: string
+}
+
+const nonNegative = (n: number): number => (Number.isFinite(n) && n > 0 ? n : 0)
+
+/**
+ * A verdict handed to `save`, dated on the store's clock as of `now` (the store's): made at
+ * `now - ageMillis`, open until `now + remainingMillis`. A negative or non-finite duration counts as 0.
  *
  * @since 0.1.0
  * @category verdicts
@@ -169,19 +186,94 @@ export const isStoredState = (state: unknown): state is Verdict["state"] =>
  * ```ts
  * import { BreakerStoreKit } from "@circuitry/breaker"
  *
- * BreakerStoreKit.verdictOf({ state: "Open", until: "5000", at: "1000", origin: "a" })
+ * BreakerStoreKit.toStored({ state: "Open", remainingMillis: 30_000, ageMillis: 5, origin: "a" }, 1_000_000)
+ * // { state: "Open", until: 1_030_000, at: 999_995, origin: "a" }
+ * ```
+ */
+export const toStored = (verdict: Verdict, now: number): StoredVerdict => {
+  const stored = {
+    state: verdict.state,
+    until: verdict.state === "Open" ? now + nonNegative(verdict.remainingMillis) : 0,
+    at: now - nonNegative(verdict.ageMillis),
+    origin: verdict.origin
+  }
+  return verdict.by === undefined ? stored : { ...stored, by: verdict.by }
+}
+
+/**
+ * A stored verdict as the store hands it out at `now` (the store's clock): durations counted from
+ * `now` (an open time that is over is 0 left; a verdict is never younger than 0).
+ *
+ * @since 0.1.0
+ * @category verdicts
+ */
+export const toVerdict = (stored: StoredVerdict, now: number): Verdict => {
+  const verdict = {
+    state: stored.state,
+    remainingMillis: stored.state === "Open" ? Math.max(0, stored.until - now) : 0,
+    ageMillis: Math.max(0, now - stored.at),
+    origin: stored.origin
+  }
+  return stored.by === undefined ? verdict : { ...verdict, by: stored.by }
+}
+
+/**
+ * A stored verdict out of its stored fields; `undefined` when they are not one (a state that is
+ * not stored, a time that is not epoch milliseconds, an origin that is not a string). `until` of a
+ * verdict that is not `Open` reads as 0, whatever was stored; a `by` that is not a non-empty string
+ * reads as absent (rows written before it existed have none).
+ *
+ * @since 0.1.0
+ * @category verdicts
+ * @example
+ * ```ts
+ * import { BreakerStoreKit } from "@circuitry/breaker"
+ *
+ * BreakerStoreKit.storedOf({ state: "Open", until: "5000", at: "1000", origin: "a", by: null })
  * // { state: "Open", until: 5000, at: 1000, origin: "a" }
  * ```
  */
-export const verdictOf = (fields: {
+export const storedOf = (fields: {
   readonly state: unknown
   readonly until: unknown
   readonly at: unknown
   readonly origin: unknown
-}): Verdict | undefined => {
+  readonly by?: unknown
+}): StoredVerdict | undefined => {
   const until = millisOf(fields.until)
   const at = millisOf(fields.at)
   if (!isStoredState(fields.state) || until === undefined || at === undefined) return undefined
   if (typeof fields.origin !== "string") return undefined
-  return { state: fields.state, until: fields.state === "Open" ? until : 0, at, origin: fields.origin }
+  const stored = { state: fields.state, until: fields.state === "Open" ? until : 0, at, origin: fields.origin }
+  return typeof fields.by === "string" && fields.by !== "" ? { ...stored, by: fields.by } : stored
+}
+
+/**
+ * A verdict out of its stored fields, as handed out at `now` (the store's clock, read in the same
+ * step as the fields): `storedOf`, then `toVerdict`. `undefined` when the fields are not a verdict
+ * or `now` is not epoch milliseconds.
+ *
+ * @since 0.1.0
+ * @category verdicts
+ * @example
+ * ```ts
+ * import { BreakerStoreKit } from "@circuitry/breaker"
+ *
+ * BreakerStoreKit.verdictOf({ state: "Open", until: "5000", at: "1000", origin: "a" }, "2000")
+ * // { state: "Open", remainingMillis: 3000, ageMillis: 1000, origin: "a" }
+ * ```
+ */
+export const verdictOf = (
+  fields: {
+    readonly state: unknown
+    readonly until: unknown
+    readonly at: unknown
+    readonly origin: unknown
+    readonly by?: unknown
+  },
+  now: unknown
+): Verdict | undefined => {
+  const stored = storedOf(fields)
+  const millis = millisOf(now)
+  return stored === undefined || millis === undefined ? undefined : toVerdict(stored, millis)
 }

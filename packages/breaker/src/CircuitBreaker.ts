@@ -60,6 +60,8 @@ export type State = Data.TaggedEnum<{
 export const State: Data.TaggedEnum.Constructor<State> = internal.State
 
 /**
+ * One change of state. `at` is epoch milliseconds from this breaker's Effect Clock.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -67,6 +69,16 @@ export interface Transition {
   readonly from: StateTag
   readonly to: StateTag
   readonly at: number
+  /**
+   * Who asked for it: the `by` given to `isolateBy`, `resetBy` or `extendOpen`, on this member and
+   * on every member of the fleet that adopts the verdict. Absent when the policy decided.
+   */
+  readonly by?: string
+  /**
+   * With a shared store: the member (its store origin, `"<name>#<id>"`) whose verdict this
+   * breaker adopted. Absent for this breaker's own transitions.
+   */
+  readonly origin?: string
 }
 
 /**
@@ -162,17 +174,27 @@ export interface CircuitBreaker {
   readonly changes: Stream.Stream<Transition>
   /** A queue of every transition, subscribed when this effect returns. */
   readonly subscribe: Effect.Effect<Queue.Dequeue<Transition>, never, Scope.Scope>
-  /** Manual: reject everything until `reset`. */
+  /** Manual: reject everything until `reset`. With a shared store, the whole fleet is isolated. */
   readonly isolate: Effect.Effect<void>
-  /** Manual: back to Closed, counts and schedule cleared. */
+  /** Manual: back to Closed, counts and schedule cleared. With a shared store, for the whole fleet. */
   readonly reset: Effect.Effect<void>
+  /**
+   * `isolate`, naming who asked: the transition carries `by`, here and on every member of the
+   * fleet (through the shared store).
+   */
+  readonly isolateBy: (by: string) => Effect.Effect<void>
+  /** `reset`, naming who asked (see `isolateBy`). */
+  readonly resetBy: (by: string) => Effect.Effect<void>
   /** The state and the window's counts, for health routes and dashboards. Records nothing. */
   readonly snapshot: Effect.Effect<Snapshot>
   /**
    * Keeps an open circuit open at least until `untilMillis` (epoch milliseconds, Effect Clock),
-   * e.g. for an upstream's `Retry-After`. Does nothing unless the circuit is Open.
+   * e.g. for an upstream's `Retry-After`. Does nothing unless the circuit is Open. With a shared
+   * store the whole fleet stays open as long (each member by its own clock); `by` names who asked,
+   * and shows in the transition of a member the extension reopens (one already half-open). An
+   * extension is not a transition: a member that is open stays open, and announces nothing.
    */
-  readonly extendOpen: (untilMillis: number) => Effect.Effect<void>
+  readonly extendOpen: (untilMillis: number, options?: { readonly by?: string | undefined }) => Effect.Effect<void>
   /** Runs an effect through the breaker: what `withBreaker` does. */
   readonly execute: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BreakerOpenError, R>
 }

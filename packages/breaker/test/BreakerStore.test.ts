@@ -113,7 +113,7 @@ describe("BreakerStore (memory)", () => {
     Effect.gen(function* () {
       const store = yield* BreakerStore.BreakerStore
       const circuit = yield* store.connect("late")
-      yield* circuit.save({ state: "Open", until: 1000, at: 0, origin: "another-process" })
+      yield* circuit.save({ state: "Open", remainingMillis: 1000, ageMillis: 0, origin: "another-process" })
       yield* TestClock.adjust("2 seconds")
       const breaker = yield* CircuitBreaker.make({ name: "late" })
       assert.strictEqual(yield* tagOf(breaker), "HalfOpen")
@@ -131,10 +131,17 @@ describe("BreakerStore (memory)", () => {
       yield* TestClock.adjust("5 seconds")
       yield* call(breaker, fail) // opens at t=5s
       yield* settle
-      yield* circuit.save({ state: "Closed", until: 0, at: 4_000, origin: "a-member-that-was-cut-off" })
+      // made a second before the breaker opened (sent late: it is a second old)
+      yield* circuit.save({
+        state: "Closed",
+        remainingMillis: 0,
+        ageMillis: 1_000,
+        origin: "a-member-that-was-cut-off"
+      })
       yield* settle
       assert.strictEqual(yield* tagOf(breaker), "Open")
-      yield* circuit.save({ state: "Closed", until: 0, at: 6_000, origin: "a-member-that-probed" })
+      yield* TestClock.adjust("1 second")
+      yield* circuit.save({ state: "Closed", remainingMillis: 0, ageMillis: 0, origin: "a-member-that-probed" })
       yield* settle
       assert.strictEqual(yield* tagOf(breaker), "Closed")
     }).pipe(Effect.provide(BreakerStore.layerMemory))
@@ -212,11 +219,12 @@ describe("BreakerStore (memory)", () => {
     Effect.gen(function* () {
       const store = yield* BreakerStore.makeMemory
       const circuit = yield* store.connect("stale")
-      const newer: BreakerStore.Verdict = { state: "Open", until: 9_000, at: 2_000, origin: "a" }
+      const newer: BreakerStore.Verdict = { state: "Open", remainingMillis: 7_000, ageMillis: 0, origin: "a" }
       yield* circuit.save(newer)
       const told = yield* Stream.runHead(circuit.verdicts).pipe(Effect.fork)
       yield* settle
-      yield* circuit.save({ state: "Closed", until: 0, at: 1_000, origin: "b" })
+      // made a second before the stored one
+      yield* circuit.save({ state: "Closed", remainingMillis: 0, ageMillis: 1_000, origin: "b" })
       assert.deepStrictEqual(yield* Fiber.join(told), Option.some(newer))
       assert.deepStrictEqual(yield* circuit.load, Option.some(newer))
       // two permits: slots 0 and 1, each lease released only by its own string

@@ -8,24 +8,83 @@
  * ```
  *
  * Every test joins circuits of a name of its own, so one store (one layer) serves the whole suite.
- * Times are passed in as the breakers pass them (from their Clock), never read from a server.
+ * Verdicts cross as durations and the store dates them on its own clock (the memory store's Effect
+ * Clock, a server's clock): what a member reads back is the saved durations aged by the store's
+ * clock, compared within SLACK (real time passes between a save and a read on a real server).
+ * Lease and count times are passed in as the breakers pass them (from their Clock).
  */
 import type { BreakerStore } from "@circuitry/breaker"
 import { BreakerStore as Store } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Context, Effect, Either, Fiber, Option, Stream } from "effect"
+import { Chunk, Context, Effect, Either, Fiber, Option, Stream, TestClock } from "effect"
 import type { Layer, Scope } from "effect"
 
 let counter = 0
 /** A circuit name no other test (or earlier run on a shared server) uses. */
 const freshName = (): string => `suite-${process.pid}-${Date.now().toString(36)}-${counter++}`
 
-const verdict = (state: BreakerStore.Verdict["state"], at: number, origin = "a"): BreakerStore.Verdict => ({
+/** A verdict as a member sends it: made `ageMillis` ago, open for 10 s more when Open. */
+const verdict = (
+  state: BreakerStore.Verdict["state"],
+  origin = "a",
+  more?: { readonly ageMillis?: number; readonly remainingMillis?: number; readonly by?: string }
+): BreakerStore.Verdict => ({
   state,
-  until: state === "Open" ? at + 10_000 : 0,
-  at,
-  origin
+  remainingMillis: state === "Open" ? (more?.remainingMillis ?? 10_000) : 0,
+  ageMillis: more?.ageMillis ?? 0,
+  origin,
+  ...(more?.by === undefined ? undefined : { by: more.by })
 })
+
+/**
+ * How much real time a read may follow a save by on a busy machine (the load average may be 10+).
+ * A store that dated a verdict on a member's clock, or not at all, is off by far more.
+ */
+const SLACK = 2_000
+
+/**
+ * Whether `actual` is `expected` read back later by the store's clock: the same state, origin and
+ * `by`; at most `elapsed + SLACK` less time left and at most that much older, and at least
+ * `elapsed` (time the store's clock is known to have moved) older.
+ */
+const agedFrom = (actual: BreakerStore.Verdict, expected: BreakerStore.Verdict, elapsed = 0): string | undefined => {
+  const problems: Array<string> = []
+  if (actual.state !== expected.state || actual.origin !== expected.origin || actual.by !== expected.by) {
+    problems.push("state, origin or by differ")
+  }
+  const aged = actual.ageMillis - expected.ageMillis
+  if (aged < elapsed || aged > elapsed + SLACK)
+    problems.push(`aged ${aged} ms, expected ${elapsed}..${elapsed + SLACK}`)
+  const spent = expected.remainingMillis - actual.remainingMillis
+  if (expected.state === "Open" && expected.remainingMillis > elapsed + SLACK) {
+    if (spent < elapsed || spent > elapsed + SLACK) problems.push(`${spent} ms of the open time spent`)
+  } else if (actual.remainingMillis !== 0 && expected.state !== "Open") {
+    problems.push("time left on a verdict that is not Open")
+  }
+  return problems.length === 0
+    ? undefined
+    : `${problems.join("; ")}: ${JSON.stringify(actual)} read back from ${JSON.stringify(expected)}`
+}
+
+const assertAged = (actual: Option.Option<BreakerStore.Verdict>, expected: BreakerStore.Verdict, elapsed = 0) => {
+  assert.isTrue(Option.isSome(actual), `nothing stored, expected ${JSON.stringify(expected)}`)
+  if (Option.isSome(actual)) {
+    const problem = agedFrom(actual.value, expected, elapsed)
+    assert.isUndefined(problem, problem)
+  }
+}
+
+const assertAllAged = (actual: ReadonlyArray<BreakerStore.Verdict>, expected: ReadonlyArray<BreakerStore.Verdict>) => {
+  assert.strictEqual(actual.length, expected.length, JSON.stringify(actual))
+  actual.forEach((v, i) => assertAged(Option.some(v), expected[i]!))
+}
+
+/** Moves the store's clock by `millis`: the TestClock (the memory store's) and real time (a server's). */
+const pass = (millis: number) =>
+  Effect.zipRight(
+    TestClock.adjust(millis),
+    Effect.promise(() => new Promise((resolve) => setTimeout(resolve, millis)))
+  )
 
 /** Lets forked fibers start (a stream subscribes when it first runs). */
 const settle = Effect.gen(function* () {
@@ -110,14 +169,14 @@ export const storeSuite = (
                 `${kind}: loaded ${JSON.stringify(loaded)}`
               )
               // The next verdict replaces it, for every member, and is shared again.
-              const open = verdict("Open", 1_000)
+              const open = verdict("Open", `fixed-${kind}`)
               yield* a.save(open)
-              assert.deepStrictEqual(yield* a.load, Option.some(open), kind)
-              assert.deepStrictEqual(yield* b.load, Option.some(open), kind)
-              yield* eventually(() => told.some((v) => v.state === "Open" && v.at === 1_000))
+              assertAged(yield* a.load, open)
+              assertAged(yield* b.load, open)
+              yield* eventually(() => told.some((v) => v.state === "Open" && v.origin === open.origin))
               // ...and the ordering of verdicts holds from then on.
-              yield* b.save(verdict("Closed", 999))
-              assert.deepStrictEqual(yield* a.load, Option.some(open), kind)
+              yield* b.save(verdict("Closed", "late", { ageMillis: 60_000 }))
+              assertAged(yield* a.load, open)
             }
           })
         )
@@ -137,36 +196,60 @@ export const storeSuite = (
             const name = freshName()
             const a = yield* join(name)
             const b = yield* join(name)
-            const open = verdict("Open", 1_000)
+            const open = verdict("Open")
             yield* a.save(open)
-            assert.deepStrictEqual(yield* a.load, Option.some(open))
-            assert.deepStrictEqual(yield* b.load, Option.some(open))
+            assertAged(yield* a.load, open)
+            assertAged(yield* b.load, open)
             // a member that joins later loads it too
             const late = yield* join(name)
-            assert.deepStrictEqual(yield* late.load, Option.some(open))
-            // every stored state round-trips
-            for (const [state, at] of [
-              ["Isolated", 2_000],
-              ["Closed", 3_000]
-            ] as const) {
-              yield* b.save(verdict(state, at, "b"))
-              assert.deepStrictEqual(yield* a.load, Option.some(verdict(state, at, "b")))
+            assertAged(yield* late.load, open)
+            // every stored state round-trips, and who asked for it; a verdict without `by` has none
+            for (const v of [
+              verdict("Isolated", "b", { by: "ops@example" }),
+              verdict("Closed", "b", { by: "someone else" }),
+              verdict("Open", "b", { remainingMillis: 250_000 }),
+              verdict("Closed", "b")
+            ]) {
+              yield* b.save(v)
+              assertAged(yield* a.load, v)
             }
           })
         )
 
-        it.scoped("a verdict older than the stored one does not replace it", () =>
+        it.scoped("a verdict is dated and aged by the store's clock, never by the saver's", () =>
+          Effect.gen(function* () {
+            const name = freshName()
+            const a = yield* join(name)
+            // made 3 s ago by the saver's clock, 20 s left: the store keeps both as durations from its now
+            const open = verdict("Open", "a", { ageMillis: 3_000, remainingMillis: 20_000 })
+            yield* a.save(open)
+            const first = Option.getOrThrow(yield* a.load)
+            assertAged(Option.some(first), open)
+            // the store's clock moves on: the open time left shrinks and the verdict grows older by as much
+            yield* pass(300)
+            assertAged(yield* a.load, first, 300)
+            // an open time that is over is none left, not a negative one
+            yield* a.save(verdict("Open", "a", { remainingMillis: 100 }))
+            yield* pass(300)
+            assert.strictEqual(Option.getOrThrow(yield* a.load).remainingMillis, 0)
+          })
+        )
+
+        it.scoped("a verdict made before the stored one (a late retry) does not replace it", () =>
           Effect.gen(function* () {
             const circuit = yield* join(freshName())
-            yield* circuit.save(verdict("Open", 5_000, "newer"))
+            const newer = verdict("Open", "newer")
+            yield* circuit.save(newer)
             yield* circuit.recordFailures(2, 5_100)
-            yield* circuit.save(verdict("Closed", 4_999, "late"))
-            assert.deepStrictEqual(yield* circuit.load, Option.some(verdict("Open", 5_000, "newer")))
+            // sent now, but made 5 s ago: it waited in an outbox while the newer one was made
+            yield* circuit.save(verdict("Closed", "late", { ageMillis: 5_000 }))
+            assertAged(yield* circuit.load, newer)
             // the stale save changed nothing: the count it would have started again is still there
             assert.strictEqual((yield* circuit.counts).consecutiveFailures, 2)
-            // a verdict made at the same instant is not older: it is stored
-            yield* circuit.save(verdict("Closed", 5_000, "same"))
-            assert.deepStrictEqual(yield* circuit.load, Option.some(verdict("Closed", 5_000, "same")))
+            // a verdict made after it is stored, whoever made it
+            const after = verdict("Closed", "after")
+            yield* circuit.save(after)
+            assertAged(yield* circuit.load, after)
           })
         )
 
@@ -174,7 +257,7 @@ export const storeSuite = (
           Effect.gen(function* () {
             const a = yield* join(freshName())
             const b = yield* join(freshName())
-            yield* a.save(verdict("Open", 1_000))
+            yield* a.save(verdict("Open"))
             yield* a.recordFailures(3, 1_000)
             assert.isTrue(Option.isNone(yield* b.load))
             assert.deepStrictEqual(yield* b.counts, { consecutiveFailures: 0, lastFailureAt: undefined })
@@ -192,14 +275,14 @@ export const storeSuite = (
             const toA = yield* collect(a)
             const toB = yield* collect(b)
             const toOther = yield* collect(other)
-            const first = verdict("Open", 1_000, "a")
-            const second = verdict("Closed", 2_000, "b")
+            const first = verdict("Open", "a")
+            const second = verdict("Closed", "b", { by: "ops" })
             yield* a.save(first)
             yield* eventually(() => toB.length === 1 && toA.length === 1)
             yield* b.save(second)
             yield* eventually(() => toB.length === 2 && toA.length === 2)
-            assert.deepStrictEqual(toA, [first, second])
-            assert.deepStrictEqual(toB, [first, second])
+            assertAllAged(toA, [first, second])
+            assertAllAged(toB, [first, second])
             // another name hears nothing of it
             assert.deepStrictEqual(toOther, [])
           })
@@ -211,16 +294,16 @@ export const storeSuite = (
             const stays = yield* join(name)
             yield* Effect.scoped(join(name)) // joins and leaves
             const told = yield* listen(stays, 1)
-            const v = verdict("Isolated", 7_000)
+            const v = verdict("Isolated")
             yield* stays.save(v)
-            assert.deepStrictEqual(yield* told, [v])
+            assertAllAged(yield* told, [v])
             // every member of a name leaves; one that joins afterwards is told again
             const gone = freshName()
             yield* Effect.scoped(join(gone))
             const again = yield* join(gone)
             const toAgain = yield* listen(again, 1)
-            yield* again.save(verdict("Closed", 8_000))
-            assert.deepStrictEqual(yield* toAgain, [verdict("Closed", 8_000)])
+            yield* again.save(verdict("Closed"))
+            assertAllAged(yield* toAgain, [verdict("Closed")])
           })
         )
       })
@@ -263,7 +346,7 @@ export const storeSuite = (
           Effect.gen(function* () {
             const circuit = yield* join(freshName())
             yield* circuit.recordFailures(4, 1_000)
-            yield* circuit.save(verdict("Open", 1_001))
+            yield* circuit.save(verdict("Open"))
             assert.deepStrictEqual(yield* circuit.counts, { consecutiveFailures: 0, lastFailureAt: 1_000 })
           })
         )

@@ -22,7 +22,6 @@ import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type * as BreakerStore from "../BreakerStore.js"
 import type * as CB from "../CircuitBreaker.js"
 import { type BreakerOpenError, rejection } from "./errors.js"
 import * as Machine from "./machine.js"
@@ -281,7 +280,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     this.metrics.transition(t)
     this.hub?.unsafeOffer(t)
     // Only this instance's own verdicts go to the store; HalfOpen is derived, never stored.
-    if (!remote && t.to !== "HalfOpen") this.outbox?.verdict(t.to, until, t.at)
+    if (!remote && t.to !== "HalfOpen") this.outbox?.verdict(t.to, until, t.at, t.by)
   }
 
   private pubsub(): PubSub.PubSub<Transition> {
@@ -338,20 +337,29 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   // -- manual control ----------------------------------------------------------------------------
 
   get isolate(): Effect.Effect<void> {
-    return Effect.clockWith((clock) => Effect.sync(() => this.machine.isolate(clock.unsafeCurrentTimeMillis())))
+    return this.isolateBy(undefined)
   }
 
-  extendOpen(untilMillis: number): Effect.Effect<void> {
+  isolateBy(by: string | undefined): Effect.Effect<void> {
+    return Effect.clockWith((clock) => Effect.sync(() => this.machine.isolate(clock.unsafeCurrentTimeMillis(), by)))
+  }
+
+  extendOpen(untilMillis: number, options?: { readonly by?: string | undefined }): Effect.Effect<void> {
     return Effect.clockWith((clock) =>
       Effect.sync(() => {
         const now = clock.unsafeCurrentTimeMillis()
-        if (this.machine.extendOpen(untilMillis, now)) this.outbox?.verdict("Open", untilMillis, now)
+        // Not a transition: the fleet hears of it as a verdict (Open, the longer time, who asked).
+        if (this.machine.extendOpen(untilMillis, now)) this.outbox?.verdict("Open", untilMillis, now, options?.by)
       })
     )
   }
 
   get reset(): Effect.Effect<void> {
-    return Effect.clockWith((clock) => Effect.sync(() => this.machine.reset(clock.unsafeCurrentTimeMillis())))
+    return this.resetBy(undefined)
+  }
+
+  resetBy(by: string | undefined): Effect.Effect<void> {
+    return Effect.clockWith((clock) => Effect.sync(() => this.machine.reset(clock.unsafeCurrentTimeMillis(), by)))
   }
 
   /** Takes this breaker's metric series out of Effect's registry (evicted, or its scope closed). */
@@ -359,9 +367,9 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     this.metrics.release()
   }
 
-  /** Adopts a verdict another member saved (from the store's subscription). */
-  adopt(verdict: BreakerStore.Verdict, now: number): void {
-    this.machine.adopt(verdict.state, verdict.until, verdict.at, now)
+  /** Adopts a verdict another member saved (from the store's subscription), on this breaker's clock. */
+  adopt(verdict: Sharing.Adopted, now: number): void {
+    this.machine.adopt(verdict.state, verdict.until, verdict.at, now, verdict)
   }
 }
 

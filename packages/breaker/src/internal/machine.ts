@@ -20,6 +20,19 @@ export interface Transition {
   readonly from: StateTag
   readonly to: StateTag
   readonly at: number
+  readonly by?: string
+  readonly origin?: string
+}
+
+/**
+ * Who caused a transition other than the policy: the operator (`by`) and, for an adopted verdict,
+ * the member that made it (`origin`).
+ *
+ * @internal
+ */
+export interface Who {
+  readonly by?: string | undefined
+  readonly origin?: string | undefined
 }
 
 /** What `admit` decided for one call. */
@@ -186,27 +199,31 @@ export class Machine {
     return true
   }
 
-  isolate(now: number): void {
+  /** `by`: who asked (shown in the transition and shared with the fleet). */
+  isolate(now: number, by?: string): void {
     this.sync(now)
-    if (this.tag !== "Isolated") this.transition("Isolated", now, false)
+    if (this.tag !== "Isolated") this.transition("Isolated", now, false, by === undefined ? undefined : { by })
   }
 
-  /** Back to Closed with counts and schedule cleared. */
-  reset(now: number): void {
+  /** Back to Closed with counts and schedule cleared. `by`: who asked. */
+  reset(now: number, by?: string): void {
     this.sync(now)
-    this.close(now, false)
+    this.close(now, false, by === undefined ? undefined : { by })
   }
 
-  /** Adopts a verdict made (at `at`) by another member of a shared store, unless it is older than ours. */
-  adopt(state: "Closed" | "Open" | "Isolated", until: number, at: number, now: number): void {
+  /**
+   * Adopts a verdict made (at `at`, on this machine's clock) by another member of a shared store,
+   * unless it is older than ours. `who`: the member that made it and who asked, if anyone.
+   */
+  adopt(state: "Closed" | "Open" | "Isolated", until: number, at: number, now: number, who?: Who): void {
     this.sync(now)
     if (at < this.lastTransitionAt) return
     switch (state) {
       case "Closed":
-        if (this.tag !== "Closed") this.close(now, true)
+        if (this.tag !== "Closed") this.close(now, true, who)
         return
       case "Isolated":
-        if (this.tag !== "Isolated") this.transition("Isolated", now, true)
+        if (this.tag !== "Isolated") this.transition("Isolated", now, true, who)
         return
       case "Open":
         if (this.tag === "Open") {
@@ -215,14 +232,14 @@ export class Machine {
           // An episode that is already over still means the fleet is probing: join it as HalfOpen
           // (through Open, so that every transition is announced) rather than letting traffic through.
           this.until = Math.max(until, now)
-          this.transition("Open", now, true)
+          this.transition("Open", now, true, who)
           this.sync(now)
         }
         return
     }
   }
 
-  private close(now: number, remote: boolean): void {
+  private close(now: number, remote: boolean, who?: Who): void {
     this.config.delays.reset()
     if (this.tag === "Closed") {
       // Nothing to announce: a circuit that was never open does not "close".
@@ -230,10 +247,10 @@ export class Machine {
       this.config.tracker.reset()
       return
     }
-    this.transition("Closed", now, remote)
+    this.transition("Closed", now, remote, who)
   }
 
-  private transition(to: StateTag, at: number, remote: boolean): void {
+  private transition(to: StateTag, at: number, remote: boolean, who?: Who): void {
     const from = this.tag
     this.tag = to
     this.lastTransitionAt = at
@@ -243,6 +260,16 @@ export class Machine {
     this.repairProven = false
     this.repairs = 0
     this.config.tracker.reset()
-    this.config.listener.onTransition({ from, to, at }, to === "Open" ? this.until : 0, remote)
+    const transition: Transition =
+      who === undefined
+        ? { from, to, at }
+        : {
+            from,
+            to,
+            at,
+            ...(who.by === undefined ? undefined : { by: who.by }),
+            ...(who.origin === undefined ? undefined : { origin: who.origin })
+          }
+    this.config.listener.onTransition(transition, to === "Open" ? this.until : 0, remote)
   }
 }

@@ -16,11 +16,34 @@ const STORE_RETRY = Duration.seconds(1)
 /** How long one send may take before it counts as failed (and is tried again). */
 const SEND_DEADLINE = Duration.seconds(5)
 
+/** A verdict of this breaker's, on its own clock, until it is sent. */
+interface Pending {
+  readonly state: BreakerStore.Verdict["state"]
+  readonly until: number
+  readonly at: number
+  readonly by: string | undefined
+}
+
+/**
+ * The verdict as it is sent at `now` (this breaker's clock): durations only, so the store dates it
+ * on its own clock. A verdict sent late (the store was down) is that much older, so the store does
+ * not let it replace one made after it.
+ */
+const toSend = (pending: Pending, origin: string, now: number): BreakerStore.Verdict => {
+  const verdict = {
+    state: pending.state,
+    remainingMillis: pending.state === "Open" ? Math.max(0, pending.until - now) : 0,
+    ageMillis: Math.max(0, now - pending.at),
+    origin
+  }
+  return pending.by === undefined ? verdict : { ...verdict, by: pending.by }
+}
+
 /** @internal */
 export class Outbox {
   // What the store is still owed, in the order it must be sent: the latest verdict, failures seen
   // before a success, that success, failures since.
-  private pendingVerdict: BreakerStore.Verdict | undefined = undefined
+  private pendingVerdict: Pending | undefined = undefined
   private failuresBefore = 0
   private lastFailureBeforeAt = 0
   private pendingSuccess = false
@@ -41,9 +64,12 @@ export class Outbox {
     private readonly health: Health
   ) {}
 
-  /** This instance's verdict (HalfOpen is derived, never stored). A verdict makes pending counts moot. */
-  verdict(state: "Closed" | "Open" | "Isolated", until: number, at: number): void {
-    this.pendingVerdict = { state, until: state === "Open" ? until : 0, at, origin: this.origin }
+  /**
+   * This instance's verdict, made at `at` (its clock; HalfOpen is derived, never stored), and who
+   * asked for it. A verdict makes pending counts moot.
+   */
+  verdict(state: "Closed" | "Open" | "Isolated", until: number, at: number, by?: string): void {
+    this.pendingVerdict = { state, until: state === "Open" ? until : 0, at, by }
     // A transition starts the store's count again.
     this.failuresBefore = 0
     this.pendingSuccess = false
@@ -78,13 +104,13 @@ export class Outbox {
     this.signal.unsafeOffer(undefined)
   }
 
-  /** The next thing owed, and what to forget once the store has it. */
-  private next(): readonly [Effect.Effect<void, BreakerStore.BreakerStoreError>, () => void] | undefined {
+  /** The next thing owed, as sent at `now`, and what to forget once the store has it. */
+  private next(now: number): readonly [Effect.Effect<void, BreakerStore.BreakerStoreError>, () => void] | undefined {
     const circuit = this.circuit
     const verdict = this.pendingVerdict
     if (verdict !== undefined) {
       return [
-        circuit.save(verdict),
+        circuit.save(toSend(verdict, this.origin, now)),
         () => {
           if (this.pendingVerdict === verdict) this.pendingVerdict = undefined
         }
@@ -134,8 +160,9 @@ export class Outbox {
    * the store is down (it is tried again every STORE_RETRY).
    */
   get drain(): Effect.Effect<never> {
-    const step = Effect.suspend(() => {
-      const next = this.next()
+    // The clock is read at each attempt: a retried verdict goes out as old as it is.
+    const step = Effect.clockWith((clock) => {
+      const next = this.next(clock.unsafeCurrentTimeMillis())
       if (next === undefined) return Effect.succeed(false)
       const [send, forget] = next
       return send.pipe(
@@ -159,12 +186,13 @@ export class Outbox {
    * closes: the drain is about to stop). Counts still owed are left: sent twice, they would count twice.
    */
   flush(deadline: Duration.DurationInput): Effect.Effect<void> {
-    return Effect.suspend(() => {
+    return Effect.clockWith((clock) => {
       const verdict = this.pendingVerdict
       if (verdict === undefined) return Effect.void
+      const sent = toSend(verdict, this.origin, clock.unsafeCurrentTimeMillis())
       // Disconnected: a store that does not answer is given up at the deadline, not when it lets go.
       // Interruptible: this runs in a finalizer, where the deadline could not interrupt the wait.
-      return Effect.interruptible(Effect.disconnect(this.circuit.save(verdict))).pipe(
+      return Effect.interruptible(Effect.disconnect(this.circuit.save(sent))).pipe(
         Effect.timeout(deadline),
         Effect.tap(() => {
           if (this.pendingVerdict === verdict) this.pendingVerdict = undefined

@@ -67,13 +67,39 @@ const storeOf = (error: unknown): string | undefined =>
 const annotations = (name: string, store: string | undefined): Record<string, string> =>
   store === undefined ? { breaker: name } : { breaker: name, store }
 
+/**
+ * A verdict another member made, on this breaker's clock: the store's durations (counted from the
+ * moment it handed the verdict over) added to this breaker's `now` when it was received. This is
+ * the one place a stored verdict meets a member's clock.
+ *
+ * @internal
+ */
+export interface Adopted {
+  readonly state: BreakerStore.Verdict["state"]
+  /** Open: when the circuit turns half-open, on this breaker's clock; otherwise 0. */
+  readonly until: number
+  /** When the verdict was made, on this breaker's clock. */
+  readonly at: number
+  readonly origin: string
+  readonly by?: string | undefined
+}
+
+/** @internal */
+export const onClock = (verdict: BreakerStore.Verdict, now: number): Adopted => ({
+  state: verdict.state,
+  until: verdict.state === "Open" ? now + Math.max(0, verdict.remainingMillis) : 0,
+  at: now - Math.max(0, verdict.ageMillis),
+  origin: verdict.origin,
+  by: verdict.by
+})
+
 /** @internal */
 export interface Link {
   readonly circuit: BreakerStore.SharedCircuit
   readonly outbox: Outbox
   readonly health: Health
-  /** The verdict stored when the breaker joined, if the store answered in time. */
-  readonly initial: Option.Option<BreakerStore.Verdict>
+  /** The verdict stored when the breaker joined (on its clock), if the store answered in time. */
+  readonly initial: Option.Option<Adopted>
   /** The breaker's scope: lease requests still in flight when it closes are interrupted with it. */
   readonly scope: Scope.Scope
 }
@@ -99,6 +125,11 @@ export const connect = (
     // Disconnected: at the deadline `make` goes on without waiting for the driver to let go.
     const initial = yield* Effect.disconnect(circuit.load).pipe(
       Effect.timeout(STORE_DEADLINE),
+      Effect.flatMap((loaded) =>
+        Effect.clockWith((clock) =>
+          Effect.succeed(Option.map(loaded, (verdict) => onClock(verdict, clock.unsafeCurrentTimeMillis())))
+        )
+      ),
       Effect.tapBoth({ onFailure: (error) => health.failed(error), onSuccess: () => health.answered }),
       Effect.option
     )
@@ -109,7 +140,8 @@ export const connect = (
 
 /**
  * Adopts the stored verdict, then every verdict another member saves, and starts the outbox's
- * drain, for as long as the scope lasts. `adopt` is given the verdict and the Clock's `now`.
+ * drain, for as long as the scope lasts. `adopt` is given the verdict on the breaker's clock (as it
+ * reads when the verdict arrives) and the Clock's `now`.
  * When the scope closes, a verdict not yet sent (a trip just before) is sent, waiting at most
  * FLUSH_DEADLINE: past it, or with the store down, it is lost (the store keeps the one before).
  *
@@ -117,17 +149,22 @@ export const connect = (
  */
 export const follow = (
   link: Link,
-  adopt: (verdict: BreakerStore.Verdict, now: number) => void
+  adopt: (verdict: Adopted, now: number) => void
 ): Effect.Effect<void, never, Scope.Scope> => {
   const origin = link.outbox.origin
   const adoptOne = (verdict: BreakerStore.Verdict) =>
     Effect.clockWith((clock) =>
       Effect.sync(() => {
-        if (verdict.origin !== origin) adopt(verdict, clock.unsafeCurrentTimeMillis())
+        if (verdict.origin === origin) return
+        const now = clock.unsafeCurrentTimeMillis()
+        adopt(onClock(verdict, now), now)
       })
     )
   return Effect.gen(function* () {
-    if (Option.isSome(link.initial)) yield* adoptOne(link.initial.value)
+    if (Option.isSome(link.initial)) {
+      const initial = link.initial.value
+      yield* Effect.clockWith((clock) => Effect.sync(() => adopt(initial, clock.unsafeCurrentTimeMillis())))
+    }
     yield* Stream.runForEach(link.circuit.verdicts, adoptOne).pipe(Effect.forkScoped)
     yield* link.outbox.drain.pipe(Effect.forkScoped)
     // Added after the drain, so it runs before the drain is interrupted.
