@@ -1,7 +1,7 @@
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { RedisBreakerStore } from "@circuitry/redis"
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Fiber, Layer, Option, Stream, TestClock } from "effect"
+import { Deferred, Duration, Effect, Either, Fiber, Layer, Option, Stream, TestClock } from "effect"
 import { Redis } from "ioredis"
 import { spawn } from "node:child_process"
 import * as path from "node:path"
@@ -21,17 +21,32 @@ const scratch = Effect.gen(function* () {
   return prefix
 })
 
-const options = (name: string): CircuitBreaker.Options => ({
+const options = (name: string, openFor: Duration.DurationInput = "10 seconds"): CircuitBreaker.Options => ({
   name,
   policy: Policy.consecutiveFailures(2),
-  openFor: "10 seconds"
+  openFor
 })
 
 /** An "instance": a breaker with a RedisBreakerStore layer (and so connections) of its own. */
-const instance = (prefix: string, name: string, url = URL) =>
+const instance = (prefix: string, name: string, url = URL, openFor?: Duration.DurationInput) =>
   Effect.gen(function* () {
     const store = yield* Layer.build(RedisBreakerStore.layer({ url, prefix }))
-    return yield* CircuitBreaker.make(options(name)).pipe(Effect.provide(store))
+    return yield* CircuitBreaker.make(options(name, openFor)).pipe(Effect.provide(store))
+  })
+
+const untilOf = (breaker: CircuitBreaker.CircuitBreaker) =>
+  Effect.map(breaker.state, (s) => (s._tag === "Open" ? s.until : Number.NaN))
+
+/**
+ * Both open, and `follower` half-opens at most `millis` before `leader` and never after. The
+ * server's clock ages a stored verdict in real time, so a member that reads it later (a resync, a
+ * late join) is told that much less time is left; a TestClock jump while a verdict is in flight
+ * (the test drives the writer's retries) moves the follower's reading by at most that jump.
+ */
+const agreeWithin = (leader: CircuitBreaker.CircuitBreaker, follower: CircuitBreaker.CircuitBreaker, millis: number) =>
+  Effect.gen(function* () {
+    const [a, b] = [yield* untilOf(leader), yield* untilOf(follower)]
+    assert.isTrue(Math.abs(a - b) <= millis, `open until ${a} and ${b}: more than ${millis} ms apart`)
   })
 
 const failing = Effect.fail("boom" as const)
@@ -49,6 +64,9 @@ const open = (breaker: CircuitBreaker.CircuitBreaker) =>
     yield* Effect.either(CircuitBreaker.withBreaker(failing, breaker))
     assert.strictEqual(yield* tagOf(breaker), "Open")
   })
+
+/** What a verdict says, without its durations (real time passes between a save and a read). */
+const summary = (v: BreakerStore.Verdict) => ({ state: v.state, origin: v.origin, by: v.by })
 
 describe("RedisBreakerStore", () => {
   describe("shared verdict", () => {
@@ -91,11 +109,35 @@ describe("RedisBreakerStore", () => {
           Effect.provide(probe)
         )
         assert.isTrue(yield* eventually(Effect.map(Effect.orDie(circuit.load), Option.isSome)))
+        const started = performance.now()
         const c = yield* instance(prefix, "payments")
-        assert.deepStrictEqual(yield* c.state, CircuitBreaker.State.Open({ until }))
-        // one that joins after the open time is over joins the fleet's probe instead of letting traffic through
+        // the server aged the verdict by the real time since a saved it (a few ms): no more
+        const cUntil = yield* untilOf(c)
+        assert.isAtMost(cUntil, until)
+        assert.isAtLeast(cUntil, until - (performance.now() - started) - 1_000)
+        // the server's clock, not the member's, says how long is left: a member whose clock reads 11 s
+        // later (a TestClock jump the server never saw) is still open for the fleet's remaining time
         yield* TestClock.adjust("11 seconds")
         const d = yield* instance(prefix, "payments")
+        assert.strictEqual(yield* tagOf(d), "Open")
+        assert.isAtLeast(yield* untilOf(d), 11_000 + cUntil - 1_000)
+      })
+    )
+
+    it.scoped("one that joins after the open time is over (by the server's clock) joins the fleet's probe", () =>
+      Effect.gen(function* () {
+        const prefix = yield* scratch
+        const a = yield* instance(prefix, "payments", URL, "200 millis")
+        yield* open(a)
+        const probe = yield* Layer.build(RedisBreakerStore.layer({ prefix }))
+        const circuit = yield* BreakerStore.BreakerStore.pipe(
+          Effect.flatMap((s) => s.connect("payments")),
+          Effect.provide(probe)
+        )
+        assert.isTrue(yield* eventually(Effect.map(Effect.orDie(circuit.load), Option.isSome)))
+        yield* realSleep(300) // real time: the server's clock decides when the episode is over
+        const d = yield* instance(prefix, "payments", URL, "200 millis")
+        // over, but not closed: d joins the fleet's probe instead of letting traffic through
         assert.strictEqual(yield* tagOf(d), "HalfOpen")
       })
     )
@@ -307,7 +349,7 @@ describe("RedisBreakerStore", () => {
               50
             )
           )
-          assert.deepStrictEqual(yield* b.state, yield* a.state)
+          yield* agreeWithin(a, b, 1_000)
         }),
       20_000
     )
@@ -345,8 +387,10 @@ describe("RedisBreakerStore", () => {
             )
           )
         )
+        const started = performance.now()
         assert.isTrue(yield* becomes(b, "Open"))
-        assert.deepStrictEqual(yield* b.state, yield* a.state)
+        // b read the verdict later, by the server's clock, than a made it: at most that much earlier
+        yield* agreeWithin(a, b, performance.now() - started + 1_000)
       })
     )
 
@@ -395,15 +439,30 @@ describe("RedisBreakerStore", () => {
         const one = yield* circuitOn(prefix, "c")
         const two = yield* circuitOn(prefix, "c")
         assert.isTrue(Option.isNone(yield* one.load))
-        const newer: BreakerStore.Verdict = { state: "Open", until: 5_000, at: 2_000, origin: "one" }
-        const older: BreakerStore.Verdict = { state: "Closed", until: 0, at: 1_000, origin: "two" }
+        const newer: BreakerStore.Verdict = { state: "Open", remainingMillis: 5_000, ageMillis: 0, origin: "one" }
+        const older: BreakerStore.Verdict = { state: "Closed", remainingMillis: 0, ageMillis: 1_000, origin: "two" }
         yield* one.save(newer)
         yield* two.save(older)
-        expect(yield* one.load).toStrictEqual(Option.some(newer))
-        expect(yield* two.load).toStrictEqual(Option.some(newer))
-        const newest: BreakerStore.Verdict = { state: "Closed", until: 0, at: 3_000, origin: "two" }
+        expect(Option.map(yield* one.load, summary)).toStrictEqual(Option.some(summary(newer)))
+        expect(Option.map(yield* two.load, summary)).toStrictEqual(Option.some(summary(newer)))
+        const newest: BreakerStore.Verdict = {
+          state: "Closed",
+          remainingMillis: 0,
+          ageMillis: 0,
+          origin: "two",
+          by: "ops"
+        }
         yield* two.save(newest)
-        expect(yield* one.load).toStrictEqual(Option.some(newest))
+        expect(Option.map(yield* one.load, summary)).toStrictEqual(Option.some(summary(newest)))
+        // stored on the server's clock: the hash holds server times, whatever the savers' clocks say
+        const client = yield* Effect.acquireRelease(
+          Effect.sync(() => new Redis(URL)),
+          (c) => Effect.sync(() => c.disconnect())
+        )
+        const [seconds] = yield* Effect.promise(() => client.time())
+        const stored = yield* Effect.promise(() => client.hgetall(`${prefix}circuit:c`))
+        assert.isBelow(Math.abs(Number(stored.at) - Number(seconds) * 1_000), 5_000)
+        assert.strictEqual(stored.by, "ops")
       })
     )
 
@@ -415,15 +474,15 @@ describe("RedisBreakerStore", () => {
         const heard: Record<"one" | "two", Array<BreakerStore.Verdict>> = { one: [], two: [] }
         yield* Effect.forkScoped(Stream.runForEach(one.verdicts, (v) => Effect.sync(() => heard.one.push(v))))
         yield* Effect.forkScoped(Stream.runForEach(two.verdicts, (v) => Effect.sync(() => heard.two.push(v))))
-        const newer: BreakerStore.Verdict = { state: "Open", until: 5_000, at: 2_000, origin: "one" }
-        const older: BreakerStore.Verdict = { state: "Closed", until: 0, at: 1_000, origin: "two" }
+        const newer: BreakerStore.Verdict = { state: "Open", remainingMillis: 5_000, ageMillis: 0, origin: "one" }
+        const older: BreakerStore.Verdict = { state: "Closed", remainingMillis: 0, ageMillis: 1_000, origin: "two" }
         yield* one.save(newer)
         assert.isTrue(yield* eventually(Effect.sync(() => heard.two.length === 1)))
-        assert.deepStrictEqual(heard.two, [newer])
+        assert.deepStrictEqual(heard.two.map(summary), [summary(newer)])
         yield* two.save(older)
         assert.isTrue(yield* eventually(Effect.sync(() => heard.two.length === 2)))
-        assert.deepStrictEqual(heard.two, [newer, newer])
-        assert.isFalse([...heard.one, ...heard.two].some((v) => v.at === older.at))
+        assert.deepStrictEqual(heard.two.map(summary), [summary(newer), summary(newer)])
+        assert.isFalse([...heard.one, ...heard.two].some((v) => v.origin === older.origin))
       })
     )
 
@@ -440,7 +499,7 @@ describe("RedisBreakerStore", () => {
         assert.deepStrictEqual(yield* one.counts, { consecutiveFailures: 0, lastFailureAt: 120 })
         // a saved verdict starts the count again too
         yield* one.recordFailures(4, 140)
-        yield* one.save({ state: "Open", until: 1_000, at: 150, origin: "x" })
+        yield* one.save({ state: "Open", remainingMillis: 1_000, ageMillis: 0, origin: "x" })
         assert.strictEqual((yield* two.counts).consecutiveFailures, 0)
       })
     )

@@ -151,22 +151,30 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
         "not json",
         "null",
         "42",
-        JSON.stringify({ name: "m", state: "HalfOpen", until: 0, at: 1, origin: "x" }),
-        JSON.stringify({ name: "m", state: "Open", until: "soon", at: 1, origin: "x" }),
-        JSON.stringify({ name: "m", state: "Open", until: 1, at: 1, origin: 7 }),
-        JSON.stringify({ name: 7, state: "Open", until: 1, at: 1, origin: "x" }),
-        JSON.stringify({ name: "other", state: "Open", until: 1, at: 1, origin: "x" })
+        JSON.stringify({ name: "m", state: "HalfOpen", until: 0, at: 1, origin: "x", now: 1 }),
+        JSON.stringify({ name: "m", state: "Open", until: "soon", at: 1, origin: "x", now: 1 }),
+        JSON.stringify({ name: "m", state: "Open", until: 1, at: 1, origin: 7, now: 1 }),
+        JSON.stringify({ name: "m", state: "Open", until: 1, at: 1, origin: "x" }), // no server time
+        JSON.stringify({ name: "m", state: "Open", until: 1, at: 1, origin: "x", now: "later" }),
+        JSON.stringify({ name: 7, state: "Open", until: 1, at: 1, origin: "x", now: 1 }),
+        JSON.stringify({ name: "other", state: "Open", until: 1, at: 1, origin: "x", now: 1 })
       ]) {
         yield* Effect.promise(() => admin.publish(channel, message))
       }
       yield* Effect.promise(() =>
-        admin.publish(`${prefix}elsewhere`, JSON.stringify({ name: "m", state: "Open", until: 9, at: 9, origin: "x" }))
+        admin.publish(
+          `${prefix}elsewhere`,
+          JSON.stringify({ name: "m", state: "Open", until: 9, at: 9, origin: "x", now: 9 })
+        )
       )
-      const good = { name: "m", state: "Isolated", until: 0, at: 5, origin: "y" }
+      const good = { name: "m", state: "Open", until: "3005", at: "5", origin: "y", by: "ops", now: "1005" }
       yield* Effect.promise(() => admin.publish(channel, JSON.stringify(good)))
       assert.isTrue(yield* eventually(Effect.sync(() => told.length > 0)))
       yield* realSleep(20)
-      assert.deepStrictEqual(told, [{ state: "Isolated", until: 0, at: 5, origin: "y" }])
+      // told as durations from the server's now: 2 s left, made 1 s ago
+      assert.deepStrictEqual(told, [
+        { state: "Open", remainingMillis: 2_000, ageMillis: 1_000, origin: "y", by: "ops" }
+      ])
     })
   )
 
@@ -208,9 +216,10 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       for (let i = 0; i < 3; i++) assert.isTrue(Either.isLeft(yield* load))
       assert.strictEqual(warnings.length, 1)
       assert.include(warnings[0], `circuit "spoilt"`)
-      const open = { state: "Open" as const, until: 2_000, at: 1_000, origin: "a" }
+      const open = { state: "Open" as const, remainingMillis: 20_000, ageMillis: 0, origin: "a" }
       yield* circuit.save(open)
-      assert.deepStrictEqual(yield* load, Either.right(Option.some(open)))
+      const loaded = yield* load
+      assert.isTrue(Either.isRight(loaded) && Option.isSome(loaded.right) && loaded.right.value.origin === "a")
       // spoilt again: reported again
       yield* Effect.promise(() => admin.hset(key, "at", "yesterday"))
       assert.isTrue(Either.isLeft(yield* load))
@@ -227,14 +236,17 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       const saved = yield* store.connect("saved")
       const toSaved = yield* collect(saved)
       const toEmpty = yield* collect(empty)
-      const verdict: BreakerStore.Verdict = { state: "Open", until: 9_000, at: 1_000, origin: "z" }
+      const verdict: BreakerStore.Verdict = { state: "Open", remainingMillis: 60_000, ageMillis: 0, origin: "z" }
       yield* saved.save(verdict)
       assert.isTrue(yield* eventually(Effect.sync(() => toSaved.length === 1)))
       // every connection is cut: on ready, the store re-emits what is stored
       yield* Effect.promise(() => server.admin.call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"))
       yield* Effect.promise(() => server.admin.call("CLIENT", "KILL", "TYPE", "pubsub"))
       assert.isTrue(yield* eventually(Effect.sync(() => toSaved.length >= 2)))
-      assert.deepStrictEqual(toSaved[1], verdict)
+      assert.deepStrictEqual([toSaved[1]!.state, toSaved[1]!.origin], ["Open", "z"])
+      // re-emitted as the server reads it then: less time left, never more
+      assert.isAtMost(toSaved[1]!.remainingMillis, toSaved[0]!.remainingMillis)
+      assert.isAbove(toSaved[1]!.remainingMillis, 50_000)
       assert.deepStrictEqual(toEmpty, [])
     })
   )
@@ -246,7 +258,7 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       const key = `circuitry:breaker:circuit:${name}`
       yield* Effect.addFinalizer(() => Effect.promise(() => admin.del(key)))
       const store = yield* storeOn({ url: URL })
-      yield* (yield* store.connect(name)).save({ state: "Isolated", until: 0, at: 1, origin: "d" })
+      yield* (yield* store.connect(name)).save({ state: "Isolated", remainingMillis: 0, ageMillis: 0, origin: "d" })
       assert.strictEqual(yield* Effect.promise(() => admin.hget(key, "state")), "Isolated")
     })
   )
@@ -258,26 +270,28 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       const circuit = yield* store.connect("s")
       const told = yield* collect(circuit)
       yield* realSleep(50)
-      const publish = (at: number) =>
+      const publish = (at: number, origin: string) =>
         Effect.promise(() =>
           admin.publish(
             `${prefix}verdicts`,
-            JSON.stringify({ name: "s", state: "Open", until: at + 1, at, origin: "x" })
+            JSON.stringify({ name: "s", state: "Open", until: at + 60_000, at, origin, now: at })
           )
         )
-      yield* circuit.save({ state: "Open", until: 9_000, at: 2_000, origin: "me" })
+      yield* circuit.save({ state: "Open", remainingMillis: 9_000, ageMillis: 0, origin: "me" })
       assert.isTrue(yield* eventually(Effect.sync(() => told.length === 1)))
+      // made at the server's now: `at` in the hash
+      const made = Number(yield* Effect.promise(() => admin.hget(`${prefix}circuit:s`, "at")))
       // Behind the store's back the stored verdict becomes older than the one this member made.
-      yield* Effect.promise(() => admin.hset(`${prefix}circuit:s`, "at", "1500"))
-      // A stale save of its own: Redis refuses it and tells the stored (1500) verdict again,
-      // which is older than the 2000 this member made: not delivered. Nor is an older publication.
-      yield* circuit.save({ state: "Closed", until: 0, at: 1_000, origin: "me" })
-      yield* publish(1_800)
-      yield* publish(3_000)
-      assert.isTrue(yield* eventually(Effect.sync(() => told.some((v) => v.at === 3_000))))
+      yield* Effect.promise(() => admin.hset(`${prefix}circuit:s`, "at", String(made - 500), "origin", "meddled"))
+      // A stale save of its own (made long ago): Redis refuses it and tells the stored verdict again,
+      // which is older than the one this member made: not delivered. Nor is an older publication.
+      yield* circuit.save({ state: "Closed", remainingMillis: 0, ageMillis: 3_600_000, origin: "me" })
+      yield* publish(made - 200, "older")
+      yield* publish(made + 1_000, "newer")
+      assert.isTrue(yield* eventually(Effect.sync(() => told.some((v) => v.origin === "newer"))))
       assert.deepStrictEqual(
-        told.map((v) => v.at),
-        [2_000, 3_000]
+        told.map((v) => v.origin),
+        ["me", "newer"]
       )
     })
   )
@@ -291,7 +305,7 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       yield* realSleep(50)
       const operations: Array<[string, Effect.Effect<unknown, BreakerStore.BreakerStoreError>]> = [
         ["load", circuit.load],
-        ["save", circuit.save({ state: "Open", until: 1, at: 1, origin: "g" })],
+        ["save", circuit.save({ state: "Open", remainingMillis: 1, ageMillis: 0, origin: "g" })],
         ["recordFailures", circuit.recordFailures(1, 1)],
         ["recordSuccess", circuit.recordSuccess(1)],
         ["counts", circuit.counts],

@@ -104,8 +104,12 @@ export class Machine {
   repairProven = false
   /** Open only: repairs of this episode in flight. */
   repairs = 0
-  /** When the last transition happened: older remote verdicts are out of date. */
-  lastTransitionAt = 0
+  /**
+   * When the last transition happened: older remote verdicts are out of date. Before the first,
+   * none is (a clock may read near 0: a TestClock, and a verdict made just before it is no older
+   * than this breaker's state).
+   */
+  lastTransitionAt = Number.NEGATIVE_INFINITY
 
   constructor(readonly config: MachineConfig) {}
 

@@ -19,32 +19,53 @@ const STORE = "redis"
 /** How long startup waits for the server before going on without it (real time). */
 const STARTUP_WAIT_MILLIS = 1_000
 
-// -- Lua: each atomic step, with time passed in from the Effect Clock --------------------------
+// -- Lua: each atomic step ---------------------------------------------------------------------
 
-// save: a verdict older than the stored one does not overwrite it; the stored one is published
-// again instead, so that the member that sent the stale one catches up. Stored state this store
-// cannot read (a foreign state, times that are not epoch milliseconds, missing fields, a key of
-// another type) is no verdict to keep: the new one replaces it, so the circuit shares again.
-const SAVE = `
+// The server's clock, in epoch milliseconds: the one clock that dates and ages verdicts, whatever
+// the members' clocks say (a verdict arrives as durations: made `age` ago, open `remaining` more).
+const NOW = `
+local function nowMillis()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function digits(n) return string.format('%.0f', n) end`
+
+// save: a verdict made before the stored one (a late retry, its age grown while it waited) does
+// not overwrite it; the stored one is published again instead, so that the member that sent the
+// stale one catches up. Stored state this store cannot read (a foreign state, times that are not
+// epoch milliseconds, missing fields, a key of another type) is no verdict to keep: the new one
+// replaces it, so the circuit shares again. Publications carry the server's now, so a member
+// reads them as durations. Returns { applied, at of the verdict stored }.
+const SAVE = `${NOW}
 local function millis(v)
   if v and (string.match(v, '^%-?%d+$') or string.match(v, '^%-?%d+%.%d+$')) then return tonumber(v) end
   return nil
 end
+local now = nowMillis()
 local kind = redis.call('TYPE', KEYS[1]).ok
 if kind ~= 'hash' and kind ~= 'none' then redis.call('DEL', KEYS[1]) end
-local stored = kind == 'hash' and redis.call('HMGET', KEYS[1], 'state', 'until', 'at', 'origin') or {}
+local stored = kind == 'hash' and redis.call('HMGET', KEYS[1], 'state', 'until', 'at', 'origin', 'by') or {}
 local state = stored[1]
 local readable = (state == 'Closed' or state == 'Open' or state == 'Isolated')
   and millis(stored[2]) ~= nil and millis(stored[3]) ~= nil and stored[4]
-if readable and millis(stored[3]) > tonumber(ARGV[3]) then
-  redis.call('PUBLISH', ARGV[5], cjson.encode({ name = ARGV[6], state = state,
-    ["until"] = millis(stored[2]), at = millis(stored[3]), origin = stored[4] }))
-  return 0
+local at = now - tonumber(ARGV[3])
+if readable and millis(stored[3]) > at then
+  redis.call('PUBLISH', ARGV[6], cjson.encode({ name = ARGV[7], state = state, ["until"] = stored[2],
+    at = stored[3], origin = stored[4], by = stored[5], now = digits(now) }))
+  return { 0, stored[3] }
 end
-redis.call('HSET', KEYS[1], 'state', ARGV[1], 'until', ARGV[2], 'at', ARGV[3], 'origin', ARGV[4], 'failures', 0)
-redis.call('PUBLISH', ARGV[5], cjson.encode({ name = ARGV[6], state = ARGV[1],
-  ["until"] = tonumber(ARGV[2]), at = tonumber(ARGV[3]), origin = ARGV[4] }))
-return 1`
+local untilAt = 0
+if ARGV[1] == 'Open' then untilAt = now + tonumber(ARGV[2]) end
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'until', digits(untilAt), 'at', digits(at), 'origin', ARGV[4], 'failures', 0)
+if ARGV[5] == '' then redis.call('HDEL', KEYS[1], 'by') else redis.call('HSET', KEYS[1], 'by', ARGV[5]) end
+redis.call('PUBLISH', ARGV[6], cjson.encode({ name = ARGV[7], state = ARGV[1], ["until"] = digits(untilAt),
+  at = digits(at), origin = ARGV[4], by = ARGV[5], now = digits(now) }))
+return { 1, digits(at) }`
+
+// load: the stored fields and the server's now, read in one step.
+const LOAD = `${NOW}
+local f = redis.call('HMGET', KEYS[1], 'state', 'until', 'at', 'origin', 'by')
+return { f[1], f[2], f[3], f[4], f[5], digits(nowMillis()) }`
 
 const RECORD_FAILURES = `
 redis.call('HINCRBY', KEYS[1], 'failures', ARGV[1])
@@ -80,7 +101,8 @@ end
 return 0`
 
 type Client = Redis & {
-  circuitrySave(key: string, ...args: Array<string>): Promise<number>
+  circuitrySave(key: string, ...args: Array<string>): Promise<[applied: number, at: string]>
+  circuitryLoad(key: string): Promise<Array<string | null>>
   circuitryRecordFailures(key: string, count: string, at: string): Promise<number>
   circuitryAcquire(...args: Array<string | number>): Promise<number>
   circuitryRelease(key: string, token: string): Promise<number>
@@ -88,26 +110,49 @@ type Client = Redis & {
 
 const defineCommands = (client: Redis): Client => {
   client.defineCommand("circuitrySave", { numberOfKeys: 1, lua: SAVE })
+  client.defineCommand("circuitryLoad", { numberOfKeys: 1, lua: LOAD })
   client.defineCommand("circuitryRecordFailures", { numberOfKeys: 1, lua: RECORD_FAILURES })
   client.defineCommand("circuitryAcquire", { lua: ACQUIRE })
   client.defineCommand("circuitryRelease", { numberOfKeys: 1, lua: RELEASE })
   return client as Client
 }
 
-/** One connected breaker: where its verdicts are delivered, and the newest verdict it has known. */
+/**
+ * One connected breaker: where its verdicts are delivered, and when (on the server's clock) the
+ * newest verdict it has saved or heard was made.
+ */
 interface Member {
   readonly queue: Queue.Queue<Verdict>
   newest: number
 }
 
-const deliver = (member: Member, verdict: Verdict): void => {
-  // A verdict older than one this member already made or heard is stale: adopting it would undo
-  // a newer transition (e.g. the stored verdict re-emitted after a reconnect, while this member's
-  // own newer verdict still waits to be saved).
-  if (verdict.at < member.newest) return
-  member.newest = verdict.at
-  member.queue.unsafeOffer(verdict)
+/** A verdict as read from the server, with when it was made on the server's clock. */
+interface Read {
+  readonly verdict: Verdict
+  readonly at: number
 }
+
+const deliver = (member: Member, read: Read): void => {
+  // A verdict older than one this member already saved or heard is stale: adopting it would undo
+  // a newer transition (e.g. the stored verdict re-emitted after a reconnect, racing a newer one).
+  if (read.at < member.newest) return
+  member.newest = read.at
+  member.queue.unsafeOffer(read.verdict)
+}
+
+/** Stored fields and the server's now (strings, as Redis gives them) as a verdict; undefined when not one. */
+const readOf = (
+  fields: { state: unknown; until: unknown; at: unknown; origin: unknown; by: unknown },
+  now: unknown
+): Read | undefined => {
+  const stored = BreakerStoreKit.storedOf(fields)
+  const millis = BreakerStoreKit.millisOf(now)
+  if (stored === undefined || millis === undefined) return undefined
+  return { verdict: BreakerStoreKit.toVerdict(stored, millis), at: stored.at }
+}
+
+/** A duration as the scripts take it: whole milliseconds, never negative. */
+const wholeMillis = (millis: number): number => (Number.isFinite(millis) && millis > 0 ? Math.round(millis) : 0)
 
 /** @internal */
 export const make = (
@@ -143,9 +188,9 @@ export const make = (
       }
       if (typeof parsed !== "object" || parsed === null) return
       const p = parsed as Record<string, unknown>
-      const verdict = BreakerStoreKit.verdictOf({ state: p.state, until: p.until, at: p.at, origin: p.origin })
-      if (verdict === undefined || typeof p.name !== "string") return
-      for (const member of members.of(p.name)) deliver(member, verdict)
+      const read = readOf({ state: p.state, until: p.until, at: p.at, origin: p.origin, by: p.by }, p.now)
+      if (read === undefined || typeof p.name !== "string") return
+      for (const member of members.of(p.name)) deliver(member, read)
     })
 
     const { call } = yield* Connection.make(
@@ -154,13 +199,13 @@ export const make = (
       (operation, message, cause) => new BreakerStore.BreakerStoreError({ store: STORE, operation, message, cause })
     )
 
-    const load = (name: string): Effect.Effect<Option.Option<Verdict>, BreakerStore.BreakerStoreError> =>
-      call("load", () => client.hmget(hashKey(name), "state", "until", "at", "origin")).pipe(
-        Effect.flatMap(([state, until, at, origin]) => {
-          const verdict = state === null ? undefined : BreakerStoreKit.verdictOf({ state, until, at, origin })
-          if (state === null || verdict !== undefined) {
+    const read = (name: string): Effect.Effect<Option.Option<Read>, BreakerStore.BreakerStoreError> =>
+      call("load", () => client.circuitryLoad(hashKey(name))).pipe(
+        Effect.flatMap(([state, until, at, origin, by, now]) => {
+          const found = state === null ? undefined : readOf({ state, until, at, origin, by }, now)
+          if (state === null || found !== undefined) {
             unreadable.delete(name)
-            return Effect.succeed(Option.fromNullable(verdict))
+            return Effect.succeed(Option.fromNullable(found))
           }
           const error = new BreakerStore.BreakerStoreError({
             store: STORE,
@@ -168,11 +213,16 @@ export const make = (
             message: `circuit "${name}": the stored verdict is not one this store wrote (treated as Closed until the next verdict replaces it)`
           })
           // Reported once while the stored fields stay the same, however often they are read.
-          const seen = JSON.stringify([state, until, at, origin])
+          const seen = JSON.stringify([state, until, at, origin, by])
           if (unreadable.get(name) === seen) return Effect.fail(error)
           unreadable.set(name, seen)
           return Effect.zipRight(Effect.logWarning(`RedisBreakerStore: ${error.message}`), Effect.fail(error))
         })
+      )
+    const load = (name: string): Effect.Effect<Option.Option<Verdict>, BreakerStore.BreakerStoreError> =>
+      Effect.map(
+        read(name),
+        Option.map((r) => r.verdict)
       )
 
     // A connection that was not ready may have missed publications (a lost connection, or a
@@ -183,11 +233,11 @@ export const make = (
         Effect.forEach(
           members.names(),
           (name) =>
-            load(name).pipe(
-              Effect.tap((verdict) =>
+            read(name).pipe(
+              Effect.tap((found) =>
                 Effect.sync(() => {
-                  if (Option.isNone(verdict)) return
-                  for (const member of members.of(name)) deliver(member, verdict.value)
+                  if (Option.isNone(found)) return
+                  for (const member of members.of(name)) deliver(member, found.value)
                 })
               ),
               Effect.ignore
@@ -219,20 +269,24 @@ export const make = (
           load: load(name),
           verdicts: Stream.fromQueue(queue),
           save: (verdict) =>
-            Effect.suspend(() => {
-              member.newest = Math.max(member.newest, verdict.at)
-              return call("save", () =>
-                client.circuitrySave(
-                  key,
-                  verdict.state,
-                  String(verdict.until),
-                  String(verdict.at),
-                  verdict.origin,
-                  channel,
-                  name
-                )
+            call("save", () =>
+              client.circuitrySave(
+                key,
+                verdict.state,
+                String(wholeMillis(verdict.remainingMillis)),
+                String(wholeMillis(verdict.ageMillis)),
+                verdict.origin,
+                verdict.by ?? "",
+                channel,
+                name
               )
-            }).pipe(Effect.asVoid),
+            ).pipe(
+              Effect.map(([applied, at]) => {
+                // Saved: an older verdict re-emitted later (a reconnect's resync) is not delivered.
+                const made = BreakerStoreKit.millisOf(at)
+                if (applied === 1 && made !== undefined) member.newest = Math.max(member.newest, made)
+              })
+            ),
           recordFailures: (count, at) =>
             call("recordFailures", () => client.circuitryRecordFailures(key, String(count), String(at))).pipe(
               Effect.asVoid
