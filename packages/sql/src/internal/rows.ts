@@ -1,7 +1,7 @@
 /**
- * A circuit's row as the store reads it back: the verdict it holds (through the breaker's
- * `BreakerStoreKit.verdictOf`, the one reading every backend shares), or the problem that makes it
- * not one of ours.
+ * A circuit's row as the store reads it back, with the database's now read in the same statement:
+ * the verdict it holds, as durations from that now (through the breaker's `BreakerStoreKit`, the
+ * one reading every backend shares), or the problem that makes it not one of ours.
  */
 import { BreakerStore, BreakerStoreKit } from "@circuitry/breaker"
 
@@ -12,6 +12,9 @@ export interface Row {
   readonly open_until: unknown
   readonly verdict_at: unknown
   readonly origin: unknown
+  readonly verdict_by: unknown
+  /** The database's clock when the row was read (epoch milliseconds). */
+  readonly now: unknown
 }
 
 /** @internal */
@@ -22,8 +25,8 @@ export const NONE = "none"
  *
  * @internal
  */
-export const keyOf = (state: unknown, until: unknown, at: unknown, origin: unknown): string =>
-  state === null || state === undefined ? NONE : JSON.stringify([state, String(until), String(at), origin])
+export const keyOf = (state: unknown, until: unknown, at: unknown, origin: unknown, by: unknown): string =>
+  state === null || state === undefined ? NONE : JSON.stringify([state, String(until), String(at), origin, by ?? null])
 
 /** @internal */
 export interface Decoded {
@@ -39,28 +42,24 @@ export const nothing: Decoded = { key: NONE, verdict: undefined, problem: undefi
 
 /** @internal */
 export const decode = (row: Row): Decoded => {
-  const key = keyOf(row.state, row.open_until, row.verdict_at, row.origin)
+  const key = keyOf(row.state, row.open_until, row.verdict_at, row.origin, row.verdict_by)
   if (key === NONE) return nothing
-  const verdict = BreakerStoreKit.verdictOf({
+  const now = BreakerStoreKit.millisOf(row.now) ?? 0
+  const stored = BreakerStoreKit.storedOf({
     state: row.state,
     until: row.open_until,
     at: row.verdict_at,
-    origin: row.origin
+    origin: row.origin,
+    by: row.verdict_by
   })
-  if (verdict !== undefined) return { key, verdict, problem: undefined }
+  if (stored !== undefined) return { key, verdict: BreakerStoreKit.toVerdict(stored, now), problem: undefined }
   const problem = !BreakerStoreKit.isStoredState(row.state)
     ? `state ${JSON.stringify(row.state)} is not one of "Closed", "Open", "Isolated"`
     : `open_until ${JSON.stringify(String(row.open_until))} or verdict_at ${JSON.stringify(String(row.verdict_at))} is not epoch milliseconds`
-  const at = BreakerStoreKit.millisOf(row.verdict_at) ?? 0
-  return { key, verdict: { state: "Closed", until: 0, at, origin: "" }, problem }
+  // Read as a Closed verdict made now: a row spoilt under a breaker's feet is news as of this read,
+  // not older than the verdict it spoilt (which its own maker would then ignore).
+  return { key, verdict: { state: "Closed", remainingMillis: 0, ageMillis: 0, origin: "" }, problem }
 }
-
-/** @internal */
-export const saved = (verdict: BreakerStore.Verdict): Decoded => ({
-  key: keyOf(verdict.state, verdict.until, verdict.at, verdict.origin),
-  verdict,
-  problem: undefined
-})
 
 /** @internal */
 export const storeError = (operation: string, message: string, cause?: unknown): BreakerStore.BreakerStoreError =>

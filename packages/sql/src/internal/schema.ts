@@ -26,8 +26,10 @@ export const tables = (table: string): Tables => ({
 
 /**
  * `state` is the stored verdict ("Closed", "Open" or "Isolated"), NULL until one is saved: a row
- * can be created by failure counts alone. Every time is BIGINT epoch milliseconds from the
- * Effect Clock of the writer, never the database's clock.
+ * can be created by failure counts alone. Every time is BIGINT epoch milliseconds. A verdict's
+ * times (`open_until`, `verdict_at`) are on the database's clock: members send durations and the
+ * database dates them, so members whose clocks disagree agree on them. Count times
+ * (`last_failure_at`, `updated_at`) are the writer's Effect Clock.
  */
 const createCircuits = (sql: SqlClient.SqlClient, t: Tables) =>
   sql`CREATE TABLE IF NOT EXISTS ${sql(t.circuits)} (
@@ -40,6 +42,10 @@ const createCircuits = (sql: SqlClient.SqlClient, t: Tables) =>
   last_failure_at BIGINT,
   updated_at BIGINT NOT NULL
 )`
+
+/** Schema 2: who asked for the verdict (an operator's isolate, reset or extension), NULL if no one. */
+const addVerdictBy = (sql: SqlClient.SqlClient, t: Tables) =>
+  sql`ALTER TABLE ${sql(t.circuits)} ADD COLUMN verdict_by TEXT`
 
 const createProbes = (sql: SqlClient.SqlClient, t: Tables) =>
   sql`CREATE TABLE IF NOT EXISTS ${sql(t.probes)} (
@@ -67,7 +73,8 @@ export const migrate = (
   const loader = Migrator.fromRecord({
     "1_create_circuits": Effect.flatMap(SqlClient.SqlClient, (sql) =>
       Effect.zipRight(createCircuits(sql, t), createProbes(sql, t))
-    )
+    ),
+    "2_verdict_by": Effect.flatMap(SqlClient.SqlClient, (sql) => addVerdictBy(sql, t))
   })
   return Effect.flatMap(SqlClient.SqlClient, (client) =>
     Migrator.make({})({ loader, table: t.migrations }).pipe(

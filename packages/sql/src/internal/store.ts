@@ -18,7 +18,7 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { InvalidStoreOptions } from "./errors.js"
-import { type Decoded, decode, NONE, nothing, type Row, saved, storeError } from "./rows.js"
+import { type Decoded, decode, NONE, nothing, type Row, storeError } from "./rows.js"
 import * as Tables from "./schema.js"
 
 type Verdict = BreakerStore.Verdict
@@ -76,6 +76,9 @@ interface Member {
   /** The key of the verdict this member last loaded or was told; undefined when not known. */
   last: string | undefined
 }
+
+/** A duration as a statement takes it: whole milliseconds, never negative. */
+const wholeMillis = (millis: number): number => (Number.isFinite(millis) && millis > 0 ? Math.round(millis) : 0)
 
 /** @internal */
 export const make = (
@@ -145,8 +148,21 @@ export const make = (
       )})`
     )
 
+    /**
+     * The database's clock in epoch milliseconds, the one clock verdicts are dated and aged by. Read
+     * once per statement (PostgreSQL's statement_timestamp(), SQLite's 'now'), so a verdict written
+     * and the now returned with it agree.
+     */
+    const now = sql.literal(
+      sql.onDialectOrElse({
+        sqlite: () => "CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)",
+        orElse: () => "CAST(FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000) AS BIGINT)"
+      })
+    )
+
     const select = (names: ReadonlyArray<string>) =>
-      sql<Row>`SELECT name, state, open_until, verdict_at, origin FROM ${circuits} WHERE ${sql.in("name", names)}`
+      sql<Row>`SELECT name, state, open_until, verdict_at, origin, verdict_by, ${now} AS now
+FROM ${circuits} WHERE ${sql.in("name", names)}`
 
     const publish = (member: Member, decoded: Decoded): Effect.Effect<void> => {
       if (member.last === decoded.key) return Effect.void
@@ -224,22 +240,26 @@ export const make = (
           })
         )
 
-        const save = (verdict: Verdict): Effect.Effect<void, BreakerStoreError> =>
+        const save = (verdict: Verdict): Effect.Effect<void, BreakerStoreError> => {
+          // Dated by the database: made `ageMillis` before its now, open `remainingMillis` after it.
           // The latest verdict wins: one made before the stored one (a late retry) is not applied.
-          run(
+          const openUntil = verdict.state === "Open" ? sql`${now} + ${wholeMillis(verdict.remainingMillis)}` : sql`0`
+          const madeAt = sql`${now} - ${wholeMillis(verdict.ageMillis)}`
+          return run(
             "save",
-            sql<{ name: string }>`INSERT INTO ${circuits} AS c
-  (name, state, open_until, verdict_at, origin, consecutive_failures, updated_at)
-VALUES (${name}, ${verdict.state}, ${verdict.until}, ${verdict.at}, ${verdict.origin}, 0, ${verdict.at})
+            sql<Row>`INSERT INTO ${circuits} AS c
+  (name, state, open_until, verdict_at, origin, verdict_by, consecutive_failures, updated_at)
+VALUES (${name}, ${verdict.state}, ${openUntil}, ${madeAt}, ${verdict.origin}, ${verdict.by ?? null}, 0, ${now})
 ON CONFLICT (name) DO UPDATE SET
   state = excluded.state,
   open_until = excluded.open_until,
   verdict_at = excluded.verdict_at,
   origin = excluded.origin,
+  verdict_by = excluded.verdict_by,
   consecutive_failures = 0,
   updated_at = excluded.updated_at
 WHERE ${unreadable} OR c.verdict_at <= excluded.verdict_at
-RETURNING name`
+RETURNING name, state, open_until, verdict_at, origin, verdict_by, ${now} AS now`
           ).pipe(
             Effect.flatMap((applied) => {
               const group = members.of(name)
@@ -249,11 +269,12 @@ RETURNING name`
                 return Effect.void
               }
               epochs.set(name, (epochs.get(name) ?? 0) + 1)
-              const decoded = saved(verdict)
+              const decoded = decode(applied[0]!)
               reported.delete(name)
               return Effect.forEach(group, (m) => publish(m, decoded), { discard: true })
             })
           )
+        }
 
         const recordFailures = (count: number, at: number): Effect.Effect<void, BreakerStoreError> =>
           // A count of 0 records the time of the last failure only (the contract's fine print).
