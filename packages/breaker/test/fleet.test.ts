@@ -1,0 +1,17 @@
+import { BreakerStore } from "@circuitry/breaker"
+import { Effect } from "effect"
+import { fleetSuite } from "./fleetSuite.js"
+
+// The memory store's one clock is the TestClock: verdicts reach members in the instant they are
+// saved, so members on offset clocks agree on the half-open moment exactly. Redis, SQLite and
+// PostgreSQL run the same suite in their packages.
+fleetSuite([
+  {
+    name: "memory",
+    fleet: Effect.map(BreakerStore.makeMemory, (store) => ({
+      join: Effect.succeed({ store, nudge: Effect.void })
+    })),
+    boundMillis: 0,
+    realTime: false
+  }
+])
