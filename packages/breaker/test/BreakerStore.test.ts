@@ -1,6 +1,6 @@
 import { BreakerRegistry, BreakerStore, BreakerStoreKit, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Fiber, Option, Stream, TestClock } from "effect"
+import { Clock, Deferred, Effect, Either, Fiber, Option, Stream, TestClock } from "effect"
 import { call, dependency, fail, rejectedWith, succeed, tagOf } from "./utils.js"
 
 /** Lets the breakers' background fibers (store followers and writers) run. */
@@ -152,6 +152,7 @@ describe("BreakerStore (memory)", () => {
       let down = true
       const memory = yield* BreakerStore.makeMemory
       const saved: Array<string> = []
+      const sent: Array<{ readonly ageMillis: number; readonly at: number }> = []
       const flaky = BreakerStore.BreakerStore.of({
         connect: (name) =>
           Effect.map(memory.connect(name), (circuit) => ({
@@ -164,7 +165,12 @@ describe("BreakerStore (memory)", () => {
                       new BreakerStore.BreakerStoreError({ store: "flaky", operation: "save", message: "down" })
                     )
                   : Effect.zipRight(
-                      Effect.sync(() => saved.push(verdict.state)),
+                      Effect.clockWith((clock) =>
+                        Effect.sync(() => {
+                          saved.push(verdict.state)
+                          sent.push({ ageMillis: verdict.ageMillis, at: clock.unsafeCurrentTimeMillis() })
+                        })
+                      ),
                       circuit.save(verdict)
                     )
               ),
@@ -187,11 +193,15 @@ describe("BreakerStore (memory)", () => {
       yield* TestClock.adjust("250 millis")
       assert.deepStrictEqual<unknown>(yield* Fiber.join(probe), Either.right("ok"))
       assert.strictEqual(yield* tagOf(breaker), "Closed")
-      // The store comes back: the writer's next retry sends the latest verdict only.
+      const closedAt = yield* Clock.currentTimeMillis
+      // The store comes back: the writer's next retry sends the latest verdict only, as old as it is
+      // by then (so the store does not let it replace a verdict made while it waited).
       down = false
       yield* TestClock.adjust("1 second")
       yield* settle
       assert.deepStrictEqual(saved, ["Closed"])
+      assert.isAbove(sent[0]!.at, closedAt)
+      assert.strictEqual(sent[0]!.ageMillis, sent[0]!.at - closedAt)
       const stored = yield* (yield* memory.connect("shared")).load
       assert.strictEqual(Option.getOrUndefined(stored)?.state, "Closed")
     })

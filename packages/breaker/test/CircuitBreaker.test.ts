@@ -5,7 +5,20 @@
  */
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Context, Deferred, Effect, Either, Exit, Fiber, Layer, Schedule, Stream, TestClock } from "effect"
+import {
+  Cause,
+  Context,
+  Deferred,
+  Effect,
+  Either,
+  Exit,
+  Fiber,
+  Layer,
+  Queue,
+  Schedule,
+  Stream,
+  TestClock
+} from "effect"
 import { call, dependency, drain, fail, rejectedWith, succeed, tagOf } from "./utils.js"
 
 describe("CircuitBreaker", () => {
@@ -365,6 +378,29 @@ describe("CircuitBreaker", () => {
         yield* call(breaker, fail)
         yield* breaker.extendOpen(60_000)
         yield* breaker.extendOpen(30_000) // never shortens
+        assert.deepStrictEqual<unknown>(yield* breaker.state, CircuitBreaker.State.Open({ until: 60_000 }))
+      })
+    )
+
+    it.scoped("isolateBy and resetBy name who asked in the transition; isolate and reset name no one", () =>
+      Effect.gen(function* () {
+        const breaker = yield* CircuitBreaker.make({ policy: Policy.consecutiveFailures(1), openFor: "1 second" })
+        const changes = yield* breaker.subscribe
+        yield* breaker.isolateBy("ops@example")
+        rejectedWith(yield* call(breaker, succeed))
+        yield* breaker.resetBy("ops@example")
+        yield* breaker.isolate
+        yield* breaker.reset
+        assert.deepStrictEqual(Array.from(yield* Queue.takeAll(changes)), [
+          { from: "Closed", to: "Isolated", at: 0, by: "ops@example" },
+          { from: "Isolated", to: "Closed", at: 0, by: "ops@example" },
+          { from: "Closed", to: "Isolated", at: 0 },
+          { from: "Isolated", to: "Closed", at: 0 }
+        ])
+        // an extension with a name is no transition either
+        yield* call(breaker, fail)
+        yield* breaker.extendOpen(60_000, { by: "ops@example" })
+        assert.deepStrictEqual(Array.from(yield* Queue.takeAll(changes)), [{ from: "Closed", to: "Open", at: 0 }])
         assert.deepStrictEqual<unknown>(yield* breaker.state, CircuitBreaker.State.Open({ until: 60_000 }))
       })
     )

@@ -18,6 +18,7 @@ const make = (options?: {
   readonly wait?: number
 }) => {
   const heard: Array<Heard> = []
+  const transitions: Array<Machine.Transition> = []
   let resets = 0
   const machine = new Machine.Machine({
     tracker: new Tracker.ConsecutiveFailures(options?.threshold ?? 1),
@@ -30,14 +31,17 @@ const make = (options?: {
       }
     },
     listener: {
-      onTransition: (t, until, remote) => heard.push({ transition: `${t.from}->${t.to}@${t.at}`, until, remote })
+      onTransition: (t, until, remote) => {
+        transitions.push(t)
+        heard.push({ transition: `${t.from}->${t.to}@${t.at}`, until, remote })
+      }
     }
   })
   const trip = (now: number) => {
     assert.strictEqual(machine.record(machine.generation, true, now, 0), Machine.TRIPS)
     machine.trip(now)
   }
-  return { machine, heard, trip, resets: () => resets }
+  return { machine, heard, transitions, trip, resets: () => resets }
 }
 
 describe("Machine", () => {
@@ -309,6 +313,46 @@ describe("Machine", () => {
       assert.strictEqual(machine.tag, "Open")
       machine.adopt("Closed", 0, 100, 150)
       assert.strictEqual(machine.tag, "Closed")
+    })
+  })
+
+  describe("who did it", () => {
+    it("an operator's isolate and reset name who asked; the policy's transitions name no one", () => {
+      const { machine, transitions, trip } = make()
+      trip(0)
+      machine.isolate(1, "alice")
+      machine.reset(2, "bob")
+      machine.isolate(3)
+      machine.reset(4)
+      assert.deepStrictEqual(transitions, [
+        { from: "Closed", to: "Open", at: 0 },
+        { from: "Open", to: "Isolated", at: 1, by: "alice" },
+        { from: "Isolated", to: "Closed", at: 2, by: "bob" },
+        { from: "Closed", to: "Isolated", at: 3 },
+        { from: "Isolated", to: "Closed", at: 4 }
+      ])
+    })
+
+    it("an adopted verdict names the member that made it and who asked, on each transition it causes", () => {
+      const { machine, transitions } = make()
+      machine.adopt("Open", 1_000, 0, 0, { origin: "m#1" })
+      machine.adopt("Isolated", 0, 10, 10, { origin: "m#2", by: "carol" })
+      machine.adopt("Closed", 0, 20, 20, { origin: "m#2", by: "carol" })
+      // an Open verdict whose time is over joins the probe: Open (adopted), then HalfOpen (this machine's)
+      machine.adopt("Open", 25, 30, 30, { origin: "m#3" })
+      assert.deepStrictEqual(transitions, [
+        { from: "Closed", to: "Open", at: 0, origin: "m#1" },
+        { from: "Open", to: "Isolated", at: 10, origin: "m#2", by: "carol" },
+        { from: "Isolated", to: "Closed", at: 20, origin: "m#2", by: "carol" },
+        { from: "Closed", to: "Open", at: 30, origin: "m#3" },
+        { from: "Open", to: "HalfOpen", at: 30 }
+      ])
+    })
+
+    it("before its first transition a machine takes a verdict made at any time, even before 0", () => {
+      const { machine } = make()
+      machine.adopt("Open", 5_000, -20, 0)
+      assert.strictEqual(machine.tag, "Open")
     })
   })
 })
