@@ -176,6 +176,10 @@ export const fleetSuite = (backends: ReadonlyArray<FleetBackend>): void => {
               `a member ${fleet[i]!.offset} ms off half-opens at ${other}, the one that tripped at ${at} (bound ${bound} ms)`
             )
           }
+          // the measured spread, for docs/fleet.md
+          console.log(
+            `fleet on ${backend.name}: members 5 s apart half-open within ${Math.max(...ats) - Math.min(...ats)} ms`
+          )
           // the moment comes for all of them together, whatever their clocks read
           yield* clock.adjustTo(Math.min(...ats) - margin)
           assert.isTrue(yield* allAre(fleet, "Open"))
