@@ -2,8 +2,10 @@
  * Breaker state shared by a fleet through Redis: every breaker with the same name on the same
  * Redis (and prefix) sees one verdict, whichever process it runs in.
  *
- * - One hash per circuit under the prefix; each atomic step is a Lua script with `now` passed in
- *   from the Effect Clock. A verdict older than the stored one never overwrites it.
+ * - One hash per circuit under the prefix; each atomic step is a Lua script. A verdict arrives as
+ *   durations and is dated by the server's `TIME` inside the script, so hosts whose clocks
+ *   disagree agree on it; one made before the stored one (a late retry) never overwrites it.
+ *   Probe leases and failure times are passed in from the Effect Clock.
  * - Verdicts reach every member by pub/sub on a dedicated subscriber connection; after a lost
  *   connection the stored verdict is emitted again, so members resynchronise.
  * - The half-open probe is single-flight across the fleet: one lease key per permit slot, taken
