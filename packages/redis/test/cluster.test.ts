@@ -106,7 +106,7 @@ describe("Redis Cluster", () => {
       assert.strictEqual(primaries.size, 3, "the keys are not spread over the three primaries")
 
       expect(yield* store.get("user:7")).toStrictEqual(Option.some("v-user:7"))
-      const entry = yield* store.getEntry("user:7")
+      const entry = yield* store.getEntry!("user:7")
       assert.isTrue(Option.isSome(entry) && Option.isSome(entry.value.ttl))
       assert.deepStrictEqual((yield* store.keys("user:")).slice().sort(), keys.slice().sort())
       assert.strictEqual(yield* store.size, 30)
