@@ -2,6 +2,7 @@ import { RedisBreakerStore, RedisRetryBudget, RedisStore } from "@circuitry/redi
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Exit, Layer, Option, Scope } from "effect"
 import { Cluster } from "ioredis"
+import * as net from "node:net"
 import { afterAll, beforeAll } from "vitest"
 import { Corruptions, storeSuite } from "../../breaker/test/storeSuite.js"
 import { startCluster, type TestCluster } from "./utils/cluster.js"
@@ -16,6 +17,9 @@ beforeAll(async () => {
   cluster = await Effect.runPromise(Scope.extend(startCluster({ replicas: false, nodeTimeoutMillis: 5_000 }), scope))
 }, 120_000)
 afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)), 30_000)
+
+/** What a loaded machine may add to a deadline. */
+const SLACK_MILLIS = 1_000
 
 /** A layer built from the cluster once it is up (the layers are built after `beforeAll`). */
 const onCluster = <A, E>(make: (cluster: TestCluster) => Layer.Layer<A, E>): Layer.Layer<A, E> =>
@@ -157,6 +161,47 @@ describe("Redis Cluster", () => {
       assert.strictEqual(owned.status, "ready")
       assert.strictEqual(yield* Effect.promise(() => owned.get(prefix + "a")), RedisStore.ENVELOPE + "1")
       yield* Effect.promise(() => owned.del(prefix + "a"))
+    })
+  )
+})
+
+describe("Redis Cluster down", () => {
+  it.scopedLive("with no node up, every adapter builds within seconds and its calls fail fast", () =>
+    Effect.gen(function* () {
+      // A port nothing listens on (a fresh ephemeral port, closed at once).
+      const port = yield* Effect.promise(
+        () =>
+          new Promise<number>((resolve) => {
+            const server = net.createServer().listen(0, "127.0.0.1", () => {
+              const address = server.address()
+              server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
+            })
+          })
+      )
+      const nodes = [{ host: "127.0.0.1", port }]
+      const started = performance.now()
+      const cache = yield* RedisStore.make({ cluster: nodes, prefix: "down:" })
+      const breakers = yield* RedisBreakerStore.make({ cluster: nodes, prefix: "down:" })
+      const budget = yield* RedisRetryBudget.make({ name: "down", cluster: nodes, minPerSecond: 0 })
+      assert.isBelow(performance.now() - started, 10_000, "building waited on the missing cluster")
+
+      const timed = <A, E>(self: Effect.Effect<A, E>) =>
+        Effect.gen(function* () {
+          const at = performance.now()
+          const result = yield* Effect.either(self)
+          return [result, performance.now() - at] as const
+        })
+      const [get, getMillis] = yield* timed(cache.get("a"))
+      assert.isTrue(Either.isLeft(get) && get.left._tag === "CacheError")
+      assert.isBelow(getMillis, 1_000 + SLACK_MILLIS)
+      const circuit = yield* breakers.connect("c")
+      const [load, loadMillis] = yield* timed(circuit.load)
+      assert.isTrue(Either.isLeft(load) && load.left._tag === "BreakerStoreError")
+      assert.isBelow(loadMillis, 1_000 + SLACK_MILLIS)
+      // The budget decides locally: no deposits, no floor, so no retry; and no wait past its timeout.
+      const [spent, spendMillis] = yield* timed(budget.tryWithdraw)
+      assert.deepStrictEqual(spent, Either.right(false))
+      assert.isBelow(spendMillis, 100 + SLACK_MILLIS)
     })
   )
 })
