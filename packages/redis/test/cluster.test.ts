@@ -1,3 +1,4 @@
+import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { RedisBreakerStore, RedisRetryBudget, RedisStore } from "@circuitry/redis"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Exit, Layer, Option, Scope } from "effect"
@@ -6,7 +7,7 @@ import * as net from "node:net"
 import { afterAll, beforeAll } from "vitest"
 import { Corruptions, storeSuite } from "../../breaker/test/storeSuite.js"
 import { startCluster, type TestCluster } from "./utils/cluster.js"
-import { eventually, uniquePrefix } from "./utils/server.js"
+import { eventually, realSleep, uniquePrefix } from "./utils/server.js"
 
 // The three adapters on a real Redis Cluster of the test's own: three primaries, no replicas (the
 // failover test is clusterFailover.test.ts). A node timeout well above a loaded machine's stalls,
@@ -97,6 +98,37 @@ describe("Redis Cluster", () => {
         }
         assert.isAbove(homes.size, 1, "every circuit on one primary: the names are not what is hashed")
       })
+  )
+
+  it.scopedLive("a closed success sends no command to any node", () =>
+    Effect.gen(function* () {
+      // The data commands every primary has processed (INFO commandstats), apart from what
+      // clients do to follow the cluster (CLUSTER SLOTS), to look at it (INFO) or to connect.
+      const dataCommands = Effect.promise(async () => {
+        let total = 0
+        for (const node of cluster.admin.nodes("master")) {
+          for (const line of (await node.info("commandstats")).split("\r\n")) {
+            const match = /^cmdstat_([^:]+):calls=(\d+)/.exec(line)
+            if (match === null || /^(cluster|info|ping|command|client|readonly|hello|select)/.test(match[1]!)) continue
+            total += Number(match[2])
+          }
+        }
+        return total
+      })
+      const prefix = uniquePrefix("cluster-quiet")
+      const store = yield* Layer.build(RedisBreakerStore.layer({ cluster: cluster.nodes, prefix }))
+      const breaker = yield* CircuitBreaker.make({ name: "payments", policy: Policy.consecutiveFailures(1) }).pipe(
+        Effect.provide(store)
+      )
+      yield* realSleep(200) // the startup's own commands (the resync on ready) land first
+      const before = yield* dataCommands
+      for (let i = 0; i < 200; i++) yield* CircuitBreaker.withBreaker(Effect.void, breaker)
+      yield* realSleep(200)
+      assert.strictEqual((yield* dataCommands) - before, 0)
+      // and a failure does reach the cluster (the count above can move)
+      yield* Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), breaker))
+      assert.isTrue(yield* eventually(Effect.map(dataCommands, (n) => n > before)))
+    })
   )
 
   it.scopedLive("RedisStore: every operation, with keys on every primary, keys and size across all of them", () =>

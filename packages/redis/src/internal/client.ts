@@ -6,6 +6,9 @@ import type { Target } from "./options.js"
 /** A connection of an adapter: to one server, or to a Redis Cluster. @internal */
 export type Client = Redis | Cluster
 
+/** What an adapter's connection is for. @internal */
+export type Role = "commands" | "subscriber"
+
 /** @internal */
 export const DEFAULT_URL = "redis://127.0.0.1:6379"
 
@@ -41,14 +44,18 @@ export const subscriberOptions: RedisOptions = {
   retryStrategy: (times) => Math.min(50 * times, 1_000)
 }
 
-const clusterOptions = (options: RedisOptions): ClusterOptions => ({
+/** How often a subscriber on a cluster reads the slot map (`CLUSTER SLOTS`). */
+const SUBSCRIBER_SLOTS_REFRESH_MILLIS = 1_000
+
+const clusterOptions = (options: RedisOptions, role: Role): ClusterOptions => ({
   lazyConnect: true,
   enableOfflineQueue: options.enableOfflineQueue ?? true,
   clusterRetryStrategy: (times) => Math.min(50 * times, 1_000),
-  // A node lost in a failover is judged gone after a slots refresh; refreshing often is what lets
-  // the connections (the subscriber's too, which sends no command that would trigger one) follow
-  // a failover within about a second.
-  slotsRefreshInterval: 1_000,
+  // A command connection reads the slot map again when a reply says it moved or a node is lost.
+  // A subscriber sends no command that would tell it: it reads the map every second, so that a
+  // node lost to a failover leaves its map (a resync of every member, see `onReady`) within
+  // about a second of the failover.
+  ...(role === "subscriber" ? { slotsRefreshInterval: SUBSCRIBER_SLOTS_REFRESH_MILLIS } : {}),
   // Each node connection: the node-level rules of ioredis (offline queue on, no reconnect of a
   // lost node), with the connect timeout and no resend of in-flight commands.
   redisOptions: {
@@ -67,8 +74,12 @@ export const makeClient = (url: string, options: RedisOptions): Redis => {
 }
 
 /** @internal */
-export const makeCluster = (nodes: ReadonlyArray<string | { host: string; port: number }>, options: RedisOptions) => {
-  const cluster = new Cluster([...nodes], clusterOptions(options))
+export const makeCluster = (
+  nodes: ReadonlyArray<string | { host: string; port: number }>,
+  options: RedisOptions,
+  role: Role
+): Cluster => {
+  const cluster = new Cluster([...nodes], clusterOptions(options, role))
   cluster.on("error", () => {})
   cluster.on("node error", () => {})
   return cluster
@@ -85,7 +96,7 @@ export const makeCluster = (nodes: ReadonlyArray<string | { host: string; port: 
 export const acquire = (
   target: Target,
   options: RedisOptions,
-  role: "commands" | "subscriber"
+  role: Role
 ): Effect.Effect<Client, never, Scope.Scope> => {
   if (target._tag === "Cluster" && role === "commands") return Effect.succeed(target.cluster)
   return Effect.acquireRelease(
@@ -94,7 +105,7 @@ export const acquire = (
         case "Server":
           return makeClient(target.url, options)
         case "Nodes":
-          return makeCluster(target.nodes, options)
+          return makeCluster(target.nodes, options, role)
         case "Cluster": {
           const duplicate = target.cluster.duplicate(undefined, { lazyConnect: true })
           duplicate.on("error", () => {})
