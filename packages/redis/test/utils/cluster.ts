@@ -29,21 +29,25 @@ export interface TestCluster {
   readonly admin: Cluster
 }
 
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
+const canListen = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
     const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
+    server.once("error", () => resolve(false))
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)))
   })
 
-/** Distinct free ports (a port freed by one probe is not handed out twice). */
+/**
+ * Distinct ports that are free, each with its cluster bus port (port + 10000) free too. They are
+ * drawn from 20000-22767, so that both are below the ephemeral range (32768 and up) that the OS
+ * hands out to outgoing connections and to the other tests' `listen(0)`.
+ */
 const freePorts = async (n: number): Promise<Array<number>> => {
   const ports = new Set<number>()
-  while (ports.size < n) ports.add(await freePort())
+  while (ports.size < n) {
+    const port = 20_000 + Math.floor(Math.random() * 2_768)
+    if (ports.has(port)) continue
+    if ((await canListen(port)) && (await canListen(port + 10_000))) ports.add(port)
+  }
   return Array.from(ports)
 }
 
