@@ -1,7 +1,7 @@
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { RedisBreakerStore, RedisRetryBudget, RedisStore } from "@circuitry/redis"
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Exit, Layer, Option, Scope } from "effect"
+import { Effect, Either, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
 import { Cluster } from "ioredis"
 import * as net from "node:net"
 import { afterAll, beforeAll } from "vitest"
@@ -186,8 +186,14 @@ describe("Redis Cluster", () => {
           const store = yield* RedisStore.make({ cluster: owned, prefix })
           assert.isTrue(yield* store.set("a", "1"))
           expect(yield* store.get("a")).toStrictEqual(Option.some("1"))
-          const breakers = yield* Layer.build(RedisBreakerStore.layer({ cluster: owned, prefix }))
-          assert.isDefined(breakers)
+          // Two breaker stores on it: a verdict one saves reaches the other (its own subscriber).
+          const a = yield* (yield* RedisBreakerStore.make({ cluster: owned, prefix })).connect("owned")
+          const b = yield* (yield* RedisBreakerStore.make({ cluster: owned, prefix })).connect("owned")
+          const told = yield* Effect.fork(Stream.runHead(b.verdicts))
+          yield* realSleep(50)
+          const verdict = { state: "Open", until: 2_000, at: 1_000, origin: "a" } as const
+          yield* a.save(verdict)
+          expect(yield* Fiber.join(told)).toStrictEqual(Option.some(verdict))
         })
       )
       assert.strictEqual(owned.status, "ready")

@@ -107,7 +107,12 @@ export const acquire = (
         case "Nodes":
           return makeCluster(target.nodes, options, role)
         case "Cluster": {
-          const duplicate = target.cluster.duplicate(undefined, { lazyConnect: true })
+          // The application's options (nodes, auth, TLS), with the subscriber's own rules on top.
+          const duplicate = target.cluster.duplicate(undefined, {
+            lazyConnect: true,
+            enableOfflineQueue: true,
+            slotsRefreshInterval: SUBSCRIBER_SLOTS_REFRESH_MILLIS
+          })
           duplicate.on("error", () => {})
           return duplicate
         }
