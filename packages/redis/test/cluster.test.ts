@@ -33,25 +33,23 @@ const primaryOf = (key: string) => Effect.suspend(() => cluster.primaryOf(key))
 // step, and every step is a script: a circuit's keys in two slots fail it with CROSSSLOT.
 const prefix = uniquePrefix("cluster-contract")
 const circuitKey = (name: string) => `${prefix}{${name}}:circuit`
-const corruptions = onCluster(({ admin }) =>
-  Layer.succeed(Corruptions, [
+const corruptions = onCluster(({ admin }) => {
+  const hset = (name: string, fields: Record<string, string>) =>
+    Effect.promise(() => admin.del(circuitKey(name)).then(() => admin.hset(circuitKey(name), fields)))
+  return Layer.succeed(Corruptions, [
+    ["times as text", (name) => hset(name, { state: "Open", until: "tomorrow", at: "9999999999999x", origin: "a" })],
+    ["no time at all", (name) => hset(name, { state: "Open", until: "5000", origin: "a" })],
     [
-      "times as text",
-      (name) =>
-        Effect.promise(() =>
-          admin
-            .del(circuitKey(name))
-            .then(() =>
-              admin.hset(circuitKey(name), { state: "Open", until: "tomorrow", at: "9999999999999x", origin: "a" })
-            )
-        )
+      "a foreign state with a far-future time",
+      (name) => hset(name, { state: "OPEN!", until: "1", at: "9e15", origin: "x" })
     ],
+    ["an old schema's fields", (name) => hset(name, { status: "open", openedAt: "123", version: "1" })],
     [
       "a string where the hash belongs",
       (name) => Effect.promise(() => admin.set(circuitKey(name), "open")).pipe(Effect.asVoid)
     ]
   ])
-)
+})
 storeSuite([
   [
     "Redis Cluster",
