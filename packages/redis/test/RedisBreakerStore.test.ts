@@ -340,7 +340,7 @@ describe("RedisBreakerStore", () => {
         yield* open(a)
         assert.isTrue(
           yield* eventually(
-            Effect.promise(() => server.admin.hget(`${prefix}circuit:payments`, "state")).pipe(
+            Effect.promise(() => server.admin.hget(`${prefix}{payments}:circuit`, "state")).pipe(
               Effect.map((state) => state === "Open")
             )
           )

@@ -176,7 +176,7 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       const store = yield* storeOn({ url: URL, prefix })
       const circuit = yield* store.connect("bad")
       yield* Effect.promise(() =>
-        admin.hset(`${prefix}circuit:bad`, "state", "OPEN!", "until", "1", "at", "1", "origin", "x")
+        admin.hset(`${prefix}{bad}:circuit`, "state", "OPEN!", "until", "1", "at", "1", "origin", "x")
       )
       const result = yield* Effect.either(circuit.load)
       assert.isTrue(Either.isLeft(result))
@@ -198,7 +198,7 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       const { admin, prefix } = yield* scratch
       const store = yield* storeOn({ url: URL, prefix })
       const circuit = yield* store.connect("spoilt")
-      const key = `${prefix}circuit:spoilt`
+      const key = `${prefix}{spoilt}:circuit`
       const warnings: Array<string> = []
       const logger = Logger.make(({ logLevel, message }) => {
         if (logLevel._tag === "Warning") warnings.push(Array.isArray(message) ? message.join(" ") : String(message))
@@ -243,7 +243,7 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
     Effect.gen(function* () {
       const { admin } = yield* scratch
       const name = uniquePrefix("default").replaceAll(":", "-")
-      const key = `circuitry:breaker:circuit:${name}`
+      const key = `circuitry:breaker:{${name}}:circuit`
       yield* Effect.addFinalizer(() => Effect.promise(() => admin.del(key)))
       const store = yield* storeOn({ url: URL })
       yield* (yield* store.connect(name)).save({ state: "Isolated", until: 0, at: 1, origin: "d" })
@@ -268,7 +268,7 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       yield* circuit.save({ state: "Open", until: 9_000, at: 2_000, origin: "me" })
       assert.isTrue(yield* eventually(Effect.sync(() => told.length === 1)))
       // Behind the store's back the stored verdict becomes older than the one this member made.
-      yield* Effect.promise(() => admin.hset(`${prefix}circuit:s`, "at", "1500"))
+      yield* Effect.promise(() => admin.hset(`${prefix}{s}:circuit`, "at", "1500"))
       // A stale save of its own: Redis refuses it and tells the stored (1500) verdict again,
       // which is older than the 2000 this member made: not delivered. Nor is an older publication.
       yield* circuit.save({ state: "Closed", until: 0, at: 1_000, origin: "me" })

@@ -29,7 +29,7 @@ const halfOpenFleet = (tag: string) =>
     yield* TestClock.adjust("10 seconds")
     assert.strictEqual(yield* tagOf(a), "HalfOpen")
     assert.strictEqual(yield* tagOf(b), "HalfOpen")
-    const leases = Effect.promise(() => server.admin.keys(`${prefix}probe:*`))
+    const leases = Effect.promise(() => server.admin.keys(`${prefix}*:probe:*`))
     return {
       server,
       a,

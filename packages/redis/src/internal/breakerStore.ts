@@ -4,9 +4,16 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type { Redis } from "ioredis"
-import { failFastOptions, makeClient, subscriberOptions, within } from "./client.js"
+import {
+  acquire,
+  type Client as Connected,
+  connect as connectClient,
+  failFastOptions,
+  subscriberOptions,
+  within
+} from "./client.js"
 import * as Connection from "./connection.js"
+import * as Keys from "./keys.js"
 import * as options from "./options.js"
 
 type Verdict = BreakerStore.Verdict
@@ -79,14 +86,14 @@ if held and string.sub(held, 1, string.len(ARGV[1]) + 1) == ARGV[1] .. '|' then
 end
 return 0`
 
-type Client = Redis & {
+type Client = Connected & {
   circuitrySave(key: string, ...args: Array<string>): Promise<number>
   circuitryRecordFailures(key: string, count: string, at: string): Promise<number>
   circuitryAcquire(...args: Array<string | number>): Promise<number>
   circuitryRelease(key: string, token: string): Promise<number>
 }
 
-const defineCommands = (client: Redis): Client => {
+const defineCommands = (client: Connected): Client => {
   client.defineCommand("circuitrySave", { numberOfKeys: 1, lua: SAVE })
   client.defineCommand("circuitryRecordFailures", { numberOfKeys: 1, lua: RECORD_FAILURES })
   client.defineCommand("circuitryAcquire", { lua: ACQUIRE })
@@ -114,21 +121,17 @@ export const make = (
   o?: Options
 ): Effect.Effect<BreakerStore.BreakerStore["Type"], options.InvalidRedisOptions, Scope.Scope> =>
   Effect.gen(function* () {
-    const { deadlineMillis, livenessMillis, prefix, url } = yield* options.resolve(o, DEFAULT_PREFIX)
+    const { deadlineMillis, livenessMillis, prefix, target } = yield* options.resolve(o, DEFAULT_PREFIX)
     const channel = `${prefix}verdicts`
-    const hashKey = (name: string) => `${prefix}circuit:${name}`
-    const slotKey = (name: string, slot: number) => `${prefix}probe:${name}:${slot}`
+    // A circuit's keys share the hash tag `{name}` (one Redis Cluster slot): see keys.ts.
+    const hashKey = (name: string) => Keys.of(prefix, name)("circuit")
+    const slotKey = (name: string, slot: number) => Keys.of(prefix, name)(`probe:${slot}`)
 
     // Two connections: commands (fail fast when down) and a subscriber for verdicts. Neither has
     // to be up for the layer to build: breakers keep their state locally until Redis is back.
-    const client = yield* Effect.acquireRelease(
-      Effect.sync(() => defineCommands(makeClient(url, failFastOptions))),
-      (c) => Effect.sync(() => c.disconnect())
-    )
-    const subscriber = yield* Effect.acquireRelease(
-      Effect.sync(() => makeClient(url, subscriberOptions)),
-      (c) => Effect.sync(() => c.disconnect())
-    )
+    // On a cluster, verdicts go by classic pub/sub, which reaches subscribers on every node.
+    const client = defineCommands(yield* acquire(target, failFastOptions, "commands"))
+    const subscriber = yield* acquire(target, subscriberOptions, "subscriber")
 
     /** The unreadable stored fields last reported for each name, so that each is logged once. */
     const unreadable = new Map<string, string>()
@@ -200,9 +203,9 @@ export const make = (
     // Startup: wait a little (real time) for the server, then go on with or without it.
     yield* Effect.promise(() =>
       Promise.allSettled([
-        within(client.connect(), STARTUP_WAIT_MILLIS),
+        within(connectClient(client), STARTUP_WAIT_MILLIS),
         within(
-          subscriber.connect().catch(() => {}),
+          connectClient(subscriber).catch(() => {}),
           STARTUP_WAIT_MILLIS
         ),
         within(subscriber.subscribe(channel), STARTUP_WAIT_MILLIS)
