@@ -16,6 +16,7 @@ import { Context, Effect, Layer, Option, Queue, Stream } from "effect"
 import type { Db } from "./backends.js"
 import * as Notify from "../src/internal/notify.js"
 import { backends, eventually, pgConfig } from "./backends.js"
+import { privatePostgres } from "./fixtures/postgres.js"
 
 const pg = backends.find(([name]) => name === "pg")![1]
 const sqlite = backends.find(([name]) => name === "sqlite")![1]
@@ -84,11 +85,11 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
           return latencies.sort((x, y) => x - y)
         })
         // The machine is shared (load average 10 and more): a round whose p99 or max is past the bound
-        // is measured again, at most three rounds. Every round is printed; a poll-borne verdict (the
-        // poll here runs once an hour) fails all three.
+        // is measured again, at most five rounds. Every round is printed; a poll-borne verdict (the
+        // poll here runs once an hour) fails them all.
         const rounds: Array<string> = []
         let best = Number.POSITIVE_INFINITY
-        for (let r = 0; r < 3 && best >= 50; r++) {
+        for (let r = 0; r < 5 && best >= 50; r++) {
           const sorted = yield* round
           const [p50, p99, max] = [percentile(sorted, 50), percentile(sorted, 99), sorted[sorted.length - 1]!]
           rounds.push(`p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms`)
@@ -128,24 +129,32 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
         yield* circuitA.save(verdict("Open", 1_000))
         assert.deepStrictEqual(yield* next(toB, () => true), verdict("Open", 1_000))
 
-        // Kill B's listen connection: the one backend of B that ran LISTEN.
-        const killed = yield* db.sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
+        // B's listen connection: the one backend of B that ran LISTEN.
+        const listener = db.sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
           WHERE application_name = ${nameB} AND query LIKE 'LISTEN %'`.pipe(Effect.orDie)
-        assert.strictEqual(killed.length, 1, JSON.stringify(killed))
-        yield* db.sql`SELECT pg_terminate_backend(${killed[0]!.pid})`.pipe(Effect.orDie)
+        const kill = Effect.gen(function* () {
+          const pids = yield* listener
+          assert.strictEqual(pids.length, 1, JSON.stringify(pids))
+          yield* db.sql`SELECT pg_terminate_backend(${pids[0]!.pid})`.pipe(Effect.orDie)
+          // B notices (two pings unanswered) and polls.
+          yield* eventually(listening(b), (on) => !on, 1_000)
+          return pids[0]!.pid
+        })
 
-        // B notices (two pings unanswered) and polls: a verdict saved now reaches it all the same.
-        yield* eventually(listening(b), (on) => !on, 1_000)
+        // Killed: once LISTEN is back, B's members are told the stored verdict again (the poll never
+        // failed, so this is the listener's resynchronisation).
+        const first = yield* kill
+        yield* eventually(listening(b), (on) => on, 1_000)
+        assert.deepStrictEqual(yield* next(toB, () => true), verdict("Open", 1_000))
+        const again = yield* listener
+        assert.strictEqual(again.length, 1)
+        assert.notStrictEqual(again[0]!.pid, first)
+
+        // Killed again: a verdict saved while B does not listen reaches it all the same.
+        yield* kill
         yield* circuitA.save(verdict("Isolated", 2_000))
         assert.deepStrictEqual(yield* next(toB, (v) => v.at === 2_000), verdict("Isolated", 2_000))
-
-        // LISTEN comes back on a new connection, and B's members are told the stored verdict again.
         yield* eventually(listening(b), (on) => on, 1_000)
-        assert.deepStrictEqual(yield* next(toB, () => true), verdict("Isolated", 2_000))
-        const again = yield* db.sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
-          WHERE application_name = ${nameB} AND query LIKE 'LISTEN %'`.pipe(Effect.orDie)
-        assert.strictEqual(again.length, 1)
-        assert.notStrictEqual(again[0]!.pid, killed[0]!.pid)
 
         // Pushed again. B's poll runs every 200 ms now (listenInterval): verdicts it brought would take
         // 100 ms on average; pushed ones take a few milliseconds, so the median of ten is well below 50.
@@ -161,6 +170,51 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
         assert.isBelow(percentile(millis, 50), 50, millis.join(", "))
       }).pipe(Effect.scoped),
     60_000
+  )
+
+  it.live(
+    "the server restarted: the poll takes over while it is back, LISTEN comes back, members are told again",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* privatePostgres
+        const config = { host: "127.0.0.1", port: server.port, username: "postgres", database: "postgres" }
+        const table = `breakers_${process.pid}_${counter++}`
+        const a = yield* Layer.build(
+          SqlBreakerStore.layerPg(config, { table, pollInterval: "1 hour", listenInterval: "1 hour" })
+        )
+        const b = yield* Layer.build(
+          SqlBreakerStore.layerPg(config, { table, pollInterval: "100 millis", listenInterval: "200 millis" })
+        )
+        yield* eventually(listening(b), (on) => on)
+        const circuitA = yield* Context.get(a, Store.BreakerStore).connect("ledger")
+        const toB = yield* told(yield* Context.get(b, Store.BreakerStore).connect("ledger"))
+        const open = { state: "Open", until: 61_000, at: 1_000, origin: "a" } as const
+        yield* circuitA.save(open)
+        assert.deepStrictEqual(yield* next(toB, () => true), open)
+
+        yield* server.stop
+        yield* eventually(listening(b), (on) => !on, 1_000)
+        yield* server.start
+        // Back: B listens again on a new connection and tells its members the stored verdict again.
+        yield* eventually(listening(b), (on) => on, 2_000)
+        assert.deepStrictEqual(yield* next(toB, () => true), open)
+        // A's pool may still hold a connection that died with the server: the first save can fail.
+        const isolated = { state: "Isolated", until: 0, at: 2_000, origin: "a" } as const
+        yield* eventually(Effect.either(circuitA.save(isolated)), (saved) => saved._tag === "Right")
+        assert.deepStrictEqual(yield* next(toB, (v) => v.at === 2_000), isolated)
+        // Pushed again (B's poll runs every 200 ms while it listens; see the test above).
+        const millis: Array<number> = []
+        for (let i = 1; i <= 10; i++) {
+          const start = performance.now()
+          yield* circuitA.save({ state: i % 2 === 0 ? "Closed" : "Isolated", until: 0, at: 3_000 + i, origin: "a" })
+          yield* next(toB, (v) => v.at === 3_000 + i)
+          millis.push(performance.now() - start)
+        }
+        millis.sort((x, y) => x - y)
+        console.log(`after the restart, 10 saves: median ${percentile(millis, 50).toFixed(1)} ms`)
+        assert.isBelow(percentile(millis, 50), 50, millis.join(", "))
+      }).pipe(Effect.scoped),
+    120_000
   )
 
   it.scoped("only an applied save is announced, with the circuit's name, in commit order", () =>
