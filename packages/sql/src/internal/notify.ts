@@ -1,9 +1,9 @@
 /**
  * Verdicts pushed with PostgreSQL's LISTEN/NOTIFY. A save announces itself in its own statement
  * (`pg_notify` in the upsert's `RETURNING`: only an applied save is announced, and only when it
- * commits), on a channel derived from the table; every store listens on it and reads the announced
- * circuits at once. The payload is the circuit's name only: the reader reads the row, so the
- * stored verdict (never a message) is what members adopt.
+ * commits), on a channel derived from the table; every store listens on it. The payload is the
+ * circuit's name and the verdict just stored: announcements arrive in commit order, so the last
+ * one heard for a circuit is its stored verdict, and members adopt it without reading the row.
  *
  * `@effect/sql-pg`'s listen connection swallows its errors: a killed backend or a cut network
  * ends no stream. So the listener checks its own connection with a NOTIFY to itself (on a channel
@@ -11,6 +11,7 @@
  * connection is lost: the store polls at its fast interval and the listener subscribes again on a
  * fresh connection. The poll stays the fallback, and the only path for SQLite.
  */
+import type { BreakerStore } from "@circuitry/breaker"
 import { BreakerStoreKit } from "@circuitry/breaker"
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import type * as SqlClient from "@effect/sql/SqlClient"
@@ -41,15 +42,35 @@ export const channelOf = (table: string): string => {
     : `circuitry:${createHash("sha256").update(table).digest("hex").slice(0, 24)}`
 }
 
-/** NOTIFY payloads are at most 8000 bytes: a longer name is announced as "read every circuit". */
-const NAME_BYTES = 4000
+/** NOTIFY payloads are at most 8000 bytes: a longer one is announced as "read every circuit". */
+const PAYLOAD_BYTES = 7_900
 const EVERY = "*"
 const SAVED = "v"
 const PING = "p"
 const SUBSCRIBE_PING = Duration.millis(100)
 
 /** @internal */
-export const payloadOf = (name: string): string => (Buffer.byteLength(name) <= NAME_BYTES ? SAVED + name : EVERY)
+export interface Saved {
+  readonly name: string
+  readonly verdict: BreakerStore.Verdict
+}
+
+/** `v["<name>","<state>",<until>,<at>,"<origin>"]`, or `*` when that is too long. @internal */
+export const payloadOf = ({ name, verdict }: Saved): string => {
+  const payload = SAVED + JSON.stringify([name, verdict.state, verdict.until, verdict.at, verdict.origin])
+  return Buffer.byteLength(payload) <= PAYLOAD_BYTES ? payload : EVERY
+}
+
+/** What an announcement says; `undefined` for "read every circuit" (or a payload that is not ours). */
+const savedOf = (payload: string): Saved | undefined => {
+  try {
+    const [name, state, until, at, origin] = JSON.parse(payload.slice(SAVED.length)) as ReadonlyArray<unknown>
+    const verdict = BreakerStoreKit.verdictOf({ state, until, at, origin })
+    return typeof name === "string" && verdict !== undefined ? { name, verdict } : undefined
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * The extra `RETURNING` column of the save that announces it: on PostgreSQL only (other dialects
@@ -57,9 +78,9 @@ export const payloadOf = (name: string): string => (Buffer.byteLength(name) <= N
  *
  * @internal
  */
-export const announce = (sql: SqlClient.SqlClient, channel: string, name: string): Statement.Fragment =>
+export const announce = (sql: SqlClient.SqlClient, channel: string, saved: Saved): Statement.Fragment =>
   sql.onDialectOrElse({
-    pg: () => sql`, pg_notify(${channel}, ${payloadOf(name)})`,
+    pg: () => sql`, pg_notify(${channel}, ${payloadOf(saved)})`,
     orElse: () => sql.literal("")
   })
 
@@ -105,8 +126,8 @@ export const listen = (options: {
   readonly fastInterval: Duration.Duration
   /** Pings while listening. */
   readonly checkInterval: Duration.Duration
-  /** A circuit was saved (`undefined`: any circuit may have been). */
-  readonly onSaved: (name: string | undefined) => Effect.Effect<void>
+  /** A verdict was saved (`undefined`: any circuit's may have been). */
+  readonly onSaved: (saved: Saved | undefined) => Effect.Effect<void>
   /** The connection answers; `again` after it was lost: the members must be told afresh. */
   readonly onListening: (again: boolean) => Effect.Effect<void>
   /** The connection was lost: verdicts may have been missed. */
@@ -154,9 +175,10 @@ export const listen = (options: {
         )
       }
       const received = (message: string): Effect.Effect<void> => {
-        if (message.startsWith(SAVED)) return options.onSaved(message.slice(1))
-        if (message === EVERY) return options.onSaved(undefined)
-        return message.startsWith(mine) ? heard(Number(message.slice(mine.length))) : Effect.void
+        if (message.startsWith(mine)) return heard(Number(message.slice(mine.length)))
+        // Another member's ping: not for us.
+        if (message.startsWith(PING)) return Effect.void
+        return options.onSaved(message.startsWith(SAVED) ? savedOf(message) : undefined)
       }
       const messages = Stream.merge(pg.listen(channel), pg.listen(pingChannel).pipe(Stream.map((n) => mine + n)))
       // A daemon, interrupted in the background: a lost connection's UNLISTEN can hang (a

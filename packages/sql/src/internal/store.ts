@@ -87,6 +87,8 @@ interface Member {
   readonly pubsub: PubSub.PubSub<Verdict>
   /** The key of the verdict this member last loaded or was told; undefined when not known. */
   last: string | undefined
+  /** When the verdict it was last told was made: an announced verdict older than that is not told. */
+  lastAt: number
 }
 
 /** @internal */
@@ -165,6 +167,7 @@ export const make = (
     const publish = (member: Member, decoded: Decoded): Effect.Effect<void> => {
       if (member.last === decoded.key) return Effect.void
       member.last = decoded.key
+      if (decoded.verdict !== undefined) member.lastAt = decoded.verdict.at
       return decoded.verdict === undefined ? Effect.void : Effect.asVoid(PubSub.publish(member.pubsub, decoded.verdict))
     }
 
@@ -218,12 +221,30 @@ export const make = (
     })
     const poll = pollLock.withPermits(1)(pollOnce)
 
-    /**
-     * A NOTIFY of a circuit connected here wakes the poll at once. Announcements that arrive while
-     * it runs wake it once more: however many saves, one poll at a time and at most one waiting.
-     */
+    /** Wakes the poll at once: however many wakes, one poll at a time and at most one waiting. */
     const wake = yield* Queue.sliding<void>(1)
     yield* Queue.take(wake).pipe(Effect.zipRight(Effect.ignore(poll)), Effect.forever, Effect.forkScoped)
+
+    /**
+     * A verdict announced by NOTIFY: told to the circuit's members here at once, under the poll's
+     * lock (so that a poll's older read is never told after it). Announcements arrive in commit
+     * order, so the last one is the stored verdict; one older than what a member was told (a poll
+     * read it later) is not told. A payload that is not a verdict wakes the poll instead.
+     */
+    const announced = (announcement: Notify.Saved | undefined): Effect.Effect<void> => {
+      if (announcement === undefined) return Effect.asVoid(Queue.offer(wake, undefined))
+      const { name, verdict } = announcement
+      if (members.of(name).size === 0) return Effect.void
+      return pollLock.withPermits(1)(
+        Effect.suspend(() => {
+          const decoded = saved(verdict)
+          reported.delete(name)
+          return Effect.forEach(members.of(name), (m) => (m.lastAt > verdict.at ? Effect.void : publish(m, decoded)), {
+            discard: true
+          })
+        })
+      )
+    }
 
     const listener = resolved.listen
       ? yield* Notify.listen({
@@ -232,8 +253,7 @@ export const make = (
           table: t.circuits,
           fastInterval: resolved.pollInterval,
           checkInterval: resolved.listenInterval,
-          onSaved: (name) =>
-            name === undefined || members.of(name).size > 0 ? Effect.asVoid(Queue.offer(wake, undefined)) : Effect.void,
+          onSaved: announced,
           onListening: (again) =>
             Effect.suspend(() => {
               // Saves made while not listening were missed: read every circuit (and after a loss,
@@ -258,7 +278,7 @@ export const make = (
     const connect = (name: string): Effect.Effect<BreakerStore.SharedCircuit, BreakerStoreError, Scope.Scope> =>
       Effect.gen(function* () {
         const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<Verdict>(), PubSub.shutdown)
-        const member: Member = { pubsub, last: undefined }
+        const member: Member = { pubsub, last: undefined, lastAt: Number.NEGATIVE_INFINITY }
         yield* members.join(name, member)
 
         const load: BreakerStore.SharedCircuit["load"] = run("load", select([name])).pipe(
@@ -288,7 +308,7 @@ ON CONFLICT (name) DO UPDATE SET
   consecutive_failures = 0,
   updated_at = excluded.updated_at
 WHERE ${unreadable} OR c.verdict_at <= excluded.verdict_at
-RETURNING name${Notify.announce(sql, channel, name)}`
+RETURNING name${Notify.announce(sql, channel, { name, verdict })}`
           ).pipe(
             Effect.flatMap((applied) => {
               const group = members.of(name)
