@@ -17,6 +17,7 @@ import type { Db } from "./backends.js"
 import * as Notify from "../src/internal/notify.js"
 import { backends, eventually, pgConfig } from "./backends.js"
 import { privatePostgres } from "./fixtures/postgres.js"
+import { proxy } from "./fixtures/proxy.js"
 
 const pg = backends.find(([name]) => name === "pg")![1]
 const sqlite = backends.find(([name]) => name === "sqlite")![1]
@@ -216,6 +217,48 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
         assert.isBelow(percentile(millis, 50), 50, millis.join(", "))
       }).pipe(Effect.scoped),
     120_000
+  )
+
+  it.live(
+    "the network to the database cut and restored: the poll takes over, LISTEN comes back, verdicts are pushed again",
+    () =>
+      Effect.gen(function* () {
+        const db = yield* pg
+        const link = yield* proxy(pgConfig.port)
+        const a = yield* member(db, applicationName(), { pollInterval: "1 hour", listenInterval: "1 hour" })
+        const b = yield* Layer.build(
+          SqlBreakerStore.layerPg(
+            { ...pgConfig, port: link.port },
+            { table: db.table, pollInterval: "100 millis", listenInterval: "200 millis" }
+          )
+        )
+        yield* eventually(listening(b), (on) => on)
+        const circuitA = yield* Context.get(a, Store.BreakerStore).connect("ledger")
+        const toB = yield* told(yield* Context.get(b, Store.BreakerStore).connect("ledger"))
+        const open = { state: "Open", until: 61_000, at: 1_000, origin: "a" } as const
+        yield* circuitA.save(open)
+        assert.deepStrictEqual(yield* next(toB, () => true), open)
+
+        yield* link.cut
+        yield* eventually(listening(b), (on) => !on, 1_000)
+        // Saved while B cannot reach the database: B learns it once the network is back.
+        const isolated = { state: "Isolated", until: 0, at: 2_000, origin: "a" } as const
+        yield* circuitA.save(isolated)
+        yield* link.restore
+        assert.deepStrictEqual(yield* next(toB, (v) => v.at === 2_000), isolated)
+        yield* eventually(listening(b), (on) => on, 2_000)
+        const millis: Array<number> = []
+        for (let i = 1; i <= 10; i++) {
+          const start = performance.now()
+          yield* circuitA.save({ state: i % 2 === 0 ? "Closed" : "Isolated", until: 0, at: 3_000 + i, origin: "a" })
+          yield* next(toB, (v) => v.at === 3_000 + i)
+          millis.push(performance.now() - start)
+        }
+        millis.sort((x, y) => x - y)
+        console.log(`after the network came back, 10 saves: median ${percentile(millis, 50).toFixed(1)} ms`)
+        assert.isBelow(percentile(millis, 50), 50, millis.join(", "))
+      }).pipe(Effect.scoped),
+    60_000
   )
 
   // Live: B's listener pings on the Effect Clock while it subscribes.

@@ -17,6 +17,7 @@ import type * as PgClient from "@effect/sql-pg/PgClient"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -180,10 +181,17 @@ export const listen = (options: {
         if (message.startsWith(PING)) return Effect.void
         return options.onSaved(message.startsWith(SAVED) ? savedOf(message) : undefined)
       }
-      const messages = Stream.merge(pg.listen(channel), pg.listen(pingChannel).pipe(Stream.map((n) => mine + n)))
-      // A daemon, interrupted in the background: a lost connection's UNLISTEN can hang (a
-      // blackhole) or fail, and neither may hold the listener, nor the store's scope when it closes.
-      const stream = yield* Effect.forkDaemon(Stream.runForEach(messages, received))
+      // Two consumers: a verdict waiting for the poll's lock never delays the echo of a ping. A
+      // daemon, interrupted in the background: a lost connection's UNLISTEN can hang (a blackhole)
+      // or fail, and neither may hold the listener, nor the store's scope when it closes.
+      const consumers = Effect.all(
+        [
+          Stream.runForEach(pg.listen(channel), received),
+          Stream.runForEach(pg.listen(pingChannel), (n) => received(mine + n))
+        ],
+        { concurrency: 2, discard: true }
+      )
+      const stream = yield* Effect.forkDaemon(consumers)
       previous = stream
 
       // Until one is heard, pings go to the verdict channel, so that an echo proves that very
@@ -227,7 +235,13 @@ export const listen = (options: {
       })
 
     yield* session.pipe(
-      Effect.catchAll(lost),
+      // Whatever ends a session (a defect too: a failed UNLISTEN dies) is a lost connection, but
+      // the store's scope closing.
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause)
+          ? Effect.failCause(cause)
+          : lost(Option.getOrElse(Cause.failureOption(cause), () => new Lost(Cause.pretty(cause))))
+      ),
       Effect.zipRight(Effect.sleep(checkInterval)),
       Effect.forever,
       Effect.forkScoped
