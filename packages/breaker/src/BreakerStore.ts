@@ -109,6 +109,30 @@ export interface SharedCircuit {
    * after it was over, released twice, or is not a lease at all releases nothing.
    */
   readonly releaseProbe: (lease: string) => Effect.Effect<void, BreakerStoreError>
+  /**
+   * Keeps `member` (a breaker instance: its `origin`) in the fleet: its last heartbeat becomes
+   * `now` (the caller's Effect Clock). A heartbeat never moves a member's last one back.
+   */
+  readonly heartbeat: (member: string, now: number) => Effect.Effect<void, BreakerStoreError>
+  /**
+   * The live members: how many members' last heartbeat is at or after `since`. Heartbeats before
+   * `since` may be forgotten by it.
+   */
+  readonly members: (since: number) => Effect.Effect<number, BreakerStoreError>
+  /**
+   * Reports that `member`'s own policy tripped at `at`, and returns, in the same atomic step, how
+   * many distinct members tripped at or after `since` and not before the stored verdict's `at` (a
+   * trip older than the last verdict belongs to an episode that is over). Each member counts once,
+   * with its latest trip: an earlier `at` never replaces a later one, so a report sent twice (a
+   * retry) counts once. Trips before `since` may be forgotten by it (not by `trips`).
+   */
+  readonly recordTrip: (trip: {
+    readonly member: string
+    readonly at: number
+    readonly since: number
+  }) => Effect.Effect<number, BreakerStoreError>
+  /** The count `recordTrip` returns, without reporting a trip. */
+  readonly trips: (since: number) => Effect.Effect<number, BreakerStoreError>
 }
 
 /**
@@ -129,7 +153,20 @@ interface MemoryEntry {
   lastFailureAt: number | undefined
   /** The lease held in each permit slot: its token and when it is over. */
   readonly leases: Map<number, { readonly token: string; readonly expires: number }>
+  /** Each member's last heartbeat, and its latest trip. */
+  readonly beats: Map<string, number>
+  readonly trips: Map<string, number>
   readonly pubsub: PubSub.PubSub<Verdict>
+}
+
+/** How many members' times are at or after `since`; with `forget`, times before `horizon` are dropped. */
+const countSince = (times: Map<string, number>, since: number, forget?: number): number => {
+  let n = 0
+  for (const [member, at] of times) {
+    if (at >= since) n++
+    else if (forget !== undefined && at < forget) times.delete(member)
+  }
+  return n
 }
 
 /**
@@ -150,6 +187,8 @@ export const makeMemory: Effect.Effect<BreakerStore["Type"]> = Effect.sync(() =>
         consecutiveFailures: 0,
         lastFailureAt: undefined,
         leases: new Map(),
+        beats: new Map(),
+        trips: new Map(),
         pubsub: Effect.runSync(PubSub.unbounded<Verdict>())
       }
       entries.set(name, found)
@@ -199,7 +238,18 @@ export const makeMemory: Effect.Effect<BreakerStore["Type"]> = Effect.sync(() =>
               if (Option.isNone(decoded)) return
               const { slot, token } = decoded.value
               if (e.leases.get(slot)?.token === token) e.leases.delete(slot)
-            })
+            }),
+          heartbeat: (member, now) =>
+            Effect.sync(() => {
+              e.beats.set(member, Math.max(e.beats.get(member) ?? now, now))
+            }),
+          members: (since) => Effect.sync(() => countSince(e.beats, since, since)),
+          recordTrip: ({ at, member, since }) =>
+            Effect.sync(() => {
+              e.trips.set(member, Math.max(e.trips.get(member) ?? at, at))
+              return countSince(e.trips, Math.max(since, e.verdict?.at ?? since), since)
+            }),
+          trips: (since) => Effect.sync(() => countSince(e.trips, Math.max(since, e.verdict?.at ?? since)))
         } satisfies SharedCircuit
       })
   })
