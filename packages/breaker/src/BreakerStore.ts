@@ -110,14 +110,17 @@ export interface SharedCircuit {
    */
   readonly releaseProbe: (lease: string) => Effect.Effect<void, BreakerStoreError>
   /**
-   * Keeps `member` (a breaker instance: its `origin`) in the fleet: its last heartbeat becomes
-   * `now` (the caller's Effect Clock). A heartbeat never moves a member's last one back.
+   * Keeps `member` (a breaker instance: its `origin`) in the fleet, in one atomic step: its last
+   * heartbeat becomes `now` (the caller's Effect Clock; an earlier one never moves it back),
+   * heartbeats before `since` are forgotten, and the answer is the number of live members (last
+   * heartbeat at or after `since`), this one included.
    */
-  readonly heartbeat: (member: string, now: number) => Effect.Effect<void, BreakerStoreError>
-  /**
-   * The live members: how many members' last heartbeat is at or after `since`. Heartbeats before
-   * `since` may be forgotten by it.
-   */
+  readonly heartbeat: (beat: {
+    readonly member: string
+    readonly now: number
+    readonly since: number
+  }) => Effect.Effect<number, BreakerStoreError>
+  /** How many members' last heartbeat is at or after `since` (reading forgets nothing). */
   readonly members: (since: number) => Effect.Effect<number, BreakerStoreError>
   /**
    * Reports that `member`'s own policy tripped at `at`, and returns, in the same atomic step, how
@@ -239,11 +242,12 @@ export const makeMemory: Effect.Effect<BreakerStore["Type"]> = Effect.sync(() =>
               const { slot, token } = decoded.value
               if (e.leases.get(slot)?.token === token) e.leases.delete(slot)
             }),
-          heartbeat: (member, now) =>
+          heartbeat: ({ member, now, since }) =>
             Effect.sync(() => {
               e.beats.set(member, Math.max(e.beats.get(member) ?? now, now))
+              return countSince(e.beats, since, since)
             }),
-          members: (since) => Effect.sync(() => countSince(e.beats, since, since)),
+          members: (since) => Effect.sync(() => countSince(e.beats, since)),
           recordTrip: ({ at, member, since }) =>
             Effect.sync(() => {
               e.trips.set(member, Math.max(e.trips.get(member) ?? at, at))

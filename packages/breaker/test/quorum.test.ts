@@ -1,6 +1,6 @@
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Fiber, Layer, Option, TestClock } from "effect"
+import { Deferred, Effect, Either, Fiber, Layer, Option, Stream, TestClock } from "effect"
 import type { Context } from "effect"
 import { call, dependency, fail, succeed, tagOf } from "./utils.js"
 
@@ -158,10 +158,7 @@ describe("sharing.quorum (memory store)", () => {
       const members = yield* fleet(store, 4, { quorum: 2 })
       const circuit = yield* storeOf(store)
       const told = yield* Deferred.make<BreakerStore.Verdict>()
-      yield* circuit.verdicts.pipe(
-        Effect.forEach((v) => Deferred.succeed(told, v)),
-        Effect.forkScoped
-      )
+      yield* Stream.runForEach(circuit.verdicts, (v) => Deferred.succeed(told, v)).pipe(Effect.forkScoped)
       yield* trip(members[0]!)
       yield* TestClock.adjust(OPEN_FOR)
       // its probe takes no fleet lease: a lease taken by someone else does not stop it
@@ -175,6 +172,7 @@ describe("sharing.quorum (memory store)", () => {
       yield* trip(members[1]!)
       assert.strictEqual(Option.getOrThrow(yield* circuit.load).state, "Open")
       assert.deepStrictEqual(yield* tags(members), Array(4).fill("Open"))
+      assert.strictEqual((yield* Deferred.await(told)).state, "Open", "the listener hears the fleet's verdict")
     })
   )
 
@@ -260,13 +258,14 @@ describe("sharing options", () => {
 
   it.scoped("good sharing options make a breaker, with or without a store", () =>
     Effect.gen(function* () {
-      for (const sharing of [
+      const good: ReadonlyArray<CircuitBreaker.Options["sharing"]> = [
         {},
         { quorum: 1 },
         { quorum: 10 },
         { quorum: { fraction: 1 } },
         { quorumWindow: "5 minutes" }
-      ]) {
+      ]
+      for (const sharing of good) {
         const breaker = yield* CircuitBreaker.make({ name: "ok", sharing })
         assert.strictEqual(yield* tagOf(breaker), "Closed")
       }

@@ -270,26 +270,30 @@ export const storeSuite = (
       })
 
       describe("fleet: heartbeats and trips", () => {
-        it.scoped("members counts the members whose last heartbeat is at or after `since`", () =>
+        it.scoped("heartbeat and members count the members whose last heartbeat is at or after `since`", () =>
           Effect.gen(function* () {
             const name = freshName()
             const a = yield* join(name)
             const b = yield* join(name)
             assert.strictEqual(yield* a.members(0), 0)
-            yield* a.heartbeat("m1", 1_000)
-            yield* b.heartbeat("m2", 2_000)
-            yield* b.heartbeat("m3", 3_000)
+            assert.strictEqual(yield* a.heartbeat({ member: "m1", now: 1_000, since: 0 }), 1)
+            assert.strictEqual(yield* b.heartbeat({ member: "m2", now: 2_000, since: 0 }), 2)
+            assert.strictEqual(yield* b.heartbeat({ member: "m3", now: 3_000, since: 0 }), 3)
             assert.strictEqual(yield* a.members(1_000), 3)
             assert.strictEqual(yield* b.members(2_000), 2)
             assert.strictEqual(yield* a.members(3_001), 0)
+            // reading forgets nothing
+            assert.strictEqual(yield* a.members(0), 3)
             // a heartbeat refreshes its member, and an earlier one never moves it back
-            yield* a.heartbeat("m1", 5_000)
-            yield* a.heartbeat("m1", 4_000)
+            assert.strictEqual(yield* a.heartbeat({ member: "m1", now: 5_000, since: 0 }), 3)
+            assert.strictEqual(yield* a.heartbeat({ member: "m1", now: 4_000, since: 4_000 }), 1)
             assert.strictEqual(yield* b.members(5_000), 1)
+            // the heartbeats before `since` were forgotten by it
+            assert.strictEqual(yield* b.members(0), 1)
             // another name has members of its own
             const other = yield* join(freshName())
             assert.strictEqual(yield* other.members(0), 0)
-            yield* other.heartbeat("m1", 9_000)
+            assert.strictEqual(yield* other.heartbeat({ member: "m1", now: 9_000, since: 0 }), 1)
             assert.strictEqual(yield* a.members(9_000), 0)
           })
         )

@@ -81,13 +81,19 @@ export class Quorum {
     })
   }
 
-  /** Members that must have tripped: a count as given; a fraction of the live members, rounded up, at least 1. */
+  /**
+   * Members that must have tripped: a count as given; a fraction of the live members, rounded up,
+   * at least 1. The live members are counted by a heartbeat of the reporter's own, so that it
+   * counts itself even when its last beat was lost.
+   */
   private required(now: number): Effect.Effect<number, BreakerStore.BreakerStoreError> {
     const size = this.settings.size
     if (size._tag === "Count") return Effect.succeed(size.count)
-    return Effect.map(this.circuit.members(now - MEMBER_TTL_MILLIS), (live) =>
-      Math.max(1, Math.ceil(size.fraction * live))
-    )
+    return Effect.map(this.beat(now), (live) => Math.max(1, Math.ceil(size.fraction * live)))
+  }
+
+  private beat(now: number): Effect.Effect<number, BreakerStore.BreakerStoreError> {
+    return this.circuit.heartbeat({ member: this.member, now, since: now - MEMBER_TTL_MILLIS })
   }
 
   /**
@@ -96,7 +102,7 @@ export class Quorum {
    */
   heartbeat(health: Health): Effect.Effect<void> {
     const beat = Effect.clockWith((clock) =>
-      Effect.disconnect(this.circuit.heartbeat(this.member, clock.unsafeCurrentTimeMillis())).pipe(
+      Effect.disconnect(this.beat(clock.unsafeCurrentTimeMillis())).pipe(
         Effect.timeout(Duration.millis(HEARTBEAT_MILLIS)),
         Effect.matchEffect({ onFailure: (error) => health.failed(error), onSuccess: () => health.answered })
       )
