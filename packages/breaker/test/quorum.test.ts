@@ -1,7 +1,6 @@
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Fiber, Layer, Option, Stream, TestClock } from "effect"
-import type { Context } from "effect"
+import { Context, Deferred, Effect, Either, Fiber, Layer, Option, Stream, TestClock } from "effect"
 import { call, dependency, fail, succeed, tagOf } from "./utils.js"
 
 /** Lets the breakers' background fibers (store followers, writers, heartbeats) run. */
@@ -172,6 +171,41 @@ describe("sharing.quorum (memory store)", () => {
       assert.strictEqual(Option.getOrThrow(yield* circuit.load).state, "Open")
       assert.deepStrictEqual(yield* tags(members), Array(4).fill("Open"))
       assert.strictEqual((yield* Deferred.await(told)).state, "Open", "the listener hears the fleet's verdict")
+    })
+  )
+
+  it.scoped("a member whose trip is still owed when its scope closes sends it (it counts, it opens no fleet)", () =>
+    Effect.gen(function* () {
+      const store = yield* memoryStore
+      const circuit = yield* storeOf(store)
+      // the store refuses the first report: the writer will try again in a second, too late
+      let refused = 0
+      const base = Context.get(store, BreakerStore.BreakerStore)
+      const flaky = Context.make(
+        BreakerStore.BreakerStore,
+        BreakerStore.BreakerStore.of({
+          connect: (name) =>
+            Effect.map(base.connect(name), (c) => ({
+              ...c,
+              recordTrip: (trip: Parameters<BreakerStore.SharedCircuit["recordTrip"]>[0]) =>
+                refused++ === 0
+                  ? Effect.fail(
+                      new BreakerStore.BreakerStoreError({ store: "test", operation: "recordTrip", message: "no" })
+                    )
+                  : c.recordTrip(trip)
+            }))
+        })
+      )
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const [leaving] = yield* fleet(flaky, 1, { quorum: 2 })
+          yield* trip(leaving!)
+          assert.strictEqual(refused, 1)
+          assert.strictEqual(yield* circuit.trips(0), 0)
+        })
+      )
+      assert.strictEqual(yield* circuit.trips(0), 1)
+      assert.isTrue(Option.isNone(yield* circuit.load))
     })
   )
 

@@ -196,19 +196,27 @@ export class Outbox {
   }
 
   /**
-   * Sends the verdict still owed, if any, waiting at most `deadline` (when the breaker's scope
-   * closes: the drain is about to stop). Counts still owed are left: sent twice, they would count twice.
+   * Sends the verdict still owed, if any, and the trip still owed (with a quorum: it is counted, but
+   * a member that leaves opens no fleet), waiting at most `deadline` in all (when the breaker's
+   * scope closes: the drain is about to stop). Counts still owed are left: sent twice, they would
+   * count twice (a trip sent twice counts once).
    */
   flush(deadline: Duration.DurationInput): Effect.Effect<void> {
     return Effect.suspend(() => {
       const verdict = this.pendingVerdict
-      if (verdict === undefined) return Effect.void
+      const trip = this.quorum === undefined ? undefined : this.pendingTrip
+      if (verdict === undefined && trip === undefined) return Effect.void
+      const send = Effect.zipRight(
+        verdict === undefined ? Effect.void : this.circuit.save(verdict),
+        trip === undefined ? Effect.void : Effect.asVoid(this.quorum!.record(trip.at))
+      )
       // Disconnected: a store that does not answer is given up at the deadline, not when it lets go.
       // Interruptible: this runs in a finalizer, where the deadline could not interrupt the wait.
-      return Effect.interruptible(Effect.disconnect(this.circuit.save(verdict))).pipe(
+      return Effect.interruptible(Effect.disconnect(send)).pipe(
         Effect.timeout(deadline),
         Effect.tap(() => {
           if (this.pendingVerdict === verdict) this.pendingVerdict = undefined
+          if (this.pendingTrip === trip) this.pendingTrip = undefined
         }),
         Effect.tapError((error) => this.health.failed(error)),
         Effect.ignore

@@ -44,9 +44,13 @@ export class Quorum {
 
   /** A verdict of the store (another member's, the stored one at join, or this member's echo). */
   heard(verdict: BreakerStore.Verdict): void {
-    if (verdict.at < this.fleetAt) return
-    this.fleetAt = verdict.at
-    this.fleetOpen = verdict.state !== "Closed"
+    this.know(verdict.state, verdict.at)
+  }
+
+  private know(state: BreakerStore.Verdict["state"], at: number): void {
+    if (at < this.fleetAt) return
+    this.fleetAt = at
+    this.fleetOpen = state !== "Closed"
   }
 
   /**
@@ -56,7 +60,7 @@ export class Quorum {
    */
   route(state: BreakerStore.Verdict["state"], at: number): Route {
     if (state === "Isolated" || this.fleetOpen) {
-      this.heard({ state, until: 0, at, origin: this.member })
+      this.know(state, at)
       return "save"
     }
     return state === "Open" ? "trip" : "local"
@@ -64,7 +68,7 @@ export class Quorum {
 
   /** This member opens the fleet at `at` (its report reached the quorum). */
   opened(at: number): void {
-    this.heard({ state: "Open", until: 0, at, origin: this.member })
+    this.know("Open", at)
   }
 
   /**
@@ -74,11 +78,19 @@ export class Quorum {
   report(at: number): Effect.Effect<number | undefined, BreakerStore.BreakerStoreError> {
     return Effect.clockWith((clock) => {
       const now = clock.unsafeCurrentTimeMillis()
-      const trip = { member: this.member, at, since: now - this.settings.windowMillis }
-      return Effect.flatMap(this.circuit.recordTrip(trip), (trips) =>
+      return Effect.flatMap(this.recordAt(at, now), (trips) =>
         Effect.map(this.required(now), (required) => (trips >= required ? now : undefined))
       )
     })
+  }
+
+  /** Records the member's trip at `at`; the count of members that tripped within the window. */
+  record(at: number): Effect.Effect<number, BreakerStore.BreakerStoreError> {
+    return Effect.clockWith((clock) => this.recordAt(at, clock.unsafeCurrentTimeMillis()))
+  }
+
+  private recordAt(at: number, now: number): Effect.Effect<number, BreakerStore.BreakerStoreError> {
+    return this.circuit.recordTrip({ member: this.member, at, since: now - this.settings.windowMillis })
   }
 
   /**
