@@ -1,6 +1,7 @@
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Either, Fiber, Layer, Option, Stream, TestClock } from "effect"
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Context, Deferred, Effect, Either, Fiber, Layer, Option, Stream, TestClock, TestContext } from "effect"
+import * as fc from "fast-check"
 import { call, dependency, fail, succeed, tagOf } from "./utils.js"
 
 /** Lets the breakers' background fibers (store followers, writers, heartbeats) run. */
@@ -304,4 +305,57 @@ describe("sharing options", () => {
       }
     })
   )
+})
+
+// The quorum rule as a property: members trip once each, at random gaps; with reports landing at
+// once (the memory store), the fleet opens exactly when some trip is the q-th within `window` of it.
+describe("sharing.quorum: the window rule, as a property", () => {
+  const seed = Number(process.env["QUORUM_SEED"] ?? Date.now() % 2 ** 31)
+  it(`the fleet opens exactly when q distinct members tripped within the window (seed ${seed})`, async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 2, max: 4 }),
+        fc.integer({ min: 1, max: 10 }).map((s) => s * 1_000),
+        fc.array(fc.integer({ min: 0, max: 6_000 }), { minLength: 1, maxLength: 6 }),
+        (quorum, windowMillis, gaps) =>
+          Effect.runPromise(
+            Effect.gen(function* () {
+              const store = yield* memoryStore
+              const circuit = yield* storeOf(store)
+              const members = yield* Effect.all(
+                gaps.map(() =>
+                  CircuitBreaker.make({
+                    name: NAME,
+                    policy: Policy.consecutiveFailures(1),
+                    openFor: "1 hour",
+                    sharing: { quorum, quorumWindow: windowMillis }
+                  }).pipe(Effect.provide(store))
+                )
+              )
+              const times: Array<number> = []
+              let now = 0
+              for (let i = 0; i < gaps.length; i++) {
+                now += gaps[i]!
+                yield* TestClock.adjust(gaps[i]!)
+                const before = Option.getOrUndefined(yield* circuit.load)
+                const expected =
+                  before === undefined && [...times, now].filter((t) => t >= now - windowMillis).length >= quorum
+                if (before !== undefined) {
+                  // the fleet is open: this member was opened by it, and cannot trip
+                  expect(yield* tagOf(members[i]!)).toBe("Open")
+                  continue
+                }
+                yield* call(members[i]!, fail)
+                times.push(now)
+                yield* settle
+                const after = Option.getOrUndefined(yield* circuit.load)
+                expect(after?.state, `trip ${i} at ${now}, trips ${times}`).toBe(expected ? "Open" : undefined)
+                if (expected) expect(yield* tags(members)).toStrictEqual(Array(members.length).fill("Open"))
+              }
+            }).pipe(Effect.scoped, Effect.provide(TestContext.TestContext))
+          )
+      ),
+      { numRuns: 50, seed }
+    )
+  }, 120_000)
 })
