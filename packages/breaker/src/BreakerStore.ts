@@ -109,6 +109,33 @@ export interface SharedCircuit {
    * after it was over, released twice, or is not a lease at all releases nothing.
    */
   readonly releaseProbe: (lease: string) => Effect.Effect<void, BreakerStoreError>
+  /**
+   * Keeps `member` (a breaker instance: its `origin`) in the fleet, in one atomic step: its last
+   * heartbeat becomes `now` (the caller's Effect Clock; an earlier one never moves it back),
+   * heartbeats before `since` are forgotten, and the answer is the number of live members (last
+   * heartbeat at or after `since`), this one included.
+   */
+  readonly heartbeat: (beat: {
+    readonly member: string
+    readonly now: number
+    readonly since: number
+  }) => Effect.Effect<number, BreakerStoreError>
+  /** How many members' last heartbeat is at or after `since` (reading forgets nothing). */
+  readonly members: (since: number) => Effect.Effect<number, BreakerStoreError>
+  /**
+   * Reports that `member`'s own policy tripped at `at`, and returns, in the same atomic step, how
+   * many distinct members tripped at or after `since` and not before the stored verdict's `at` (a
+   * trip older than the last verdict belongs to an episode that is over). Each member counts once,
+   * with its latest trip: an earlier `at` never replaces a later one, so a report sent twice (a
+   * retry) counts once. Trips before `since` may be forgotten by it (not by `trips`).
+   */
+  readonly recordTrip: (trip: {
+    readonly member: string
+    readonly at: number
+    readonly since: number
+  }) => Effect.Effect<number, BreakerStoreError>
+  /** The count `recordTrip` returns, without reporting a trip. */
+  readonly trips: (since: number) => Effect.Effect<number, BreakerStoreError>
 }
 
 /**
@@ -129,7 +156,20 @@ interface MemoryEntry {
   lastFailureAt: number | undefined
   /** The lease held in each permit slot: its token and when it is over. */
   readonly leases: Map<number, { readonly token: string; readonly expires: number }>
+  /** Each member's last heartbeat, and its latest trip. */
+  readonly beats: Map<string, number>
+  readonly trips: Map<string, number>
   readonly pubsub: PubSub.PubSub<Verdict>
+}
+
+/** How many members' times are at or after `since`; with `forget`, times before `horizon` are dropped. */
+const countSince = (times: Map<string, number>, since: number, forget?: number): number => {
+  let n = 0
+  for (const [member, at] of times) {
+    if (at >= since) n++
+    else if (forget !== undefined && at < forget) times.delete(member)
+  }
+  return n
 }
 
 /**
@@ -150,6 +190,8 @@ export const makeMemory: Effect.Effect<BreakerStore["Type"]> = Effect.sync(() =>
         consecutiveFailures: 0,
         lastFailureAt: undefined,
         leases: new Map(),
+        beats: new Map(),
+        trips: new Map(),
         pubsub: Effect.runSync(PubSub.unbounded<Verdict>())
       }
       entries.set(name, found)
@@ -199,7 +241,19 @@ export const makeMemory: Effect.Effect<BreakerStore["Type"]> = Effect.sync(() =>
               if (Option.isNone(decoded)) return
               const { slot, token } = decoded.value
               if (e.leases.get(slot)?.token === token) e.leases.delete(slot)
-            })
+            }),
+          heartbeat: ({ member, now, since }) =>
+            Effect.sync(() => {
+              e.beats.set(member, Math.max(e.beats.get(member) ?? now, now))
+              return countSince(e.beats, since, since)
+            }),
+          members: (since) => Effect.sync(() => countSince(e.beats, since)),
+          recordTrip: ({ at, member, since }) =>
+            Effect.sync(() => {
+              e.trips.set(member, Math.max(e.trips.get(member) ?? at, at))
+              return countSince(e.trips, Math.max(since, e.verdict?.at ?? since), since)
+            }),
+          trips: (since) => Effect.sync(() => countSince(e.trips, Math.max(since, e.verdict?.at ?? since)))
         } satisfies SharedCircuit
       })
   })

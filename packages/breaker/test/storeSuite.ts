@@ -269,6 +269,95 @@ export const storeSuite = (
         )
       })
 
+      describe("fleet: heartbeats and trips", () => {
+        it.scoped("heartbeat and members count the members whose last heartbeat is at or after `since`", () =>
+          Effect.gen(function* () {
+            const name = freshName()
+            const a = yield* join(name)
+            const b = yield* join(name)
+            assert.strictEqual(yield* a.members(0), 0)
+            assert.strictEqual(yield* a.heartbeat({ member: "m1", now: 1_000, since: 0 }), 1)
+            assert.strictEqual(yield* b.heartbeat({ member: "m2", now: 2_000, since: 0 }), 2)
+            assert.strictEqual(yield* b.heartbeat({ member: "m3", now: 3_000, since: 0 }), 3)
+            assert.strictEqual(yield* a.members(1_000), 3)
+            assert.strictEqual(yield* b.members(2_000), 2)
+            assert.strictEqual(yield* a.members(3_001), 0)
+            // reading forgets nothing
+            assert.strictEqual(yield* a.members(0), 3)
+            // a heartbeat refreshes its member, and an earlier one never moves it back
+            assert.strictEqual(yield* a.heartbeat({ member: "m1", now: 5_000, since: 0 }), 3)
+            assert.strictEqual(yield* a.heartbeat({ member: "m1", now: 4_000, since: 4_000 }), 1)
+            assert.strictEqual(yield* b.members(5_000), 1)
+            // the heartbeats before `since` were forgotten by it
+            assert.strictEqual(yield* b.members(0), 1)
+            // another name has members of its own
+            const other = yield* join(freshName())
+            assert.strictEqual(yield* other.members(0), 0)
+            assert.strictEqual(yield* other.heartbeat({ member: "m1", now: 9_000, since: 0 }), 1)
+            assert.strictEqual(yield* a.members(9_000), 0)
+          })
+        )
+
+        it.scoped("recordTrip counts distinct members that tripped at or after `since`", () =>
+          Effect.gen(function* () {
+            const name = freshName()
+            const a = yield* join(name)
+            const b = yield* join(name)
+            assert.strictEqual(yield* a.trips(0), 0)
+            assert.strictEqual(yield* a.recordTrip({ member: "m1", at: 1_000, since: 0 }), 1)
+            // the same member again (a retry, or its next episode) still counts once
+            assert.strictEqual(yield* b.recordTrip({ member: "m1", at: 1_000, since: 0 }), 1)
+            assert.strictEqual(yield* b.recordTrip({ member: "m1", at: 1_500, since: 0 }), 1)
+            assert.strictEqual(yield* b.recordTrip({ member: "m2", at: 2_000, since: 0 }), 2)
+            // a window that starts later leaves the older trips out
+            assert.strictEqual(yield* a.recordTrip({ member: "m3", at: 3_000, since: 1_600 }), 2)
+            assert.strictEqual(yield* a.trips(2_001), 1)
+            // an earlier trip never replaces a member's later one
+            yield* a.recordTrip({ member: "m3", at: 100, since: 0 })
+            assert.strictEqual(yield* b.trips(3_000), 1)
+            // a trip older than `since` is recorded but does not count
+            assert.strictEqual(yield* a.recordTrip({ member: "m4", at: 500, since: 2_000 }), 2)
+            // counts alone are no verdict, and other names count apart
+            assert.isTrue(Option.isNone(yield* a.load))
+            const other = yield* join(freshName())
+            assert.strictEqual(yield* other.trips(0), 0)
+          })
+        )
+
+        it.scoped("a trip before the stored verdict's `at` does not count (its episode is over)", () =>
+          Effect.gen(function* () {
+            const name = freshName()
+            const a = yield* join(name)
+            yield* a.recordTrip({ member: "m1", at: 1_000, since: 0 })
+            yield* a.recordTrip({ member: "m2", at: 2_000, since: 0 })
+            yield* a.save(verdict("Closed", 2_000))
+            // m2 tripped at the verdict's own instant: it counts; m1 does not
+            assert.strictEqual(yield* a.trips(0), 1)
+            assert.strictEqual(yield* a.recordTrip({ member: "m3", at: 2_500, since: 0 }), 2)
+            // a late report of a trip from before the verdict counts for nothing
+            assert.strictEqual(yield* a.recordTrip({ member: "m4", at: 1_999, since: 0 }), 2)
+            // a stale save (older than the stored verdict) does not move the line back
+            yield* a.save(verdict("Closed", 1_500))
+            assert.strictEqual(yield* a.trips(0), 2)
+          })
+        )
+
+        it.scoped("members tripping at once: the last report to land counts every one", () =>
+          Effect.gen(function* () {
+            const name = freshName()
+            const members = yield* Effect.all(Array.from({ length: 8 }, () => join(name)))
+            const counts = yield* Effect.forEach(
+              members,
+              (m, i) => m.recordTrip({ member: `m${i}`, at: 1_000 + i, since: 0 }),
+              { concurrency: "unbounded" }
+            )
+            assert.strictEqual(Math.max(...counts), 8)
+            assert.isTrue(counts.every((n) => n >= 1 && n <= 8))
+            assert.strictEqual(yield* members[0]!.trips(0), 8)
+          })
+        )
+      })
+
       describe("probe leases", () => {
         it.scoped("exactly one holder per slot, however many ask at once", () =>
           Effect.gen(function* () {

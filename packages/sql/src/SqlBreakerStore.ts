@@ -34,8 +34,9 @@ import * as internal from "./internal/store.js"
 export interface Options {
   /**
    * The table of circuits, optionally schema-qualified (`"ops.breakers"`). Default
-   * `"circuitry_breakers"`. Beside it live `<table>_probes` (half-open probe leases) and
-   * `<table>_migrations` (this package's migrations, apart from the application's own).
+   * `"circuitry_breakers"`. Beside it live `<table>_probes` (half-open probe leases),
+   * `<table>_members` (heartbeats and trips, for `sharing.quorum`) and `<table>_migrations` (this
+   * package's migrations, apart from the application's own).
    */
   readonly table?: string | undefined
   /**

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import type * as BreakerStore from "../BreakerStore.js"
+import type { Quorum } from "./quorum.js"
 import type { Health } from "./sharing.js"
 
 /** How long the background writer waits before trying an unreachable store again. */
@@ -31,6 +32,10 @@ export class Outbox {
   private timeOnly = false
   /** Failures reached the store since it last heard of a success. */
   private dirty = false
+  /** With a quorum: the member's latest trip, not yet reported, and whether its episode goes on. */
+  private pendingTrip: { readonly at: number; readonly until: number; current: boolean } | undefined = undefined
+  /** The last verdict was saved as the fleet's (with a quorum, a trip may be reported instead). */
+  private lastSaved = true
 
   constructor(
     private readonly circuit: BreakerStore.SharedCircuit,
@@ -38,11 +43,32 @@ export class Outbox {
     readonly origin: string,
     private readonly signal: Queue.Queue<void>,
     /** Hears whether each send was answered, to log an outage and its end once. */
-    private readonly health: Health
+    private readonly health: Health,
+    /** With `sharing.quorum`: decides which of this instance's verdicts are the fleet's (quorum.ts). */
+    private readonly quorum: Quorum | undefined
   ) {}
 
-  /** This instance's verdict (HalfOpen is derived, never stored). A verdict makes pending counts moot. */
+  /**
+   * This instance's verdict (HalfOpen is derived, never stored). Saved as the fleet's, a verdict
+   * makes pending counts moot. With a quorum, an Open while the fleet is closed is reported as a
+   * trip instead, and a Closed while the fleet is closed stays the instance's own.
+   */
   verdict(state: "Closed" | "Open" | "Isolated", until: number, at: number): void {
+    // Whatever happens to it, an episode that ends cannot open the fleet any more.
+    if (state !== "Open" && this.pendingTrip !== undefined) this.pendingTrip.current = false
+    const route = this.quorum === undefined ? "save" : this.quorum.route(state, at)
+    this.lastSaved = route === "save"
+    if (route === "local") return
+    if (route === "trip") {
+      // Only the latest trip matters: the store keeps one per member.
+      this.pendingTrip = { at, until, current: true }
+      this.signal.unsafeOffer(undefined)
+      return
+    }
+    this.save(state, until, at)
+  }
+
+  private save(state: "Closed" | "Open" | "Isolated", until: number, at: number): void {
     this.pendingVerdict = { state, until: state === "Open" ? until : 0, at, origin: this.origin }
     // A transition starts the store's count again.
     this.failuresBefore = 0
@@ -54,7 +80,7 @@ export class Outbox {
 
   /** A failure at `at`; `tripped`: it opened the circuit (after its verdict was put in). */
   failure(at: number, tripped: boolean): void {
-    if (tripped) {
+    if (tripped && this.lastSaved) {
       // The verdict starts the store's count again, but the time of the last failure is still worth keeping.
       this.timeOnly = true
     } else {
@@ -87,6 +113,21 @@ export class Outbox {
         circuit.save(verdict),
         () => {
           if (this.pendingVerdict === verdict) this.pendingVerdict = undefined
+        }
+      ]
+    }
+    const trip = this.pendingTrip
+    if (trip !== undefined && this.quorum !== undefined) {
+      const quorum = this.quorum
+      return [
+        Effect.map(quorum.report(trip.at), (reachedAt) => {
+          // The quorum is reached in this member's episode: it becomes the fleet's, for every member.
+          if (reachedAt === undefined || !trip.current || quorum.fleetOpen) return
+          quorum.opened(reachedAt)
+          this.save("Open", trip.until, reachedAt)
+        }),
+        () => {
+          if (this.pendingTrip === trip) this.pendingTrip = undefined
         }
       ]
     }
@@ -155,19 +196,27 @@ export class Outbox {
   }
 
   /**
-   * Sends the verdict still owed, if any, waiting at most `deadline` (when the breaker's scope
-   * closes: the drain is about to stop). Counts still owed are left: sent twice, they would count twice.
+   * Sends the verdict still owed, if any, and the trip still owed (with a quorum: it is counted, but
+   * a member that leaves opens no fleet), waiting at most `deadline` in all (when the breaker's
+   * scope closes: the drain is about to stop). Counts still owed are left: sent twice, they would
+   * count twice (a trip sent twice counts once).
    */
   flush(deadline: Duration.DurationInput): Effect.Effect<void> {
     return Effect.suspend(() => {
       const verdict = this.pendingVerdict
-      if (verdict === undefined) return Effect.void
+      const trip = this.quorum === undefined ? undefined : this.pendingTrip
+      if (verdict === undefined && trip === undefined) return Effect.void
+      const send = Effect.zipRight(
+        verdict === undefined ? Effect.void : this.circuit.save(verdict),
+        trip === undefined ? Effect.void : Effect.asVoid(this.quorum!.record(trip.at))
+      )
       // Disconnected: a store that does not answer is given up at the deadline, not when it lets go.
       // Interruptible: this runs in a finalizer, where the deadline could not interrupt the wait.
-      return Effect.interruptible(Effect.disconnect(this.circuit.save(verdict))).pipe(
+      return Effect.interruptible(Effect.disconnect(send)).pipe(
         Effect.timeout(deadline),
         Effect.tap(() => {
           if (this.pendingVerdict === verdict) this.pendingVerdict = undefined
+          if (this.pendingTrip === trip) this.pendingTrip = undefined
         }),
         Effect.tapError((error) => this.health.failed(error)),
         Effect.ignore

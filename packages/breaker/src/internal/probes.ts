@@ -69,7 +69,8 @@ export class Probes {
         return finish(Machine.FAILURE)
       })
       const run = Effect.onExit(restore(self), (exit) => finish(outcome(exit)))
-      const link = this.link
+      // With a quorum, a member's own episode (its fleet closed) probes without the fleet's lease.
+      const link = this.link !== undefined && Sharing.probesForFleet(this.link) ? this.link : undefined
       const leased: Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> =
         link === undefined
           ? run

@@ -86,11 +86,38 @@ if held and string.sub(held, 1, string.len(ARGV[1]) + 1) == ARGV[1] .. '|' then
 end
 return 0`
 
+// Fleet membership and trips: one sorted set each per circuit, scored by the members' Effect Clock
+// times. A heartbeat keeps each member's latest beat (ZADD GT) and forgets beats before `since`.
+const HEARTBEAT = `
+redis.call('ZADD', KEYS[1], 'GT', ARGV[2], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[3])
+return redis.call('ZCOUNT', KEYS[1], ARGV[3], '+inf')`
+
+// Trips count from \`since\`, and not from before the stored verdict (its episode is over). With
+// ARGV[1] a member, the trip is recorded first (its latest trip is kept) and older ones forgotten.
+// KEYS: the trips set, the circuit hash (read only).
+const TRIPS = `
+local since = tonumber(ARGV[3])
+if ARGV[1] ~= '' then
+  redis.call('ZADD', KEYS[1], 'GT', ARGV[2], ARGV[1])
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[3])
+end
+if redis.call('TYPE', KEYS[2]).ok == 'hash' then
+  local stored = redis.call('HMGET', KEYS[2], 'state', 'at')
+  local at = stored[2] and (string.match(stored[2], '^%-?%d+$') or string.match(stored[2], '^%-?%d+%.%d+$'))
+  if (stored[1] == 'Closed' or stored[1] == 'Open' or stored[1] == 'Isolated') and at and tonumber(at) > since then
+    since = tonumber(at)
+  end
+end
+return redis.call('ZCOUNT', KEYS[1], since, '+inf')`
+
 type Client = Connected & {
   circuitrySave(key: string, ...args: Array<string>): Promise<number>
   circuitryRecordFailures(key: string, count: string, at: string): Promise<number>
   circuitryAcquire(...args: Array<string | number>): Promise<number>
   circuitryRelease(key: string, token: string): Promise<number>
+  circuitryHeartbeat(key: string, member: string, now: string, since: string): Promise<number>
+  circuitryTrips(tripsKey: string, circuitKey: string, member: string, at: string, since: string): Promise<number>
 }
 
 const defineCommands = (client: Connected): Client => {
@@ -98,6 +125,8 @@ const defineCommands = (client: Connected): Client => {
   client.defineCommand("circuitryRecordFailures", { numberOfKeys: 1, lua: RECORD_FAILURES })
   client.defineCommand("circuitryAcquire", { lua: ACQUIRE })
   client.defineCommand("circuitryRelease", { numberOfKeys: 1, lua: RELEASE })
+  client.defineCommand("circuitryHeartbeat", { numberOfKeys: 1, lua: HEARTBEAT })
+  client.defineCommand("circuitryTrips", { numberOfKeys: 2, lua: TRIPS })
   return client as Client
 }
 
@@ -126,6 +155,8 @@ export const make = (
     // A circuit's keys share the hash tag `{name}` (one Redis Cluster slot): see keys.ts.
     const hashKey = (name: string) => Keys.of(prefix, name)("circuit")
     const slotKey = (name: string, slot: number) => Keys.of(prefix, name)(`probe:${slot}`)
+    const membersKey = (name: string) => Keys.of(prefix, name)("members")
+    const tripsKey = (name: string) => Keys.of(prefix, name)("trips")
 
     // Two connections: commands (fail fast when down) and a subscriber for verdicts. Neither has
     // to be up for the layer to build: breakers keep their state locally until Redis is back.
@@ -265,7 +296,13 @@ export const make = (
               onNone: () => Effect.void,
               onSome: ({ slot, token }) =>
                 call("releaseProbe", () => client.circuitryRelease(slotKey(name, slot), token)).pipe(Effect.asVoid)
-            })
+            }),
+          heartbeat: ({ member, now, since }) =>
+            call("heartbeat", () => client.circuitryHeartbeat(membersKey(name), member, String(now), String(since))),
+          members: (since) => call("members", () => client.zcount(membersKey(name), since, "+inf")),
+          recordTrip: ({ at, member, since }) =>
+            call("recordTrip", () => client.circuitryTrips(tripsKey(name), key, member, String(at), String(since))),
+          trips: (since) => call("trips", () => client.circuitryTrips(tripsKey(name), key, "", "0", String(since)))
         } satisfies BreakerStore.SharedCircuit
       })
 

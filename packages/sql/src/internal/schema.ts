@@ -13,6 +13,8 @@ export interface Tables {
   readonly circuits: string
   /** One row per (circuit, half-open probe slot): the fleet-wide probe leases. */
   readonly probes: string
+  /** One row per (circuit, member): the member's last heartbeat and latest trip (`sharing.quorum`). */
+  readonly members: string
   /** The migrations already run on these tables (kept apart from the application's own). */
   readonly migrations: string
 }
@@ -21,6 +23,7 @@ export interface Tables {
 export const tables = (table: string): Tables => ({
   circuits: table,
   probes: `${table}_probes`,
+  members: `${table}_members`,
   migrations: `${table}_migrations`
 })
 
@@ -50,6 +53,16 @@ const createProbes = (sql: SqlClient.SqlClient, t: Tables) =>
   PRIMARY KEY (name, slot)
 )`
 
+/** Added in migration 2: a member's times are NULL until it beats (or trips). */
+const createMembers = (sql: SqlClient.SqlClient, t: Tables) =>
+  sql`CREATE TABLE IF NOT EXISTS ${sql(t.members)} (
+  name TEXT NOT NULL,
+  member TEXT NOT NULL,
+  beat_at BIGINT,
+  trip_at BIGINT,
+  PRIMARY KEY (name, member)
+)`
+
 /**
  * Runs the migrations of the breaker tables named `table` (idempotent; safe to run from several
  * processes at once: a migrator that loses the race to another is retried).
@@ -67,7 +80,8 @@ export const migrate = (
   const loader = Migrator.fromRecord({
     "1_create_circuits": Effect.flatMap(SqlClient.SqlClient, (sql) =>
       Effect.zipRight(createCircuits(sql, t), createProbes(sql, t))
-    )
+    ),
+    "2_create_members": Effect.flatMap(SqlClient.SqlClient, (sql) => createMembers(sql, t))
   })
   return Effect.flatMap(SqlClient.SqlClient, (client) =>
     Migrator.make({})({ loader, table: t.migrations }).pipe(

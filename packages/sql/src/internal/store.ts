@@ -116,6 +116,7 @@ export const make = (
     const circuits = sql(t.circuits)
     const probes = sql(t.probes)
     const channel = Notify.channelOf(t.circuits)
+    const fleet = sql(t.members)
 
     /** Bumped when a save is published locally, so that a poll begun earlier does not undo it. */
     const epochs = new Map<string, number>()
@@ -396,9 +397,54 @@ RETURNING token`
               )
           })
 
+        // Fleet membership: each statement is atomic on its own. A count read after this member's
+        // write sees it, so of members writing at once, the last to write counts every one.
+        const latest = (column: "beat_at" | "trip_at") =>
+          sql.literal(
+            `${column} = CASE WHEN m.${column} IS NULL OR m.${column} < excluded.${column} THEN excluded.${column} ELSE m.${column} END`
+          )
+        const countBeats = (since: number) =>
+          sql<{ n: unknown }>`SELECT COUNT(*) AS n FROM ${fleet} WHERE name = ${name} AND beat_at >= ${since}`
+        /** A row is forgotten once neither its beat nor its trip is at or after `since`. */
+        const forget = (since: number) =>
+          sql`DELETE FROM ${fleet} WHERE name = ${name}
+  AND (beat_at IS NULL OR beat_at < ${since}) AND (trip_at IS NULL OR trip_at < ${since})`
+        // Trips count from `since`, and not from before the stored verdict (its episode is over).
+        const countTrips = (since: number) =>
+          sql<{ n: unknown }>`SELECT COUNT(*) AS n FROM ${fleet} WHERE name = ${name} AND trip_at >= ${since}
+  AND trip_at >= COALESCE((SELECT CASE WHEN ${unreadable} THEN 0 ELSE c.verdict_at END FROM ${circuits} AS c WHERE c.name = ${name}), 0)`
+        const count = (rows: ReadonlyArray<{ n: unknown }>) => BreakerStoreKit.millisOf(rows[0]?.n) ?? 0
+
+        const heartbeat: BreakerStore.SharedCircuit["heartbeat"] = ({ member, now, since }) =>
+          run(
+            "heartbeat",
+            sql`INSERT INTO ${fleet} AS m (name, member, beat_at) VALUES (${name}, ${member}, ${now})
+ON CONFLICT (name, member) DO UPDATE SET ${latest("beat_at")}`.pipe(
+              Effect.zipRight(forget(since)),
+              Effect.zipRight(countBeats(since)),
+              Effect.map(count)
+            )
+          )
+
+        const recordTrip: BreakerStore.SharedCircuit["recordTrip"] = ({ at, member, since }) =>
+          run(
+            "recordTrip",
+            sql`INSERT INTO ${fleet} AS m (name, member, trip_at) VALUES (${name}, ${member}, ${at})
+ON CONFLICT (name, member) DO UPDATE SET ${latest("trip_at")}`.pipe(
+              // Rows are forgotten by heartbeats only: a window shorter than the heartbeat's life
+              // would otherwise forget live members.
+              Effect.zipRight(countTrips(since)),
+              Effect.map(count)
+            )
+          )
+
         return {
           load,
           verdicts: Stream.fromPubSub(pubsub),
+          heartbeat,
+          members: (since) => run("members", Effect.map(countBeats(since), count)),
+          recordTrip,
+          trips: (since) => run("trips", Effect.map(countTrips(since), count)),
           save,
           recordFailures,
           recordSuccess,
