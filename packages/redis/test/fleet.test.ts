@@ -82,61 +82,65 @@ layer(FleetLive, { timeout: 120_000, excludeTestServices: true })("a fleet of 50
         // Each host's event-loop delay is read for each trip (from the trip until every member has
         // opened): the longest it could not run any callback. Latency less that delay is the
         // propagation excluding the host's scheduling.
-        const round = Effect.gen(function* () {
-          const raw: Array<number> = []
-          const corrected: Array<number> = []
-          let lagP99 = 0
-          for (let trial = 0; trial < 5; trial++) {
-            const tripper = (trial * 11 + 3) % fleet.size
-            yield* fleet.lag
-            const from = fleet.events.length
-            yield* fleet.send({ op: "trip", circuit, member: tripper })
-            const opened = (es: ReadonlyArray<Event>) =>
-              of(es.slice(from), "transition", circuit).filter((e) => e.to === "Open")
-            assert.isTrue(
-              yield* fleet.until((es) => opened(es).length === fleet.size, 10_000),
-              `trial ${trial}: ${opened(fleet.events).length} of ${fleet.size} members opened`
-            )
-            const lag = new Map((yield* fleet.lag).map((l) => [l.host, l]))
-            lagP99 = Math.max(lagP99, ...[...lag.values()].map((l) => l.p99))
-            const tripping = of(fleet.events.slice(from), "tripping", circuit)[0]!
-            for (const e of opened(fleet.events)) {
-              if (e.member === tripper) continue
-              raw.push(e.wall - tripping.wall)
-              corrected.push(Math.max(0, e.wall - tripping.wall - Math.round(lag.get(fleet.hostOf(e.member))!.max)))
+        const round = (label: string, trials = 5) =>
+          Effect.gen(function* () {
+            const raw: Array<number> = []
+            const corrected: Array<number> = []
+            let lagP99 = 0
+            for (let trial = 0; trial < trials; trial++) {
+              const tripper = (trial * 11 + 3) % fleet.size
+              yield* fleet.lag
+              const from = fleet.events.length
+              yield* fleet.send({ op: "trip", circuit, member: tripper })
+              const opened = (es: ReadonlyArray<Event>) =>
+                of(es.slice(from), "transition", circuit).filter((e) => e.to === "Open")
+              assert.isTrue(
+                yield* fleet.until((es) => opened(es).length === fleet.size, 10_000),
+                `trial ${trial}: ${opened(fleet.events).length} of ${fleet.size} members opened`
+              )
+              const lag = new Map((yield* fleet.lag).map((l) => [l.host, l]))
+              lagP99 = Math.max(lagP99, ...[...lag.values()].map((l) => l.p99))
+              const tripping = of(fleet.events.slice(from), "tripping", circuit)[0]!
+              for (const e of opened(fleet.events)) {
+                if (e.member === tripper) continue
+                raw.push(e.wall - tripping.wall)
+                corrected.push(Math.max(0, e.wall - tripping.wall - Math.round(lag.get(fleet.hostOf(e.member))!.max)))
+              }
+              const back = fleet.events.length
+              yield* fleet.send({ op: "reset", circuit, member: (tripper + 1) % fleet.size })
+              assert.isTrue(
+                yield* fleet.until(
+                  (es) =>
+                    of(es.slice(back), "transition", circuit).filter((e) => e.to === "Closed").length === fleet.size,
+                  10_000
+                ),
+                `trial ${trial}: the reset did not close every member`
+              )
+              yield* realSleep(100)
             }
-            const back = fleet.events.length
-            yield* fleet.send({ op: "reset", circuit, member: (tripper + 1) % fleet.size })
-            assert.isTrue(
-              yield* fleet.until(
-                (es) =>
-                  of(es.slice(back), "transition", circuit).filter((e) => e.to === "Closed").length === fleet.size,
-                10_000
-              ),
-              `trial ${trial}: the reset did not close every member`
+            assert.strictEqual(raw.length, trials * (fleet.size - 1))
+            const figures = {
+              p50: percentile(raw, 50),
+              p99: percentile(raw, 99),
+              max: Math.max(...raw),
+              correctedP99: percentile(corrected, 99),
+              lagP99
+            }
+            yield* log(
+              `${label}, ${raw.length} adoptions: p50 ${figures.p50} ms, p99 ${figures.p99} ms, max ${figures.max} ms; less each host's event-loop delay: p99 ${figures.correctedP99} ms; hosts' event-loop delay p99 up to ${lagP99} ms; load average ${loadAverage()}`
             )
-            yield* realSleep(100)
-          }
-          assert.strictEqual(raw.length, 5 * (fleet.size - 1))
-          const figures = {
-            p50: percentile(raw, 50),
-            p99: percentile(raw, 99),
-            max: Math.max(...raw),
-            correctedP99: percentile(corrected, 99),
-            lagP99
-          }
-          yield* log(
-            `trip propagation, ${raw.length} adoptions: p50 ${figures.p50} ms, p99 ${figures.p99} ms, max ${figures.max} ms; less each host's event-loop delay: p99 ${figures.correctedP99} ms; hosts' event-loop delay p99 up to ${lagP99} ms; load average ${loadAverage()}`
-          )
-          return figures
-        })
+            return figures
+          })
         // The raw p99 is what is asserted, unless the machine stalled the hosts (event-loop delay p99
         // past STALLED_MILLIS): such a round is measured again, at most 3 rounds. When every round
         // was slow on stalled hosts, the raw figure measures the machine: the propagation less the
         // hosts' scheduling is asserted instead, and the log says so.
-        const stalled = (f: Effect.Effect.Success<typeof round>) => f.p99 >= 100 && f.lagP99 >= STALLED_MILLIS
-        let figures = yield* round
-        for (let again = 0; again < 2 && stalled(figures); again++) figures = yield* round
+        // The first trips of fresh processes run code V8 has not compiled yet: two warm-up trips first.
+        yield* round("trip propagation, warm-up", 2)
+        const stalled = (f: Effect.Effect.Success<ReturnType<typeof round>>) =>
+          f.p99 >= 100 && f.lagP99 >= STALLED_MILLIS
+        let figures = yield* round("trip propagation")
+        for (let again = 0; again < 2 && stalled(figures); again++) figures = yield* round("trip propagation")
         assert.isBelow(figures.p50, 100)
         if (stalled(figures)) {
           yield* log(`every round was slow on stalled hosts: asserting the p99 less the hosts' event-loop delay`)
