@@ -473,6 +473,32 @@ describe("RedisBreakerStore", () => {
       })
     )
 
+    it.scoped("no probe lease while the stored verdict is open: the fleet reopened, a late member does not probe", () =>
+      Effect.gen(function* () {
+        const prefix = yield* scratch
+        const prober = yield* circuitOn(prefix, "c")
+        const late = yield* circuitOn(prefix, "c")
+        yield* prober.save({ state: "Open", until: 1_000, at: 0, origin: "prober" })
+        // the episode is over: a lease, given back after the probe failed and the fleet reopened
+        const lease = Option.getOrThrow(yield* prober.acquireProbe({ permits: 1, leaseMillis: 60_000, now: 1_000 }))
+        yield* prober.save({ state: "Open", until: 2_100, at: 1_100, origin: "prober" })
+        yield* prober.releaseProbe(lease)
+        // a member still half-open in the episode before has not heard: no lease for it
+        assert.isTrue(Option.isNone(yield* late.acquireProbe({ permits: 1, leaseMillis: 60_000, now: 1_150 })))
+        assert.isTrue(Option.isNone(yield* late.acquireProbe({ permits: 3, leaseMillis: 60_000, now: 2_099 })))
+        // the next episode: leases again
+        assert.isTrue(Option.isSome(yield* late.acquireProbe({ permits: 1, leaseMillis: 60_000, now: 2_100 })))
+        // a closed fleet, and a stored value this store cannot read, refuse no lease
+        const other = yield* circuitOn(prefix, "d")
+        yield* other.save({ state: "Closed", until: 0, at: 0, origin: "x" })
+        assert.isTrue(Option.isSome(yield* other.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1 })))
+        const admin = new Redis(URL)
+        yield* Effect.promise(() => admin.set(`${prefix}circuit:e`, "not a hash").finally(() => admin.disconnect()))
+        const unreadable = yield* circuitOn(prefix, "e")
+        assert.isTrue(Option.isSome(yield* unreadable.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1 })))
+      })
+    )
+
     it.scoped("bad options are a typed error", () =>
       Effect.gen(function* () {
         for (const [o, message] of [

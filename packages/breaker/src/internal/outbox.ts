@@ -2,9 +2,13 @@
  * What a breaker owes its shared store, and the one owner of it: the breaker puts verdicts,
  * failures and successes in synchronously (a call never waits on the store), and `drain`, the
  * background fiber, sends them in order when the store answers. Nothing else reads or writes it.
+ * Verdicts go at once; counts go in batches, throttled (COUNTS_EVERY_MILLIS).
  */
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import type * as BreakerStore from "../BreakerStore.js"
@@ -16,6 +20,17 @@ const STORE_RETRY = Duration.seconds(1)
 
 /** How long one send may take before it counts as failed (and is tried again). */
 const SEND_DEADLINE = Duration.seconds(5)
+
+/**
+ * Counts (failures and successes) are for dashboards, and a fleet in a brownout must not cost the
+ * store a command per failure: they go in batches, COUNTS_BURST batches at once and then one every
+ * COUNTS_EVERY_MILLIS (a token bucket), so that a few failures are still reported as they happen.
+ * A batch is what is owed then, at most BATCH_STEPS sends: failures before a success, the success,
+ * a trip's time, failures since.
+ */
+const COUNTS_EVERY_MILLIS = 1_000
+const COUNTS_BURST = 5
+const BATCH_STEPS = 4
 
 /** @internal */
 export class Outbox {
@@ -36,6 +51,13 @@ export class Outbox {
   private pendingTrip: { readonly at: number; readonly until: number; current: boolean } | undefined = undefined
   /** The last verdict was saved as the fleet's (with a quorum, a trip may be reported instead). */
   private lastSaved = true
+  /** Batches of counts that may go now (the token bucket), as of `creditAt` (Clock milliseconds). */
+  private credit = COUNTS_BURST
+  private creditAt: number | undefined = undefined
+  /** Wakes a drain waiting to send counts: a verdict does not wait for them. */
+  private readonly urgent = Effect.runSync(Queue.sliding<void>(1))
+  /** Done once the verdict owed (or a newer one that replaced it) is in the store. */
+  private verdictStored: Deferred.Deferred<void> | undefined = undefined
 
   constructor(
     private readonly circuit: BreakerStore.SharedCircuit,
@@ -63,6 +85,7 @@ export class Outbox {
       // Only the latest trip matters: the store keeps one per member.
       this.pendingTrip = { at, until, current: true }
       this.signal.unsafeOffer(undefined)
+      this.urgent.unsafeOffer(undefined)
       return
     }
     this.save(state, until, at)
@@ -70,12 +93,14 @@ export class Outbox {
 
   private save(state: "Closed" | "Open" | "Isolated", until: number, at: number): void {
     this.pendingVerdict = { state, until: state === "Open" ? until : 0, at, origin: this.origin }
+    this.verdictStored ??= Deferred.unsafeMake<void>(FiberId.none)
     // A transition starts the store's count again.
     this.failuresBefore = 0
     this.pendingSuccess = false
     this.failures = 0
     this.dirty = false
     this.signal.unsafeOffer(undefined)
+    this.urgent.unsafeOffer(undefined)
   }
 
   /** A failure at `at`; `tripped`: it opened the circuit (after its verdict was put in). */
@@ -104,17 +129,33 @@ export class Outbox {
     this.signal.unsafeOffer(undefined)
   }
 
-  /** The next thing owed, and what to forget once the store has it. */
-  private next(): readonly [Effect.Effect<void, BreakerStore.BreakerStoreError>, () => void] | undefined {
+  /** `verdict` is in the store: forgotten, unless a newer one replaced it meanwhile. */
+  private stored(verdict: BreakerStore.Verdict): void {
+    if (this.pendingVerdict !== verdict) return
+    this.pendingVerdict = undefined
+    const done = this.verdictStored
+    this.verdictStored = undefined
+    if (done !== undefined) Deferred.unsafeDone(done, Exit.void)
+  }
+
+  /**
+   * Waits until the verdict owed now is in the store, at most `deadline` (a store that does not
+   * answer is not waited for). For what must follow the verdict: a probe's lease goes back after it.
+   */
+  verdictSent(deadline: Duration.DurationInput): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const done = this.verdictStored
+      return done === undefined ? Effect.void : Effect.ignore(Effect.timeout(Deferred.await(done), deadline))
+    })
+  }
+
+  /** The next thing owed, what to forget once the store has it, and whether it is a verdict. */
+  private next():
+    readonly [Effect.Effect<void, BreakerStore.BreakerStoreError>, () => void, verdict?: true] | undefined {
     const circuit = this.circuit
     const verdict = this.pendingVerdict
     if (verdict !== undefined) {
-      return [
-        circuit.save(verdict),
-        () => {
-          if (this.pendingVerdict === verdict) this.pendingVerdict = undefined
-        }
-      ]
+      return [circuit.save(verdict), () => this.stored(verdict), true]
     }
     const trip = this.pendingTrip
     if (trip !== undefined && this.quorum !== undefined) {
@@ -128,7 +169,9 @@ export class Outbox {
         }),
         () => {
           if (this.pendingTrip === trip) this.pendingTrip = undefined
-        }
+        },
+        // A trip is as urgent as a verdict: it may open the fleet.
+        true
       ]
     }
     const before = this.failuresBefore
@@ -172,14 +215,12 @@ export class Outbox {
   /**
    * Sends what is owed in the background, one step at a time, whenever something is put in: a step
    * is forgotten only once the store has it, so nothing is lost and nothing is counted twice while
-   * the store is down (it is tried again every STORE_RETRY).
+   * the store is down (it is tried again every STORE_RETRY). A verdict goes at once; counts wait
+   * for their batch when the bucket is empty (a verdict owed meanwhile goes without waiting).
    */
   get drain(): Effect.Effect<never> {
-    const step = Effect.suspend(() => {
-      const next = this.next()
-      if (next === undefined) return Effect.succeed(false)
-      const [send, forget] = next
-      return send.pipe(
+    const send = ([effect, forget]: NonNullable<ReturnType<Outbox["next"]>>) =>
+      effect.pipe(
         Effect.timeout(SEND_DEADLINE),
         Effect.tapBoth({ onFailure: (error) => this.health.failed(error), onSuccess: () => this.health.answered }),
         Effect.map(() => {
@@ -187,6 +228,28 @@ export class Outbox {
           return true
         })
       )
+    const batch = Effect.suspend(() => {
+      let steps = 0
+      const step = Effect.suspend(() => {
+        const next = this.next()
+        if (next === undefined || steps++ >= BATCH_STEPS) return Effect.succeed(false)
+        return send(next)
+      })
+      this.credit -= 1
+      return Effect.repeat(step, { while: (more) => more })
+    })
+    const step = Effect.suspend(() => {
+      const next = this.next()
+      if (next === undefined) return Effect.succeed(false)
+      if (next[2] === true) return send(next)
+      return Effect.clockWith((clock) => {
+        const now = clock.unsafeCurrentTimeMillis()
+        this.credit = Math.min(COUNTS_BURST, this.credit + (now - (this.creditAt ?? now)) / COUNTS_EVERY_MILLIS)
+        this.creditAt = now
+        const wait = Math.ceil((1 - this.credit) * COUNTS_EVERY_MILLIS)
+        if (wait <= 0) return Effect.as(batch, true)
+        return Effect.as(Effect.race(Effect.sleep(Duration.millis(wait)), Queue.take(this.urgent)), true)
+      })
     })
     const drainAll = Effect.repeat(step, { while: (more) => more })
     return Queue.take(this.signal).pipe(
@@ -215,7 +278,7 @@ export class Outbox {
       return Effect.interruptible(Effect.disconnect(send)).pipe(
         Effect.timeout(deadline),
         Effect.tap(() => {
-          if (this.pendingVerdict === verdict) this.pendingVerdict = undefined
+          if (verdict !== undefined) this.stored(verdict)
           if (this.pendingTrip === trip) this.pendingTrip = undefined
         }),
         Effect.tapError((error) => this.health.failed(error)),

@@ -59,20 +59,28 @@ local last = tonumber(redis.call('HGET', KEYS[1], 'lastFailureAt'))
 if not last or last < tonumber(ARGV[2]) then redis.call('HSET', KEYS[1], 'lastFailureAt', ARGV[2]) end
 return 1`
 
-// One key per permit slot, each taken with SET NX PX. A lease also carries its expiry on the
-// Effect Clock, so a lease that is over by the breakers' clock is taken over even before Redis
-// expires it (PX is the backstop for a holder that is gone).
+// KEYS[1] is the circuit, then one key per permit slot, each taken with SET NX PX. A lease also
+// carries its expiry on the Effect Clock, so a lease that is over by the breakers' clock is taken
+// over even before Redis expires it (PX is the backstop for a holder that is gone). No lease while
+// the stored verdict is open past \`now\`: the episode's probe failed and the fleet reopened, and a
+// member that has not heard yet would probe that episode a second time.
 const ACQUIRE = `
 local now = tonumber(ARGV[2])
+if redis.call('TYPE', KEYS[1]).ok == 'hash' then
+  local stored = redis.call('HMGET', KEYS[1], 'state', 'until')
+  local untilMillis = tonumber(stored[2])
+  if stored[1] == 'Open' and untilMillis and untilMillis > now then return 0 end
+end
 local expires = now + tonumber(ARGV[3])
 local value = ARGV[1] .. '|' .. expires
-for i, key in ipairs(KEYS) do
-  if redis.call('SET', key, value, 'NX', 'PX', ARGV[3]) then return i end
+for i = 2, #KEYS do
+  local key = KEYS[i]
+  if redis.call('SET', key, value, 'NX', 'PX', ARGV[3]) then return i - 1 end
   local held = redis.call('GET', key)
   local heldUntil = held and tonumber(string.match(held, '|(-?%d+)$'))
   if not heldUntil or heldUntil <= now then
     redis.call('SET', key, value, 'PX', ARGV[3])
-    return i
+    return i - 1
   end
 end
 return 0`
@@ -281,7 +289,7 @@ export const make = (
           acquireProbe: ({ leaseMillis, now, permits }) =>
             Effect.suspend(() => {
               const token = BreakerStoreKit.makeToken()
-              const keys = Array.from({ length: permits }, (_, i) => slotKey(name, i))
+              const keys = [key, ...Array.from({ length: permits }, (_, i) => slotKey(name, i))]
               const ttl = Math.max(1, Math.ceil(leaseMillis))
               return call("acquireProbe", () =>
                 client.circuitryAcquire(keys.length, ...keys, token, String(now), String(ttl))
