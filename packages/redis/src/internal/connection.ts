@@ -129,7 +129,9 @@ export const make = <E>(
             resume(Effect.fail(errorOf(operation, messageOf(e), e)))
           }
         )
-        return Effect.sync(cancel)
+        // No canceler: one makes `Effect.async` wrap the call in `onInterrupt`, which cost more
+        // CPU than the rest of the call with many in flight. An interrupted call leaves at once all
+        // the same; its entry goes with the reply or the deadline, and resuming it then is a no-op.
       })
     return { call }
   })

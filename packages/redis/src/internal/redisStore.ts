@@ -8,6 +8,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { Cluster } from "ioredis"
 import { acquire, type Client as Connected, connect, describe, failFastOptions, messageOf, within } from "./client.js"
+import { writeCoalescer } from "./coalesce.js"
 import * as Connection from "./connection.js"
 import * as options from "./options.js"
 
@@ -89,11 +90,18 @@ export const makeWith = (
       client.defineCommand("circuitryGetEntry", { numberOfKeys: 1, lua: GET_ENTRY })
     }
     const { prefix } = resolved
-    const { call } = yield* Connection.make(
+    const connection = yield* Connection.make(
       client,
       { name: "RedisStore", deadlineMillis: resolved.deadlineMillis, livenessMillis: resolved.livenessMillis },
       (operation, message, cause) => new CacheError({ operation, message, cause })
     )
+    // The commands of one event-loop turn (many fibers calling at once) go out in one write.
+    const coalesce = writeCoalescer(client)
+    const call = <A>(operation: string, send: () => Promise<A>): Effect.Effect<A, CacheError> =>
+      connection.call(operation, () => {
+        coalesce()
+        return send()
+      })
 
     const invalid = <A>(key: string, message: string, cause?: unknown): Effect.Effect<Option.Option<A>> => {
       const error = new CacheError({ operation: "get", message: `key "${key}": ${message}`, cause })
