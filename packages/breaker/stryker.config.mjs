@@ -1,15 +1,11 @@
+// @ts-nocheck
 // Mutation testing of the breaker's core (the state machine and the trackers): `pnpm mutate` here, or
 // from the repository root (every package's `mutate` script, one at a time). The score and the
 // survivors named as equivalent are in test/MUTANTS.md and docs/breaker.md.
-// In place (no sandbox copy): the vitest config reaches the workspace's shared config and sources.
-/** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
-export default {
-  testRunner: "vitest",
-  plugins: ["@stryker-mutator/vitest-runner"],
-  vitest: { configFile: "vitest.config.ts" },
+import { strykerConfig } from "../../stryker.shared.mjs"
+
+export default strykerConfig({
   mutate: ["src/internal/machine.ts", "src/internal/tracker.ts"],
-  coverageAnalysis: "perTest",
-  inPlace: true,
   // The machine this runs on has 2 cores shared with other work.
   concurrency: 2,
   incremental: true,
@@ -18,5 +14,6 @@ export default {
   jsonReporter: { fileName: "reports/mutation.json" },
   thresholds: { high: 90, low: 80, break: null },
   timeoutMS: 60_000,
-  tempDirName: ".stryker-tmp"
-}
+  cleanTempDir: true,
+  disableTypeChecks: true
+})

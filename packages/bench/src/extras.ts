@@ -59,6 +59,24 @@ export const renderRedis = (json: unknown): string | undefined => {
   )}`
 }
 
+/** packages/redis/bench/breaker.ts --json: `{ results: [{ label, memoryMicros, redisMicros, ratio }] }` */
+export const renderRedisBreaker = (json: unknown): string | undefined => {
+  if (!isRecord(json) || !Array.isArray(json["results"])) return undefined
+  const head = `CPU microseconds per call of this process, median of ${num(json["rounds"])} rounds of ${num(json["calls"])} calls, the event loop turning between calls; Redis at ${String(json["url"])}. Goal (issue 13): at most 2x the in-memory breaker.`
+  return `${head}\n\n${table(
+    ["path", "in memory, us/call", "Redis store, us/call", "x memory", "<= 2x"],
+    json["results"]
+      .filter(isRecord)
+      .map((r) => [
+        String(r["label"]),
+        num(r["memoryMicros"], 1),
+        num(r["redisMicros"], 1),
+        `${num(r["ratio"], 2)}x`,
+        typeof r["ratio"] === "number" ? (r["ratio"] <= 2 ? "PASS" : "**FAIL**") : "?"
+      ])
+  )}`
+}
+
 export const extras: ReadonlyArray<Extra> = [
   {
     title: "@circuitry/cache: guarded cache overhead per get",
@@ -71,6 +89,12 @@ export const extras: ReadonlyArray<Extra> = [
     dir: "packages/redis",
     file: "bench/throughput.ts",
     render: renderRedis
+  },
+  {
+    title: "@circuitry/redis: a shared breaker with the Redis store against the same breaker in memory",
+    dir: "packages/redis",
+    file: "bench/breaker.ts",
+    render: renderRedisBreaker
   }
 ]
 

@@ -4,7 +4,7 @@ import { burstCases } from "../src/groups/burst.js"
 import { closedCases } from "../src/groups/closed.js"
 import { measureSubject } from "../src/groups/memory.js"
 import { rejectionCases } from "../src/groups/rejection.js"
-import { renderCache, renderOutput, renderRedis, extras } from "../src/extras.js"
+import { renderCache, renderOutput, renderRedis, renderRedisBreaker, extras } from "../src/extras.js"
 import { measure } from "../src/harness.js"
 import { markdown } from "../src/report.js"
 import type { GroupResult, TimedGroup } from "../src/protocol.js"
@@ -261,6 +261,18 @@ describe("report", () => {
       results: [{ op: "get", mode: "sequential", rawOpsPerSec: 20000, storeOpsPerSec: 15000, ratio: 0.75 }]
     })
     assert.include(redis, "| get | sequential | 20,000 | 15,000 | 75% |")
+    const breaker = renderRedisBreaker({
+      url: "redis://127.0.0.1:6379",
+      calls: 10,
+      rounds: 3,
+      results: [
+        { label: "a failing call", memoryMicros: 4.84, redisMicros: 9.2, ratio: 1.9 },
+        { label: "a cycle", memoryMicros: 6.8, redisMicros: 17.6, ratio: 2.59 }
+      ]
+    })
+    assert.include(breaker, "| a failing call | 4.8 | 9.2 | 1.9x | PASS |")
+    assert.include(breaker, "| a cycle | 6.8 | 17.6 | 2.59x | **FAIL** |")
+    assert.isUndefined(renderRedisBreaker({ results: "no" }))
     assert.isUndefined(renderCache({ something: "else" }))
     const stdout = `progress\n${JSON.stringify({ figures: [] })}\n`
     assert.isString(renderOutput(extras[0]!, stdout))

@@ -123,6 +123,37 @@ export interface SharedCircuit {
    * after it was over, released twice, or is not a lease at all releases nothing.
    */
   readonly releaseProbe: (lease: string) => Effect.Effect<void, BreakerStoreError>
+  /**
+   * Keeps `member` (a breaker instance: its `origin`) in the fleet, in one atomic step: its last
+   * heartbeat becomes `now` (the caller's Effect Clock; an earlier one never moves it back),
+   * heartbeats before `since` are forgotten, and the answer is the number of live members (last
+   * heartbeat at or after `since`), this one included.
+   */
+  readonly heartbeat: (beat: {
+    readonly member: string
+    readonly now: number
+    readonly since: number
+  }) => Effect.Effect<number, BreakerStoreError>
+  /** How many members' last heartbeat is at or after `since` (reading forgets nothing). */
+  readonly members: (since: number) => Effect.Effect<number, BreakerStoreError>
+  /**
+   * Reports that `member`'s own policy tripped at `at`, and returns, in the same atomic step, how
+   * many distinct members tripped at or after `since` and not before the stored verdict (a trip
+   * older than the last verdict belongs to an episode that is over). `at`, `since` and `now` are
+   * the caller's Effect Clock, as heartbeats and leases are; the stored verdict is dated on the
+   * store's clock, so it is put on the caller's as every member reads a verdict: made its age (by
+   * the store's clock) before the caller's `now`. Each member counts once, with its latest trip:
+   * an earlier `at` never replaces a later one, so a report sent twice (a retry) counts once.
+   * Trips before `since` may be forgotten by it (not by `trips`).
+   */
+  readonly recordTrip: (trip: {
+    readonly member: string
+    readonly at: number
+    readonly since: number
+    readonly now: number
+  }) => Effect.Effect<number, BreakerStoreError>
+  /** The count `recordTrip` returns, without reporting a trip. */
+  readonly trips: (window: { readonly since: number; readonly now: number }) => Effect.Effect<number, BreakerStoreError>
 }
 
 /**
@@ -144,7 +175,20 @@ interface MemoryEntry {
   lastFailureAt: number | undefined
   /** The lease held in each permit slot: its token and when it is over. */
   readonly leases: Map<number, { readonly token: string; readonly expires: number }>
+  /** Each member's last heartbeat, and its latest trip. */
+  readonly beats: Map<string, number>
+  readonly trips: Map<string, number>
   readonly pubsub: PubSub.PubSub<Verdict>
+}
+
+/** How many members' times are at or after `since`; with `forget`, times before `horizon` are dropped. */
+const countSince = (times: Map<string, number>, since: number, forget?: number): number => {
+  let n = 0
+  for (const [member, at] of times) {
+    if (at >= since) n++
+    else if (forget !== undefined && at < forget) times.delete(member)
+  }
+  return n
 }
 
 /**
@@ -169,6 +213,8 @@ export const makeMemory: Effect.Effect<BreakerStore["Type"]> = Effect.clockWith(
           consecutiveFailures: 0,
           lastFailureAt: undefined,
           leases: new Map(),
+          beats: new Map(),
+          trips: new Map(),
           pubsub: Effect.runSync(PubSub.unbounded<Verdict>())
         }
         entries.set(name, found)
@@ -176,6 +222,12 @@ export const makeMemory: Effect.Effect<BreakerStore["Type"]> = Effect.clockWith(
       return found
     }
     const now = () => clock.unsafeCurrentTimeMillis()
+    /**
+     * Where a window's count starts: at `since`, and not before the stored verdict, put on the
+     * caller's clock (its age by the store's clock, before the caller's `now`).
+     */
+    const tripsFrom = (e: MemoryEntry, since: number, callerNow: number): number =>
+      e.verdict === undefined ? since : Math.max(since, callerNow - (now() - e.verdict.at))
     return BreakerStore.of({
       connect: (name) =>
         Effect.sync(() => {
@@ -225,7 +277,19 @@ export const makeMemory: Effect.Effect<BreakerStore["Type"]> = Effect.clockWith(
                 if (Option.isNone(decoded)) return
                 const { slot, token } = decoded.value
                 if (e.leases.get(slot)?.token === token) e.leases.delete(slot)
-              })
+              }),
+            heartbeat: ({ member, now, since }) =>
+              Effect.sync(() => {
+                e.beats.set(member, Math.max(e.beats.get(member) ?? now, now))
+                return countSince(e.beats, since, since)
+              }),
+            members: (since) => Effect.sync(() => countSince(e.beats, since)),
+            recordTrip: ({ at, member, now: callerNow, since }) =>
+              Effect.sync(() => {
+                e.trips.set(member, Math.max(e.trips.get(member) ?? at, at))
+                return countSince(e.trips, tripsFrom(e, since, callerNow), since)
+              }),
+            trips: ({ now: callerNow, since }) => Effect.sync(() => countSince(e.trips, tripsFrom(e, since, callerNow)))
           } satisfies SharedCircuit
         })
     })

@@ -132,6 +132,28 @@ export interface Options {
    * never counts; a failure that does not count is recorded as a success (the dependency answered).
    */
   readonly isFailure?: ((cause: Cause.Cause<unknown>) => boolean) | undefined
+  /**
+   * With a shared store (`BreakerStore`): how a fleet of breakers of the same name opens.
+   *
+   * A member whose own policy trips opens at once (its local verdict) and reports its trip to the
+   * store; the fleet opens (a stored verdict every member adopts) only when `quorum` distinct
+   * members tripped within `quorumWindow`. Until then the other members stay closed, and the
+   * member that tripped half-opens and closes on its own probes. Once the fleet is open, its
+   * half-open probe is one per fleet. Members keep a heartbeat in the store (every 5 seconds, live
+   * for 15), so that a fraction is of the live members. Without a store these options do nothing.
+   */
+  readonly sharing?:
+    | {
+        /**
+         * Members that must trip within `quorumWindow` before the fleet opens: a count, or a
+         * fraction of the live members (rounded up, at least 1). Default 1: one member's trip
+         * opens the fleet.
+         */
+        readonly quorum?: number | { readonly fraction: number } | undefined
+        /** How close together the quorum's trips must be. Keep it at least `openFor`. Default `"1 minute"`. */
+        readonly quorumWindow?: Duration.DurationInput | undefined
+      }
+    | undefined
 }
 
 /**
@@ -156,7 +178,16 @@ export interface Snapshot {
    * With a shared store: whether the store answered the breaker's last request (`false` from the
    * first request that failed or timed out until one is answered). Absent without a store.
    */
-  readonly store?: { readonly connected: boolean } | undefined
+  readonly store?:
+    | {
+        readonly connected: boolean
+        /**
+         * With `sharing.quorum`: whether the state is this breaker's own verdict, not the fleet's
+         * (it opened alone and its fleet is closed). Absent without a quorum.
+         */
+        readonly local?: boolean | undefined
+      }
+    | undefined
 }
 
 /**

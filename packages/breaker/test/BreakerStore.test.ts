@@ -96,6 +96,120 @@ describe("BreakerStore (memory)", () => {
     }).pipe(Effect.provide(BreakerStore.layerMemory))
   )
 
+  it.scoped(
+    "counts go in batches: a few failures are reported as they come, a brownout costs no send per failure",
+    () =>
+      Effect.gen(function* () {
+        const memory = yield* BreakerStore.makeMemory
+        const sends: Array<string> = []
+        const counted = BreakerStore.BreakerStore.of({
+          connect: (name) =>
+            Effect.map(memory.connect(name), (circuit) => ({
+              ...circuit,
+              save: (v: BreakerStore.Verdict) =>
+                Effect.zipRight(
+                  Effect.sync(() => sends.push(`save ${v.state}`)),
+                  circuit.save(v)
+                ),
+              recordFailures: (n: number, at: number) =>
+                Effect.zipRight(
+                  Effect.sync(() => sends.push(`failures ${n}`)),
+                  circuit.recordFailures(n, at)
+                ),
+              recordSuccess: (at: number) =>
+                Effect.zipRight(
+                  Effect.sync(() => sends.push("success")),
+                  circuit.recordSuccess(at)
+                )
+            }))
+        })
+        const make = (threshold: number) =>
+          Effect.provideService(
+            CircuitBreaker.make({ name: "brownout", policy: Policy.consecutiveFailures(threshold) }),
+            BreakerStore.BreakerStore,
+            counted
+          )
+        const breaker = yield* make(1_000_000)
+        const circuit = yield* memory.connect("brownout")
+        // a few: each as it comes
+        for (const outcome of [fail, succeed, fail]) {
+          yield* call(breaker, outcome)
+          yield* settle
+        }
+        assert.deepStrictEqual(sends, ["failures 1", "success", "failures 1"])
+        // a brownout: 1,000 calls in 10 seconds, every other one failing (500 failures, 500 successes)
+        sends.length = 0
+        for (let i = 0; i < 1_000; i++) {
+          yield* TestClock.adjust("10 millis")
+          yield* call(breaker, i % 2 === 0 ? fail : succeed)
+          yield* settle
+        }
+        yield* TestClock.adjust("1 second")
+        yield* settle
+        // what the bucket had left (2 batches), then one a second: 13 batches of at most 2 sends
+        assert.isAtMost(sends.length, 2 * (2 + 11))
+        assert.isAtLeast(sends.length, 2 * 10)
+        // nothing lost: the last call succeeded, after a failure at 9,990
+        assert.deepStrictEqual(yield* circuit.counts, { consecutiveFailures: 0, lastFailureAt: 9_990 })
+        // a verdict does not wait for the batch
+        sends.length = 0
+        const tripping = yield* make(1)
+        yield* call(breaker, fail)
+        yield* call(tripping, fail)
+        yield* settle
+        assert.strictEqual(sends[0], "save Open")
+        assert.strictEqual(yield* tagOf(breaker), "Open")
+      })
+  )
+
+  it.scoped("a failed probe's lease goes back only once its reopening is in the store", () =>
+    Effect.gen(function* () {
+      const memory = yield* BreakerStore.makeMemory
+      const order: Array<string> = []
+      const saving = yield* Deferred.make<void>()
+      let saves = 0
+      const ordered = BreakerStore.BreakerStore.of({
+        connect: (name) =>
+          Effect.map(memory.connect(name), (circuit) => ({
+            ...circuit,
+            // the reopening (every save after the first) takes a while to reach the store
+            save: (v: BreakerStore.Verdict) =>
+              Effect.zipRight(
+                saves++ > 0 ? Deferred.await(saving) : Effect.void,
+                Effect.zipRight(
+                  Effect.sync(() => order.push(`save ${v.state}`)),
+                  circuit.save(v)
+                )
+              ),
+            releaseProbe: (lease: string) =>
+              Effect.zipRight(
+                Effect.sync(() => order.push("release")),
+                circuit.releaseProbe(lease)
+              )
+          }))
+      })
+      const make = Effect.provideService(CircuitBreaker.make(options), BreakerStore.BreakerStore, ordered)
+      const a = yield* make
+      const b = yield* make
+      // whatever happens, the store answers before the breakers close (their last verdicts flush)
+      yield* Effect.addFinalizer(() => Deferred.succeed(saving, undefined))
+      yield* call(a, fail)
+      yield* call(a, fail)
+      yield* settle
+      yield* TestClock.adjust("10 seconds")
+      // a probes and fails: it reopens, but the store does not have that yet
+      assert.deepStrictEqual<unknown>(yield* call(a, fail), Either.left("boom"))
+      yield* settle
+      assert.deepStrictEqual(order, ["save Open"])
+      // b has not heard: its half-open call asks the lease, which a still holds
+      rejectedWith(yield* call(b, succeed))
+      yield* Deferred.succeed(saving, undefined)
+      yield* settle
+      assert.deepStrictEqual(order, ["save Open", "save Open", "release"])
+      assert.strictEqual(yield* tagOf(b), "Open")
+    })
+  )
+
   it.scoped("the failure that opens the circuit starts no count in the new episode, and its time is kept", () =>
     Effect.gen(function* () {
       const store = yield* BreakerStore.BreakerStore

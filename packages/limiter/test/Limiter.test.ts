@@ -84,6 +84,52 @@ describe("Limiter", () => {
     })
   )
 
+  it.scoped("interrupting a fiber frees every slot it holds, nested calls through two limiters included", () =>
+    Effect.gen(function* () {
+      const outer = yield* Limiter.make({ limit: Limit.aimd({ initial: 1, min: 1, max: 10 }) })
+      const inner = yield* Limiter.make({ limit: Limit.aimd({ initial: 1, min: 1, max: 10 }) })
+      const fiber = yield* Effect.fork(Limiter.withLimiter(Limiter.withLimiter(Effect.never, inner), outer))
+      yield* untilInFlight(inner, 1)
+      assert.strictEqual(yield* outer.inFlight, 1)
+      yield* Fiber.interrupt(fiber)
+      assert.strictEqual(yield* outer.inFlight, 0)
+      assert.strictEqual(yield* inner.inFlight, 0)
+      // no samples: a success at 1 in flight would have raised each limit to 2
+      assert.strictEqual(yield* outer.limit, 1)
+      assert.strictEqual(yield* inner.limit, 1)
+      // the fiber that made the last calls is gone; calls from this one still count
+      yield* Limiter.withLimiter(Limiter.withLimiter(Effect.void, inner), outer)
+      assert.strictEqual(yield* outer.limit, 2)
+      assert.strictEqual(yield* inner.limit, 2)
+    })
+  )
+
+  it.scoped("a fiber that goes on after an interrupted call keeps its other calls' samples", () =>
+    Effect.gen(function* () {
+      const outer = yield* Limiter.make({ limit: Limit.aimd({ initial: 1, min: 1, max: 10 }) })
+      const inner = yield* Limiter.make({ limit: Limit.aimd({ initial: 1, min: 1, max: 10 }) })
+      const gate = yield* Deferred.make<void>()
+      const started = yield* Deferred.make<void>()
+      // Only the inner call can be interrupted, and the fiber goes on after it: the outer call
+      // then ends before the inner one is let go, out of nesting order, and its handler runs.
+      const innerCall = Limiter.withLimiter(Effect.zipRight(Deferred.succeed(started, undefined), Effect.never), inner)
+      const fiber = yield* Effect.fork(
+        Effect.uninterruptibleMask((restore) =>
+          Limiter.withLimiter(Effect.zipRight(Effect.exit(restore(innerCall)), Deferred.await(gate)), outer)
+        )
+      )
+      yield* Deferred.await(started)
+      const interrupting = yield* Effect.fork(Fiber.interrupt(fiber))
+      yield* untilInFlight(inner, 1)
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(interrupting)
+      assert.strictEqual(yield* outer.inFlight, 0)
+      assert.strictEqual(yield* inner.inFlight, 0)
+      assert.strictEqual(yield* inner.limit, 1) // interrupted: no sample
+      assert.strictEqual(yield* outer.limit, 2) // its handler ran: a success at 1 in flight
+    })
+  )
+
   it.scoped("a failure is a sample; a drop (timeout, BreakerOpenError, LimiterRejectedError) lowers the limit", () =>
     Effect.gen(function* () {
       const limiter = yield* Limiter.make({ limit: Limit.aimd({ initial: 10, min: 1, max: 100, backoff: 0.5 }) })

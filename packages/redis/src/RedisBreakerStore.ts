@@ -22,6 +22,7 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
+import type { Cluster } from "ioredis"
 import * as internal from "./internal/breakerStore.js"
 import * as options from "./internal/options.js"
 
@@ -32,6 +33,14 @@ import * as options from "./internal/options.js"
 export interface Options {
   /** Default `"redis://127.0.0.1:6379"`. */
   readonly url?: string | undefined
+  /**
+   * A Redis Cluster instead of `url` (giving both is an options error): an ioredis `Cluster`
+   * that the application owns (used as it is, left open when the scope closes), or its nodes
+   * (`redis://` URLs or `{ host, port }`; the connections are then the store's own, found from
+   * those nodes). A circuit's keys are `<prefix>{<name>}:...`: the hash tag keeps
+   * each Lua step in one slot. Verdicts go by classic pub/sub, which reaches subscribers on every node.
+   */
+  readonly cluster?: Cluster | ReadonlyArray<string | { readonly host: string; readonly port: number }> | undefined
   /** Every key and the verdict channel live under this prefix. Default `"circuitry:breaker:"`. */
   readonly prefix?: string | undefined
   /**

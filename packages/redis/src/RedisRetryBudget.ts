@@ -20,6 +20,7 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
+import type { Cluster } from "ioredis"
 import * as internal from "./internal/retryBudget.js"
 
 /**
@@ -32,6 +33,13 @@ import * as internal from "./internal/retryBudget.js"
 export interface Options extends RetryBudget.Options {
   /** Default `"redis://127.0.0.1:6379"`. */
   readonly url?: string | undefined
+  /**
+   * A Redis Cluster instead of `url` (giving both is an options error): an ioredis `Cluster`
+   * that the application owns (used as it is, left open when the scope closes), or its nodes
+   * (`redis://` URLs or `{ host, port }`). A budget's keys are `<prefix>{<name>}:...`: the hash
+   * tag keeps each Lua step in one slot.
+   */
+  readonly cluster?: Cluster | ReadonlyArray<string | { readonly host: string; readonly port: number }> | undefined
   /** Every key lives under this prefix. Default `"circuitry:retry-budget:"`. */
   readonly prefix?: string | undefined
   /** How long a retry waits for Redis before deciding locally. Default `"100 millis"`. */

@@ -11,7 +11,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import type { Redis } from "ioredis"
+import type { Cluster, Redis } from "ioredis"
 import * as Connection from "./internal/connection.js"
 import * as options from "./internal/options.js"
 import * as internal from "./internal/redisStore.js"
@@ -23,6 +23,13 @@ import * as internal from "./internal/redisStore.js"
 export interface Options {
   /** Default `"redis://127.0.0.1:6379"`. */
   readonly url?: string | undefined
+  /**
+   * A Redis Cluster instead of `url` (giving both is an options error): an ioredis `Cluster`
+   * that the application owns (used as it is, left open when the scope closes), or its nodes
+   * (`redis://` URLs or `{ host, port }`; the connections are then the store's own, found from
+   * those nodes). Every call touches one key, and `keys`/`size` scan every primary.
+   */
+  readonly cluster?: Cluster | ReadonlyArray<string | { readonly host: string; readonly port: number }> | undefined
   /** Every key is stored under this prefix. Default `"circuitry:cache:"`. */
   readonly prefix?: string | undefined
   /**
@@ -128,7 +135,7 @@ export const make: (
  * @category constructors
  */
 export const makeWithClient = (
-  options?: Omit<Options, "url">
+  options?: Omit<Options, "url" | "cluster">
 ): Effect.Effect<CacheStore<CacheError>, InvalidRedisOptions, Scope.Scope | RedisClient> =>
   Effect.gen(function* () {
     const resolved = yield* internal.resolve(options)
@@ -149,7 +156,9 @@ export const layerClient = (options?: {
 }): Layer.Layer<RedisClient, CacheError | InvalidRedisOptions> =>
   Layer.scoped(
     RedisClient,
-    Effect.flatMap(internal.resolve({ url: options?.url }), (resolved) => internal.acquireClient(resolved.url))
+    Effect.flatMap(internal.resolve({ url: options?.url }), (resolved) =>
+      internal.acquireClient(resolved.target).pipe(Effect.map((client) => client as Redis))
+    )
   )
 
 /**

@@ -34,6 +34,16 @@ const instance = (prefix: string, name: string, url = URL, openFor?: Duration.Du
     return yield* CircuitBreaker.make(options(name, openFor)).pipe(Effect.provide(store))
   })
 
+/**
+ * The open time of members that go on to probe. The store refuses a probe lease while the stored
+ * verdict is open by the server's clock, which runs in real time: it must see the open time pass
+ * too, so it is short.
+ */
+const PROBING_OPEN_FOR = 300
+
+/** The open time passes: on the server's clock (real time), then on the members' TestClock. */
+const openTimePasses = Effect.zipRight(realSleep(PROBING_OPEN_FOR + 50), TestClock.adjust(PROBING_OPEN_FOR))
+
 const untilOf = (breaker: CircuitBreaker.CircuitBreaker) =>
   Effect.map(breaker.state, (s) => (s._tag === "Open" ? s.until : Number.NaN))
 
@@ -145,11 +155,11 @@ describe("RedisBreakerStore", () => {
     it.scoped("a close after a successful probe reaches every member", () =>
       Effect.gen(function* () {
         const prefix = yield* scratch
-        const a = yield* instance(prefix, "payments")
-        const b = yield* instance(prefix, "payments")
+        const a = yield* instance(prefix, "payments", URL, PROBING_OPEN_FOR)
+        const b = yield* instance(prefix, "payments", URL, PROBING_OPEN_FOR)
         yield* open(a)
         assert.isTrue(yield* becomes(b, "Open"))
-        yield* TestClock.adjust("10 seconds")
+        yield* openTimePasses
         assert.strictEqual(yield* tagOf(b), "HalfOpen")
         assert.strictEqual(yield* CircuitBreaker.withBreaker(Effect.succeed("ok"), a), "ok")
         assert.strictEqual(yield* tagOf(a), "Closed")
@@ -166,13 +176,13 @@ describe("RedisBreakerStore", () => {
       Effect.gen(function* () {
         const prefix = yield* scratch
         const members = [
-          yield* instance(prefix, "payments"),
-          yield* instance(prefix, "payments"),
-          yield* instance(prefix, "payments")
+          yield* instance(prefix, "payments", URL, PROBING_OPEN_FOR),
+          yield* instance(prefix, "payments", URL, PROBING_OPEN_FOR),
+          yield* instance(prefix, "payments", URL, PROBING_OPEN_FOR)
         ]
         yield* open(members[0]!)
         for (const m of members) assert.isTrue(yield* becomes(m, "Open"))
-        yield* TestClock.adjust("10 seconds")
+        yield* openTimePasses
         for (const m of members) assert.strictEqual(yield* tagOf(m), "HalfOpen")
 
         let calls = 0
@@ -204,19 +214,19 @@ describe("RedisBreakerStore", () => {
     it.scoped("the probe lease is released when the probe ends, so the next episode can probe", () =>
       Effect.gen(function* () {
         const prefix = yield* scratch
-        const a = yield* instance(prefix, "payments")
-        const b = yield* instance(prefix, "payments")
+        const a = yield* instance(prefix, "payments", URL, PROBING_OPEN_FOR)
+        const b = yield* instance(prefix, "payments", URL, PROBING_OPEN_FOR)
         yield* open(a)
         assert.isTrue(yield* becomes(b, "Open"))
-        yield* TestClock.adjust("10 seconds")
+        yield* openTimePasses
         // a's probe fails: the circuit reopens everywhere
         yield* Effect.either(CircuitBreaker.withBreaker(failing, a))
         assert.strictEqual(yield* tagOf(a), "Open")
         assert.isTrue(
-          yield* eventually(Effect.map(b.state, (s) => s._tag === "Open" && s.until > 10_000)),
+          yield* eventually(Effect.map(b.state, (s) => s._tag === "Open" && s.until > PROBING_OPEN_FOR)),
           "b adopts the reopened circuit"
         )
-        yield* TestClock.adjust("10 seconds")
+        yield* openTimePasses
         // the lease went back: b may probe now, long before the lease would have expired
         assert.isTrue(
           yield* eventually(
@@ -382,7 +392,7 @@ describe("RedisBreakerStore", () => {
         yield* open(a)
         assert.isTrue(
           yield* eventually(
-            Effect.promise(() => server.admin.hget(`${prefix}circuit:payments`, "state")).pipe(
+            Effect.promise(() => server.admin.hget(`${prefix}{payments}:circuit`, "state")).pipe(
               Effect.map((state) => state === "Open")
             )
           )
@@ -460,7 +470,7 @@ describe("RedisBreakerStore", () => {
           (c) => Effect.sync(() => c.disconnect())
         )
         const [seconds] = yield* Effect.promise(() => client.time())
-        const stored = yield* Effect.promise(() => client.hgetall(`${prefix}circuit:c`))
+        const stored = yield* Effect.promise(() => client.hgetall(`${prefix}{c}:circuit`))
         assert.isBelow(Math.abs(Number(stored.at) - Number(seconds) * 1_000), 5_000)
         assert.strictEqual(stored.by, "ops")
       })
@@ -530,6 +540,39 @@ describe("RedisBreakerStore", () => {
         yield* two.releaseProbe(Option.getOrThrow(third))
         assert.isTrue(Option.isNone(yield* two.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1_800 })))
       })
+    )
+
+    it.scoped(
+      "no probe lease while the stored verdict is open by the server's clock: the fleet reopened, a late member does not probe",
+      () =>
+        Effect.gen(function* () {
+          const prefix = yield* scratch
+          const prober = yield* circuitOn(prefix, "c")
+          const late = yield* circuitOn(prefix, "c")
+          // open with no time left: the fleet is half-open
+          yield* prober.save({ state: "Open", remainingMillis: 0, ageMillis: 0, origin: "prober" })
+          // the episode is over: a lease, given back after the probe failed and the fleet reopened
+          const lease = Option.getOrThrow(yield* prober.acquireProbe({ permits: 1, leaseMillis: 60_000, now: 1_000 }))
+          yield* prober.save({ state: "Open", remainingMillis: 60_000, ageMillis: 0, origin: "prober" })
+          yield* prober.releaseProbe(lease)
+          // a member still half-open in the episode before has not heard: no lease for it, whatever
+          // its own clock says (the stored verdict's time left is the server's)
+          assert.isTrue(Option.isNone(yield* late.acquireProbe({ permits: 1, leaseMillis: 60_000, now: 1_150 })))
+          assert.isTrue(Option.isNone(yield* late.acquireProbe({ permits: 3, leaseMillis: 60_000, now: 9e12 })))
+          // the next episode, once the open time ran out by the server's clock (real time): leases again
+          yield* prober.save({ state: "Open", remainingMillis: 200, ageMillis: 0, origin: "prober" })
+          assert.isTrue(Option.isNone(yield* late.acquireProbe({ permits: 1, leaseMillis: 60_000, now: 2_100 })))
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 400)))
+          assert.isTrue(Option.isSome(yield* late.acquireProbe({ permits: 1, leaseMillis: 60_000, now: 2_100 })))
+          // a closed fleet, and a stored value this store cannot read, refuse no lease
+          const other = yield* circuitOn(prefix, "d")
+          yield* other.save({ state: "Closed", remainingMillis: 0, ageMillis: 0, origin: "x" })
+          assert.isTrue(Option.isSome(yield* other.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1 })))
+          const admin = new Redis(URL)
+          yield* Effect.promise(() => admin.set(`${prefix}{e}:circuit`, "not a hash").finally(() => admin.disconnect()))
+          const unreadable = yield* circuitOn(prefix, "e")
+          assert.isTrue(Option.isSome(yield* unreadable.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1 })))
+        })
     )
 
     it.scoped("bad options are a typed error", () =>

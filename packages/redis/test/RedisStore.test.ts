@@ -222,6 +222,69 @@ describe("RedisStore", () => {
     )
   })
 
+  describe("many calls in flight", () => {
+    it.scoped("the commands of one event-loop turn go out in one write, and each caller gets its own reply", () =>
+      Effect.gen(function* () {
+        const { prefix } = yield* scratch
+        const client = yield* Effect.acquireRelease(
+          Effect.promise(async () => {
+            const c = new Redis(URL, { lazyConnect: true })
+            await c.connect()
+            return c
+          }),
+          (c) => Effect.sync(() => c.disconnect())
+        )
+        const store = yield* RedisStore.makeWithClient({ prefix }).pipe(
+          Effect.provideService(RedisStore.RedisClient, client)
+        )
+        const keys = Array.from({ length: 64 }, (_, i) => `k${i}`)
+        yield* Effect.forEach(keys, (k) => store.set(k, `value of ${k}`), { concurrency: "unbounded" })
+        // count what reaches the socket: one chunk per command, in as few writes as Node makes
+        const socket = client.stream as unknown as {
+          _write: (...args: Array<unknown>) => void
+          _writev: (chunks: ReadonlyArray<unknown>, ...rest: Array<unknown>) => void
+        }
+        let writes = 0
+        const { _write, _writev } = socket
+        socket._write = function (...args) {
+          writes++
+          return _write.apply(this, args)
+        }
+        socket._writev = function (chunks, ...rest) {
+          writes++
+          return _writev.apply(this, [chunks, ...rest])
+        }
+        const reads = yield* Effect.forEach(keys, (k) => Effect.map(store.get(k), (v) => [k, v] as const), {
+          concurrency: "unbounded"
+        })
+        socket._write = _write
+        socket._writev = _writev
+        for (const [k, v] of reads) expect(v, k).toStrictEqual(Option.some(`value of ${k}`))
+        // one write per command would be 64
+        assert.isAtMost(writes, 4, `${writes} writes for 64 commands`)
+      })
+    )
+
+    it.scoped("an interrupted call leaves at once, and its late reply is handed to no one", () =>
+      Effect.gen(function* () {
+        const server = yield* startServer
+        const store = yield* RedisStore.make({ url: server.url, deadline: "10 seconds", liveness: "60 seconds" })
+        yield* store.set("a", "value of a")
+        yield* store.set("b", "value of b")
+        yield* server.pause
+        const fiber = yield* Effect.fork(store.get("a"))
+        yield* Effect.yieldNow()
+        // the server answers nothing, and no Clock time passes: the interruption alone ends the call
+        const exit = yield* Fiber.interrupt(fiber)
+        assert.isTrue(Exit.isInterrupted(exit), String(exit))
+        yield* server.resume
+        // the reply to "a" arrives first on the connection; it must not be taken for "b"
+        expect(yield* store.get("b")).toStrictEqual(Option.some("value of b"))
+        expect(yield* store.get("a")).toStrictEqual(Option.some("value of a"))
+      })
+    )
+  })
+
   describe("deadline and liveness, against a server the test pauses", () => {
     it.scoped("a deadline fails the caller with a typed timeout while the server is paused", () =>
       Effect.gen(function* () {

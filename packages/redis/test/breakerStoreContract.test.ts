@@ -16,7 +16,7 @@ const admin = Layer.scoped(
       (client) => Effect.promise(() => cleanup(client, prefix).finally(() => client.disconnect()))
     ),
     (client) => {
-      const key = (name: string) => `${prefix}circuit:${name}`
+      const key = (name: string) => `${prefix}{${name}}:circuit`
       const hset = (name: string, fields: Record<string, string>) =>
         Effect.promise(() => client.del(key(name)).then(() => client.hset(key(name), fields)))
       return [

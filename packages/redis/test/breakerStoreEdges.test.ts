@@ -184,7 +184,7 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       const store = yield* storeOn({ url: URL, prefix })
       const circuit = yield* store.connect("bad")
       yield* Effect.promise(() =>
-        admin.hset(`${prefix}circuit:bad`, "state", "OPEN!", "until", "1", "at", "1", "origin", "x")
+        admin.hset(`${prefix}{bad}:circuit`, "state", "OPEN!", "until", "1", "at", "1", "origin", "x")
       )
       const result = yield* Effect.either(circuit.load)
       assert.isTrue(Either.isLeft(result))
@@ -206,7 +206,7 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       const { admin, prefix } = yield* scratch
       const store = yield* storeOn({ url: URL, prefix })
       const circuit = yield* store.connect("spoilt")
-      const key = `${prefix}circuit:spoilt`
+      const key = `${prefix}{spoilt}:circuit`
       const warnings: Array<string> = []
       const logger = Logger.make(({ logLevel, message }) => {
         if (logLevel._tag === "Warning") warnings.push(Array.isArray(message) ? message.join(" ") : String(message))
@@ -255,7 +255,7 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
     Effect.gen(function* () {
       const { admin } = yield* scratch
       const name = uniquePrefix("default").replaceAll(":", "-")
-      const key = `circuitry:breaker:circuit:${name}`
+      const key = `circuitry:breaker:{${name}}:circuit`
       yield* Effect.addFinalizer(() => Effect.promise(() => admin.del(key)))
       const store = yield* storeOn({ url: URL })
       yield* (yield* store.connect(name)).save({ state: "Isolated", remainingMillis: 0, ageMillis: 0, origin: "d" })
@@ -280,9 +280,9 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       yield* circuit.save({ state: "Open", remainingMillis: 9_000, ageMillis: 0, origin: "me" })
       assert.isTrue(yield* eventually(Effect.sync(() => told.length === 1)))
       // made at the server's now: `at` in the hash
-      const made = Number(yield* Effect.promise(() => admin.hget(`${prefix}circuit:s`, "at")))
+      const made = Number(yield* Effect.promise(() => admin.hget(`${prefix}{s}:circuit`, "at")))
       // Behind the store's back the stored verdict becomes older than the one this member made.
-      yield* Effect.promise(() => admin.hset(`${prefix}circuit:s`, "at", String(made - 500), "origin", "meddled"))
+      yield* Effect.promise(() => admin.hset(`${prefix}{s}:circuit`, "at", String(made - 500), "origin", "meddled"))
       // A stale save of its own (made long ago): Redis refuses it and tells the stored verdict again,
       // which is older than the one this member made: not delivered. Nor is an older publication.
       yield* circuit.save({ state: "Closed", remainingMillis: 0, ageMillis: 3_600_000, origin: "me" })

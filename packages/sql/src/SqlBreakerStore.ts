@@ -4,7 +4,9 @@
  * for one machine) and PostgreSQL (for a fleet) share one schema, created by a migration.
  *
  * Breakers never wait on the database on their success path: they load the stored verdict when
- * made, report in the background, and learn verdicts made elsewhere from a background poll.
+ * made, report in the background, and learn verdicts made elsewhere in the background: on
+ * PostgreSQL pushed with LISTEN/NOTIFY as they are saved, and from a poll (the fallback, and
+ * SQLite's only path).
  *
  * @since 0.1.0
  */
@@ -32,14 +34,30 @@ import * as internal from "./internal/store.js"
 export interface Options {
   /**
    * The table of circuits, optionally schema-qualified (`"ops.breakers"`). Default
-   * `"circuitry_breakers"`. Beside it live `<table>_probes` (half-open probe leases) and
-   * `<table>_migrations` (this package's migrations, apart from the application's own).
+   * `"circuitry_breakers"`. Beside it live `<table>_probes` (half-open probe leases),
+   * `<table>_members` (heartbeats and trips, for `sharing.quorum`) and `<table>_migrations` (this
+   * package's migrations, apart from the application's own).
    */
   readonly table?: string | undefined
-  /** How often verdicts made elsewhere are read, in the background. Default 250 milliseconds. */
+  /**
+   * How often verdicts made elsewhere are read, in the background, while no LISTEN brings them
+   * (always on SQLite). Default 250 milliseconds.
+   */
   readonly pollInterval?: Duration.DurationInput | undefined
   /** Create or upgrade the tables when the store is made. Default `true`. */
   readonly migrate?: boolean | undefined
+  /**
+   * PostgreSQL (a `PgClient`): hear verdicts as they are saved, with LISTEN on a connection of
+   * its own (saves always NOTIFY, whatever this says, since other members may listen). Default
+   * `true`. Without a `PgClient` (SQLite) there is nothing to listen to and the poll serves.
+   */
+  readonly listen?: boolean | undefined
+  /**
+   * While listening: how often the LISTEN connection checks itself (a NOTIFY to itself; two
+   * unanswered and it is lost: the poll speeds up to `pollInterval` and LISTEN starts again), and
+   * how often the poll still runs, for a save whose NOTIFY was missed. Default 1 second.
+   */
+  readonly listenInterval?: Duration.DurationInput | undefined
 }
 
 /**
@@ -69,6 +87,11 @@ export class SqlBreakerStore extends Context.Tag("@circuitry/sql/SqlBreakerStore
     readonly table: string
     /** Reads every connected circuit now and tells its breakers of verdicts that changed. */
     readonly poll: Effect.Effect<void, BreakerStore.BreakerStoreError>
+    /**
+     * Whether verdicts arrive as they are saved (PostgreSQL's LISTEN answers its checks) rather
+     * than at the next poll alone. Always `false` on SQLite and with `listen: false`.
+     */
+    readonly listening: Effect.Effect<boolean>
     /**
      * Problems met in the background: rows that are not ours (each is treated as Closed) and the
      * database becoming unreachable. Each is also logged, once per occurrence.

@@ -2,48 +2,14 @@ import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { SqlBreakerStore } from "@circuitry/sql"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Either, Layer, Option, Queue, TestClock } from "effect"
-import * as net from "node:net"
 import type { StoreContext } from "./backends.js"
 import { backends, eventually, pgConfig, row } from "./backends.js"
+import { proxy } from "./fixtures/proxy.js"
 
 const OPEN_FOR = 10_000
 
 const breakerIn = (ctx: StoreContext, name: string) =>
   CircuitBreaker.make({ name, policy: Policy.consecutiveFailures(3), openFor: OPEN_FOR }).pipe(Effect.provide(ctx))
-
-/**
- * A TCP proxy in front of the PostgreSQL server that the test can cut and restore: the database
- * becomes truly unreachable for the store (connections reset, new ones refused).
- */
-const proxy = (target: number) =>
-  Effect.gen(function* () {
-    const sockets = new Set<net.Socket>()
-    const server = net.createServer((client) => {
-      const upstream = net.connect(target, "127.0.0.1")
-      for (const s of [client, upstream]) {
-        sockets.add(s)
-        s.on("error", () => {})
-        s.on("close", () => {
-          sockets.delete(s)
-          client.destroy()
-          upstream.destroy()
-        })
-      }
-      client.pipe(upstream)
-      upstream.pipe(client)
-    })
-    const listen = (port: number) =>
-      Effect.async<number>((resume) => {
-        server.listen(port, "127.0.0.1", () => resume(Effect.succeed((server.address() as net.AddressInfo).port)))
-      })
-    const close = Effect.async<void>((resume) => {
-      for (const s of sockets) s.destroy()
-      if (!server.listening) return resume(Effect.void)
-      server.close(() => resume(Effect.void))
-    })
-    const port = yield* Effect.acquireRelease(listen(0), () => close)
-    return { port, cut: close, restore: Effect.asVoid(listen(port)) }
-  })
 
 const sqlite = backends.find(([name]) => name === "sqlite")![1]
 const pg = backends.find(([name]) => name === "pg")![1]
@@ -67,8 +33,9 @@ describe("an unreachable database never blocks or fails a call", () => {
       assert.deepStrictEqual(yield* breaker.state, CircuitBreaker.State.Open({ until: OPEN_FOR }))
       const rejected = yield* Effect.flip(breaker.execute(Effect.succeed(1)))
       assert.strictEqual(rejected._tag, "BreakerOpenError")
-      // The background poll reports the outage once.
-      yield* TestClock.adjust(250)
+      // The background poll reports the outage once: within 250 ms (pollInterval), or within 1 s
+      // (listenInterval) if the store was listening for NOTIFY when the link was cut.
+      yield* TestClock.adjust(1_000)
       const problem = yield* Queue.take(problems)
       assert.strictEqual(problem.operation, "poll")
       expect(yield* row(db, "payments")).toStrictEqual(Option.none())

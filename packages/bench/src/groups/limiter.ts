@@ -113,7 +113,7 @@ export const admitted = async (): Promise<TimedGroup> => {
     rows,
     notes: [
       "Many calls inside one Effect.gen loop; every call is admitted (nothing else holds the limit).",
-      "The floor guard reading the Clock twice per call is what timing a round trip costs by itself: a limiter records every admitted call's round trip (the histogram, the estimate behind retryAfterMillis, the adaptive limits' samples), so it cannot be cheaper than that row."
+      "The floor guard reading the Clock twice per call is what timing a round trip costs by itself: a limiter records every admitted call's round trip (the histogram, the estimate behind retryAfterMillis, the adaptive limits' samples). The limiter can still come in under that row: its one matchCauseEffect frame costs less than the floor's catchAllCause(map)."
     ]
   }
 }

@@ -30,7 +30,7 @@ import type * as Options from "./options.js"
 import type { Outbox } from "./outbox.js"
 import { NO_PERMIT, Probes, READMIT } from "./probes.js"
 import { repairedEffect, repairing, repairTraffic } from "./repair.js"
-import type * as Sharing from "./sharing.js"
+import * as Sharing from "./sharing.js"
 import * as Timeout from "./timeout.js"
 
 // The public types live in ../CircuitBreaker.ts, with their documentation; this module implements them.
@@ -328,7 +328,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
           state: toState(this.machine),
           counts: this.machine.config.tracker.counts(now),
           probes: this.probes?.inFlight ?? 0,
-          ...(this.link === undefined ? undefined : { store: { connected: this.link.health.connected } })
+          ...(this.link === undefined ? undefined : { store: Sharing.storeView(this.link, this.machine.tag) })
         }
       })
     )

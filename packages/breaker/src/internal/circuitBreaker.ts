@@ -41,7 +41,7 @@ export const makeResolved = (resolved: Options.Resolved): Effect.Effect<Breaker,
   Effect.gen(function* () {
     const delays = yield* Options.openDelays(resolved, yield* Effect.runtime<never>())
     const store = yield* Effect.serviceOption(BreakerStore.BreakerStore)
-    const link = Option.isSome(store) ? yield* Sharing.connect(store.value, resolved.name) : undefined
+    const link = Option.isSome(store) ? yield* Sharing.connect(store.value, resolved.name, resolved.quorum) : undefined
     const breaker = new Breaker(resolved, delays, link)
     if (link !== undefined) yield* Sharing.follow(link, (verdict, now) => breaker.adopt(verdict, now))
     return breaker

@@ -31,7 +31,20 @@ export interface Resolved {
   readonly probeTimeoutMillis: number | undefined
   readonly timeoutMillis: number | undefined
   readonly isFailure: (cause: Cause.Cause<unknown>) => boolean
+  /** With a shared store: how the fleet opens (quorum.ts); undefined: one member's trip opens it. */
+  readonly quorum: Quorum | undefined
 }
+
+/** @internal */
+export interface Quorum {
+  /** Members that must trip within the window: a count, or a share of the live members. */
+  readonly size:
+    { readonly _tag: "Count"; readonly count: number } | { readonly _tag: "Fraction"; readonly fraction: number }
+  readonly windowMillis: number
+}
+
+/** The default `sharing.quorumWindow`. */
+const QUORUM_WINDOW = "1 minute"
 
 const defaultIsFailure = (cause: Cause.Cause<unknown>): boolean => !Cause.isInterruptedOnly(cause)
 
@@ -70,6 +83,7 @@ export const resolve = (options: CB.Options | undefined): Either.Either<Resolved
     if (typeof isFailure !== "function") {
       return yield* Either.left(`isFailure must be a function of a Cause, got ${Rules.show(isFailure)}`)
     }
+    const quorum = yield* resolveSharing(o["sharing"])
     return {
       name: name.right,
       policy,
@@ -79,7 +93,8 @@ export const resolve = (options: CB.Options | undefined): Either.Either<Resolved
       probeLeaseMillis,
       probeTimeoutMillis,
       timeoutMillis,
-      isFailure: isFailure as Resolved["isFailure"]
+      isFailure: isFailure as Resolved["isFailure"],
+      quorum
     }
   })
   return Either.isLeft(resolved) ? within(resolved.left) : Either.right(resolved.right)
@@ -97,6 +112,30 @@ const resolveOpenFor = (input: unknown): Either.Either<Resolved["openFor"], stri
         ),
         (millis) => ({ _tag: "Fixed", millis })
       )
+
+const QUORUM_RULE = "a whole number >= 1 or { fraction } with 0 < fraction <= 1"
+
+/** `sharing`: a quorum of 1 (the default) is no quorum at all, so that the breaker shares as without one. */
+const resolveSharing = (input: unknown): Either.Either<Quorum | undefined, string> =>
+  Either.gen(function* () {
+    if (input === undefined) return undefined
+    if (!Rules.isRecord(input)) return yield* Either.left(`sharing must be an object, got ${Rules.show(input)}`)
+    const windowMillis = yield* Rules.check(
+      "sharing.quorumWindow",
+      Rules.durationAboveZero,
+      input["quorumWindow"] ?? QUORUM_WINDOW
+    )
+    const given = input["quorum"] ?? 1
+    if (Rules.isRecord(given)) {
+      const fraction = yield* Rules.check("sharing.quorum.fraction", Rules.ratio, given["fraction"])
+      return { size: { _tag: "Fraction", fraction }, windowMillis } as const
+    }
+    const count = yield* Either.mapLeft(
+      Rules.check("sharing.quorum", Rules.atLeastOne, given),
+      () => `sharing.quorum must be ${QUORUM_RULE}, got ${Rules.show(given)}`
+    )
+    return count === 1 ? undefined : ({ size: { _tag: "Count", count }, windowMillis } as const)
+  })
 
 /** A fixed wait: one object per breaker, no closures. */
 class FixedDelays implements Machine.OpenDelays {

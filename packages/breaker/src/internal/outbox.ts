@@ -2,12 +2,17 @@
  * What a breaker owes its shared store, and the one owner of it: the breaker puts verdicts,
  * failures and successes in synchronously (a call never waits on the store), and `drain`, the
  * background fiber, sends them in order when the store answers. Nothing else reads or writes it.
+ * Verdicts go at once; counts go in batches, throttled (COUNTS_EVERY_MILLIS).
  */
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import type * as BreakerStore from "../BreakerStore.js"
+import type { Quorum } from "./quorum.js"
 import type { Health } from "./sharing.js"
 
 /** How long the background writer waits before trying an unreachable store again. */
@@ -15,6 +20,17 @@ const STORE_RETRY = Duration.seconds(1)
 
 /** How long one send may take before it counts as failed (and is tried again). */
 const SEND_DEADLINE = Duration.seconds(5)
+
+/**
+ * Counts (failures and successes) are for dashboards, and a fleet in a brownout must not cost the
+ * store a command per failure: they go in batches, COUNTS_BURST batches at once and then one every
+ * COUNTS_EVERY_MILLIS (a token bucket), so that a few failures are still reported as they happen.
+ * A batch is what is owed then, at most BATCH_STEPS sends: failures before a success, the success,
+ * a trip's time, failures since.
+ */
+const COUNTS_EVERY_MILLIS = 1_000
+const COUNTS_BURST = 5
+const BATCH_STEPS = 4
 
 /** A verdict of this breaker's, on its own clock, until it is sent. */
 interface Pending {
@@ -54,6 +70,19 @@ export class Outbox {
   private timeOnly = false
   /** Failures reached the store since it last heard of a success. */
   private dirty = false
+  /** With a quorum: the member's latest trip, not yet reported, and whether its episode goes on. */
+  private pendingTrip:
+    { readonly at: number; readonly until: number; readonly by: string | undefined; current: boolean } | undefined =
+    undefined
+  /** The last verdict was saved as the fleet's (with a quorum, a trip may be reported instead). */
+  private lastSaved = true
+  /** Batches of counts that may go now (the token bucket), as of `creditAt` (Clock milliseconds). */
+  private credit = COUNTS_BURST
+  private creditAt: number | undefined = undefined
+  /** Wakes a drain waiting to send counts: a verdict does not wait for them. */
+  private readonly urgent = Effect.runSync(Queue.sliding<void>(1))
+  /** Done once the verdict owed (or a newer one that replaced it) is in the store. */
+  private verdictStored: Deferred.Deferred<void> | undefined = undefined
 
   constructor(
     private readonly circuit: BreakerStore.SharedCircuit,
@@ -61,26 +90,48 @@ export class Outbox {
     readonly origin: string,
     private readonly signal: Queue.Queue<void>,
     /** Hears whether each send was answered, to log an outage and its end once. */
-    private readonly health: Health
+    private readonly health: Health,
+    /** With `sharing.quorum`: decides which of this instance's verdicts are the fleet's (quorum.ts). */
+    private readonly quorum: Quorum | undefined
   ) {}
 
   /**
    * This instance's verdict, made at `at` (its clock; HalfOpen is derived, never stored), and who
-   * asked for it. A verdict makes pending counts moot.
+   * asked for it. Saved as the fleet's, a verdict makes pending counts moot. With a quorum, an Open
+   * while the fleet is closed is reported as a trip instead, and a Closed while the fleet is closed
+   * stays the instance's own.
    */
   verdict(state: "Closed" | "Open" | "Isolated", until: number, at: number, by?: string): void {
+    // Whatever happens to it, an episode that ends cannot open the fleet any more.
+    if (state !== "Open" && this.pendingTrip !== undefined) this.pendingTrip.current = false
+    const route = this.quorum === undefined ? "save" : this.quorum.route(state, at)
+    this.lastSaved = route === "save"
+    if (route === "local") return
+    if (route === "trip") {
+      // Only the latest trip matters: the store keeps one per member.
+      this.pendingTrip = { at, until, by, current: true }
+      this.signal.unsafeOffer(undefined)
+      this.urgent.unsafeOffer(undefined)
+      return
+    }
+    this.save(state, until, at, by)
+  }
+
+  private save(state: "Closed" | "Open" | "Isolated", until: number, at: number, by: string | undefined): void {
     this.pendingVerdict = { state, until: state === "Open" ? until : 0, at, by }
+    this.verdictStored ??= Deferred.unsafeMake<void>(FiberId.none)
     // A transition starts the store's count again.
     this.failuresBefore = 0
     this.pendingSuccess = false
     this.failures = 0
     this.dirty = false
     this.signal.unsafeOffer(undefined)
+    this.urgent.unsafeOffer(undefined)
   }
 
   /** A failure at `at`; `tripped`: it opened the circuit (after its verdict was put in). */
   failure(at: number, tripped: boolean): void {
-    if (tripped) {
+    if (tripped && this.lastSaved) {
       // The verdict starts the store's count again, but the time of the last failure is still worth keeping.
       this.timeOnly = true
     } else {
@@ -104,16 +155,53 @@ export class Outbox {
     this.signal.unsafeOffer(undefined)
   }
 
-  /** The next thing owed, as sent at `now`, and what to forget once the store has it. */
-  private next(now: number): readonly [Effect.Effect<void, BreakerStore.BreakerStoreError>, () => void] | undefined {
+  /** `verdict` is in the store: forgotten, unless a newer one replaced it meanwhile. */
+  private stored(verdict: Pending): void {
+    if (this.pendingVerdict !== verdict) return
+    this.pendingVerdict = undefined
+    const done = this.verdictStored
+    this.verdictStored = undefined
+    if (done !== undefined) Deferred.unsafeDone(done, Exit.void)
+  }
+
+  /**
+   * Waits until the verdict owed now is in the store, at most `deadline` (a store that does not
+   * answer is not waited for). For what must follow the verdict: a probe's lease goes back after it.
+   */
+  verdictSent(deadline: Duration.DurationInput): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const done = this.verdictStored
+      return done === undefined ? Effect.void : Effect.ignore(Effect.timeout(Deferred.await(done), deadline))
+    })
+  }
+
+  /**
+   * The next thing owed, as sent at `now` (this breaker's clock), what to forget once the store
+   * has it, and whether it is a verdict.
+   */
+  private next(
+    now: number
+  ): readonly [Effect.Effect<void, BreakerStore.BreakerStoreError>, () => void, verdict?: true] | undefined {
     const circuit = this.circuit
     const verdict = this.pendingVerdict
     if (verdict !== undefined) {
+      return [circuit.save(toSend(verdict, this.origin, now)), () => this.stored(verdict), true]
+    }
+    const trip = this.pendingTrip
+    if (trip !== undefined && this.quorum !== undefined) {
+      const quorum = this.quorum
       return [
-        circuit.save(toSend(verdict, this.origin, now)),
+        Effect.map(quorum.report(trip.at), (reachedAt) => {
+          // The quorum is reached in this member's episode: it becomes the fleet's, for every member.
+          if (reachedAt === undefined || !trip.current || quorum.fleetOpen) return
+          quorum.opened(reachedAt)
+          this.save("Open", trip.until, reachedAt, trip.by)
+        }),
         () => {
-          if (this.pendingVerdict === verdict) this.pendingVerdict = undefined
-        }
+          if (this.pendingTrip === trip) this.pendingTrip = undefined
+        },
+        // A trip is as urgent as a verdict: it may open the fleet.
+        true
       ]
     }
     const before = this.failuresBefore
@@ -157,15 +245,12 @@ export class Outbox {
   /**
    * Sends what is owed in the background, one step at a time, whenever something is put in: a step
    * is forgotten only once the store has it, so nothing is lost and nothing is counted twice while
-   * the store is down (it is tried again every STORE_RETRY).
+   * the store is down (it is tried again every STORE_RETRY). A verdict goes at once; counts wait
+   * for their batch when the bucket is empty (a verdict owed meanwhile goes without waiting).
    */
   get drain(): Effect.Effect<never> {
-    // The clock is read at each attempt: a retried verdict goes out as old as it is.
-    const step = Effect.clockWith((clock) => {
-      const next = this.next(clock.unsafeCurrentTimeMillis())
-      if (next === undefined) return Effect.succeed(false)
-      const [send, forget] = next
-      return send.pipe(
+    const send = ([effect, forget]: NonNullable<ReturnType<Outbox["next"]>>) =>
+      effect.pipe(
         Effect.timeout(SEND_DEADLINE),
         Effect.tapBoth({ onFailure: (error) => this.health.failed(error), onSuccess: () => this.health.answered }),
         Effect.map(() => {
@@ -173,6 +258,27 @@ export class Outbox {
           return true
         })
       )
+    // The clock is read at each attempt: a retried verdict goes out as old as it is.
+    const batch = Effect.suspend(() => {
+      let steps = 0
+      const step = Effect.clockWith((clock) => {
+        const next = this.next(clock.unsafeCurrentTimeMillis())
+        if (next === undefined || steps++ >= BATCH_STEPS) return Effect.succeed(false)
+        return send(next)
+      })
+      this.credit -= 1
+      return Effect.repeat(step, { while: (more) => more })
+    })
+    const step = Effect.clockWith((clock) => {
+      const now = clock.unsafeCurrentTimeMillis()
+      const next = this.next(now)
+      if (next === undefined) return Effect.succeed(false)
+      if (next[2] === true) return send(next)
+      this.credit = Math.min(COUNTS_BURST, this.credit + (now - (this.creditAt ?? now)) / COUNTS_EVERY_MILLIS)
+      this.creditAt = now
+      const wait = Math.ceil((1 - this.credit) * COUNTS_EVERY_MILLIS)
+      if (wait <= 0) return Effect.as(batch, true)
+      return Effect.as(Effect.race(Effect.sleep(Duration.millis(wait)), Queue.take(this.urgent)), true)
     })
     const drainAll = Effect.repeat(step, { while: (more) => more })
     return Queue.take(this.signal).pipe(
@@ -182,20 +288,29 @@ export class Outbox {
   }
 
   /**
-   * Sends the verdict still owed, if any, waiting at most `deadline` (when the breaker's scope
-   * closes: the drain is about to stop). Counts still owed are left: sent twice, they would count twice.
+   * Sends the verdict still owed, if any, and the trip still owed (with a quorum: it is counted, but
+   * a member that leaves opens no fleet), waiting at most `deadline` in all (when the breaker's
+   * scope closes: the drain is about to stop). Counts still owed are left: sent twice, they would
+   * count twice (a trip sent twice counts once).
    */
   flush(deadline: Duration.DurationInput): Effect.Effect<void> {
     return Effect.clockWith((clock) => {
       const verdict = this.pendingVerdict
-      if (verdict === undefined) return Effect.void
-      const sent = toSend(verdict, this.origin, clock.unsafeCurrentTimeMillis())
+      const trip = this.quorum === undefined ? undefined : this.pendingTrip
+      if (verdict === undefined && trip === undefined) return Effect.void
+      const send = Effect.zipRight(
+        verdict === undefined
+          ? Effect.void
+          : this.circuit.save(toSend(verdict, this.origin, clock.unsafeCurrentTimeMillis())),
+        trip === undefined ? Effect.void : Effect.asVoid(this.quorum!.record(trip.at))
+      )
       // Disconnected: a store that does not answer is given up at the deadline, not when it lets go.
       // Interruptible: this runs in a finalizer, where the deadline could not interrupt the wait.
-      return Effect.interruptible(Effect.disconnect(this.circuit.save(sent))).pipe(
+      return Effect.interruptible(Effect.disconnect(send)).pipe(
         Effect.timeout(deadline),
         Effect.tap(() => {
-          if (this.pendingVerdict === verdict) this.pendingVerdict = undefined
+          if (verdict !== undefined) this.stored(verdict)
+          if (this.pendingTrip === trip) this.pendingTrip = undefined
         }),
         Effect.tapError((error) => this.health.failed(error)),
         Effect.ignore

@@ -3,6 +3,7 @@
  * shared store, the fleet's probe lease (sharing.ts). A probe holds both while it runs and gives
  * both back however it ends, or when it runs past its timeout, whichever comes first.
  */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -13,6 +14,9 @@ import * as Sharing from "./sharing.js"
 export const NO_PERMIT: unique symbol = Symbol("no permit")
 /** The half-open episode ended between the decision and the permit: admit the call again. @internal */
 export const READMIT: unique symbol = Symbol("readmit")
+
+/** How long a lease waits, at most, for the probe's verdict to reach the store before it goes back. */
+const VERDICT_BEFORE_RELEASE = Duration.seconds(1)
 
 /** @internal */
 export class Probes {
@@ -28,6 +32,17 @@ export class Probes {
   /** Whether a permit is free now. */
   get isPermitFree(): Effect.Effect<boolean> {
     return Effect.sync(() => this.inFlight < this.permits)
+  }
+
+  /**
+   * Gives the fleet's lease back once the probe's verdict (a reopening, a close) is in the store:
+   * given back before, it would let a member that has not heard the verdict yet probe the same
+   * episode again. In the background: the caller does not wait for the store.
+   */
+  private giveBack(release: Effect.Effect<void> | undefined): Effect.Effect<void> {
+    const link = this.link
+    if (release === undefined || link === undefined) return Effect.void
+    return Effect.asVoid(Effect.forkDaemon(Effect.zipRight(link.outbox.verdictSent(VERDICT_BEFORE_RELEASE), release)))
   }
 
   /**
@@ -53,7 +68,8 @@ export class Probes {
       if (!isCurrent()) return Effect.succeed(READMIT)
       this.inFlight++
       let done = false
-      let release: Effect.Effect<void> = Effect.void
+      /** The fleet's lease, once it is held. */
+      let release: Effect.Effect<void> | undefined
       let timer: Fiber.RuntimeFiber<void> | undefined
       const finish = (o: Machine.Outcome): Effect.Effect<void> =>
         Effect.suspend(() => {
@@ -62,14 +78,15 @@ export class Probes {
           this.inFlight--
           end(o)
           const stop = timer === undefined ? Effect.void : Fiber.interruptFork(timer)
-          return Effect.zipRight(release, stop)
+          return Effect.zipRight(this.giveBack(release), stop)
         })
       const expire = Effect.suspend(() => {
         timer = undefined
         return finish(Machine.FAILURE)
       })
       const run = Effect.onExit(restore(self), (exit) => finish(outcome(exit)))
-      const link = this.link
+      // With a quorum, a member's own episode (its fleet closed) probes without the fleet's lease.
+      const link = this.link !== undefined && Sharing.probesForFleet(this.link) ? this.link : undefined
       const leased: Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> =
         link === undefined
           ? run
@@ -82,7 +99,10 @@ export class Probes {
                 }
                 if (lease._tag === "Leased") release = lease.release
                 // The probe ran out of time waiting for its lease: the circuit reopened.
-                if (done) return Effect.as(release, READMIT)
+                if (done) return Effect.as(this.giveBack(release), READMIT)
+                // The episode ended while the lease was asked for (the fleet reopened or closed, a late
+                // answer under load): a probe now would be a second one to the dependency.
+                if (!isCurrent()) return Effect.as(finish(Machine.INTERRUPTED), READMIT)
                 return run
               })
             )

@@ -17,7 +17,9 @@ import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as BreakerStore from "../BreakerStore.js"
+import type * as Options from "./options.js"
 import { Outbox } from "./outbox.js"
+import { Quorum } from "./quorum.js"
 
 /** How long a call (or `make`) may wait on the shared store before the breaker decides alone. */
 const STORE_DEADLINE = Duration.millis(250)
@@ -102,7 +104,31 @@ export interface Link {
   readonly initial: Option.Option<Adopted>
   /** The breaker's scope: lease requests still in flight when it closes are interrupted with it. */
   readonly scope: Scope.Scope
+  /** With `sharing.quorum`: the fleet's verdict as this member knows it, and its heartbeat. */
+  readonly quorum: Quorum | undefined
 }
+
+/**
+ * Whether a probe now is the fleet's, and so takes the fleet's lease. With a quorum, a member
+ * whose fleet is closed probes its own episode alone: the other members are serving traffic.
+ *
+ * @internal
+ */
+export const probesForFleet = (link: Link): boolean => link.quorum === undefined || link.quorum.fleetOpen
+
+/**
+ * Whether the breaker's state is its own verdict rather than the fleet's: with a quorum, a member
+ * that opened alone (its fleet is closed).
+ *
+ * @internal
+ */
+export const isLocalVerdict = (link: Link, state: string): boolean => !probesForFleet(link) && state !== "Closed"
+
+/** What a snapshot says of the store: whether it answers, and (with a quorum) whether the state is the breaker's own. @internal */
+export const storeView = (link: Link, state: string): { readonly connected: boolean; readonly local?: boolean } =>
+  link.quorum === undefined
+    ? { connected: link.health.connected }
+    : { connected: link.health.connected, local: isLocalVerdict(link, state) }
 
 /**
  * Joins the shared circuit `name`. A store that cannot be joined leaves the breaker alone, with a
@@ -112,7 +138,8 @@ export interface Link {
  */
 export const connect = (
   store: BreakerStore.BreakerStore["Type"],
-  name: string
+  name: string,
+  quorum?: Options.Quorum | undefined
 ): Effect.Effect<Link | undefined, never, Scope.Scope> =>
   Effect.gen(function* () {
     const connected = yield* Effect.either(store.connect(name))
@@ -134,8 +161,9 @@ export const connect = (
       Effect.option
     )
     const origin = `${name}#${Math.random().toString(36).slice(2, 10)}`
-    const outbox = new Outbox(circuit, origin, yield* Queue.sliding<void>(1), health)
-    return { circuit, outbox, health, initial: Option.flatten(initial), scope: yield* Effect.scope }
+    const fleet = quorum === undefined ? undefined : new Quorum(quorum, circuit, origin)
+    const outbox = new Outbox(circuit, origin, yield* Queue.sliding<void>(1), health, fleet)
+    return { circuit, outbox, health, initial: Option.flatten(initial), scope: yield* Effect.scope, quorum: fleet }
   })
 
 /**
@@ -152,21 +180,29 @@ export const follow = (
   adopt: (verdict: Adopted, now: number) => void
 ): Effect.Effect<void, never, Scope.Scope> => {
   const origin = link.outbox.origin
+  const quorum = link.quorum
   const adoptOne = (verdict: BreakerStore.Verdict) =>
     Effect.clockWith((clock) =>
       Effect.sync(() => {
-        if (verdict.origin === origin) return
         const now = clock.unsafeCurrentTimeMillis()
-        adopt(onClock(verdict, now), now)
+        const adopted = onClock(verdict, now)
+        quorum?.heard(adopted)
+        if (verdict.origin !== origin) adopt(adopted, now)
       })
     )
   return Effect.gen(function* () {
     if (Option.isSome(link.initial)) {
       const initial = link.initial.value
-      yield* Effect.clockWith((clock) => Effect.sync(() => adopt(initial, clock.unsafeCurrentTimeMillis())))
+      yield* Effect.clockWith((clock) =>
+        Effect.sync(() => {
+          quorum?.heard(initial)
+          adopt(initial, clock.unsafeCurrentTimeMillis())
+        })
+      )
     }
     yield* Stream.runForEach(link.circuit.verdicts, adoptOne).pipe(Effect.forkScoped)
     yield* link.outbox.drain.pipe(Effect.forkScoped)
+    if (quorum !== undefined) yield* quorum.heartbeat(link.health).pipe(Effect.forkScoped)
     // Added after the drain, so it runs before the drain is interrupted.
     yield* Effect.addFinalizer(() => link.outbox.flush(FLUSH_DEADLINE))
   })

@@ -13,7 +13,6 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
-import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
@@ -83,6 +82,71 @@ const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock => {
   lastClock = Context.get(services, ClockTag)
   lastServices = services
   return lastClock
+}
+
+/** An admitted call, as the fiber that runs it knows it: enough to free its slot. */
+class Call {
+  constructor(
+    readonly limiter: LimiterImpl,
+    readonly partition: Partition | undefined,
+    readonly clock: Clock.Clock,
+    readonly start: number,
+    readonly inflight: number
+  ) {}
+}
+
+/**
+ * The calls a fiber has running through limiters, newest last (calls in one fiber nest, so they
+ * mostly end newest first). An interrupted fiber skips the calls' handlers (Effect does not run
+ * them while it unwinds an interruption), so one observer per fiber frees the slots still held
+ * when the fiber ends. One observer per call would cost more than the rest of the call: Effect's
+ * `removeObserver` copies the fiber's list of observers every time.
+ */
+class Running {
+  private readonly calls: Array<Call> = []
+
+  constructor(fiber: Fiber.RuntimeFiber<unknown, unknown>) {
+    fiber.addObserver(() => {
+      if (lastFiber === fiber) lastFiber = lastRunning = undefined
+      const left = this.calls.splice(0)
+      for (const c of left) c.limiter.finish(c.partition, c.clock, c.start, c.inflight, "interrupted")
+    })
+  }
+
+  add(call: Call): void {
+    this.calls.push(call)
+  }
+
+  /** Whether `call` was still running: its handler frees the slot then, and only then. */
+  remove(call: Call): boolean {
+    const calls = this.calls
+    const last = calls.length - 1
+    if (last >= 0 && calls[last] === call) {
+      calls.pop()
+      return true
+    }
+    const i = calls.lastIndexOf(call)
+    if (i < 0) return false
+    calls.splice(i, 1)
+    return true
+  }
+}
+
+const runningByFiber = new WeakMap<Fiber.RuntimeFiber<unknown, unknown>, Running>()
+// Most calls come from the fiber that made the last one; forgotten when that fiber ends.
+let lastFiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
+let lastRunning: Running | undefined
+
+const runningOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Running => {
+  if (fiber === lastFiber) return lastRunning!
+  let running = runningByFiber.get(fiber)
+  if (running === undefined) {
+    running = new Running(fiber)
+    runningByFiber.set(fiber, running)
+  }
+  lastFiber = fiber
+  lastRunning = running
+  return running
 }
 
 class LimiterImpl implements Limiter {
@@ -220,9 +284,7 @@ class LimiterImpl implements Limiter {
 
   /**
    * Runs an admitted call; its slot is freed however it ends, and its outcome is a sample unless
-   * interrupted. An interrupted fiber skips the call's handlers (Effect does not run them while it
-   * unwinds an interruption), so an observer of the fiber gives the slot back when it sees the
-   * fiber end: an uninterruptible region per call would cost more than the rest of the call.
+   * interrupted (then the fiber's `Running` frees it, when the fiber ends).
    */
   private run<A, E, R>(
     self: Effect.Effect<A, E, R>,
@@ -232,28 +294,16 @@ class LimiterImpl implements Limiter {
     inflight: number,
     fiber: Fiber.RuntimeFiber<unknown, unknown>
   ): Effect.Effect<A, E, R> {
-    let done = false
-    const onFiberExit = () => {
-      if (done) return
-      done = true
-      this.finish(p, clock, start, inflight, "interrupted")
-    }
-    fiber.addObserver(onFiberExit)
+    const call = new Call(this, p, clock, start, inflight)
+    const running = runningOf(fiber)
+    running.add(call)
     return Effect.matchCauseEffect(self, {
       onSuccess: (a) => {
-        if (!done) {
-          done = true
-          fiber.removeObserver(onFiberExit)
-          this.finish(p, clock, start, inflight, "success")
-        }
+        if (running.remove(call)) this.finish(p, clock, start, inflight, "success")
         return Effect.succeed(a)
       },
       onFailure: (cause) => {
-        if (!done) {
-          done = true
-          fiber.removeObserver(onFiberExit)
-          this.finish(p, clock, start, inflight, this.classify(cause))
-        }
+        if (running.remove(call)) this.finish(p, clock, start, inflight, this.classify(cause))
         return Effect.failCause(cause)
       }
     })
@@ -268,7 +318,8 @@ class LimiterImpl implements Limiter {
     }
   }
 
-  private finish(p: Partition | undefined, clock: Clock.Clock, start: number, inflight: number, outcome: Outcome) {
+  /** @internal */
+  finish(p: Partition | undefined, clock: Clock.Clock, start: number, inflight: number, outcome: Outcome) {
     const running = --this.running
     if (p !== undefined) p.busy--
     this.metrics.inFlight(p, running)
@@ -286,8 +337,11 @@ class LimiterImpl implements Limiter {
 
   /** Feeds one sample to the algorithm; a changed limit is announced and shared out. */
   private sample(start: number, rtt: number, inflight: number, drop: boolean, now: number): void {
-    this.state = this.algorithm.step(this.state, { start, rtt, inflight, drop })
-    const next = this.algorithm.limitOf(this.state)
+    const state = this.algorithm.step(this.state, { start, rtt, inflight, drop })
+    // A step that keeps its state (a 0 ms round trip for most) keeps the limit: `limitOf` is pure.
+    if (state === this.state) return
+    this.state = state
+    const next = this.algorithm.limitOf(state)
     // The limit never leaves [min, max], whatever a user's function made of the estimate.
     const limit = Number.isFinite(next) ? Math.max(this.min, Math.min(this.max, next)) : this.current
     if (limit === this.current) return
@@ -420,6 +474,15 @@ export const make = (options?: Options): Effect.Effect<Limiter, InvalidLimiterOp
 export const layer = <I>(tag: Context.Tag<I, Limiter>, options?: Options): Layer.Layer<I, InvalidLimiterOptions> =>
   Layer.scoped(tag, make(options))
 
+const limited = <A, E, R, I>(
+  self: Effect.Effect<A, E, R>,
+  limiter: Limiter | Context.Tag<I, Limiter>,
+  options: L.CallOptions | undefined
+): Effect.Effect<A, E | LimiterRejectedError, R | I> =>
+  isLimiter(limiter)
+    ? limiter.execute(self, options)
+    : Effect.flatMap(limiter as Context.Tag<I, Limiter>, (l) => l.execute(self, options))
+
 /** @internal */
 export const withLimiter: {
   <I = never>(
@@ -431,17 +494,14 @@ export const withLimiter: {
     limiter: Limiter | Context.Tag<I, Limiter>,
     options?: L.CallOptions
   ): Effect.Effect<A, E | LimiterRejectedError, R | I>
-} = dual(
+} = function (first: unknown, second?: unknown, third?: unknown): unknown {
   // Data-first when the second argument is the limiter (a Tag is an Effect too, so look there).
-  (args) => isLimiter(args[1]) || Context.isTag(args[1]),
-  <A, E, R, I>(
-    self: Effect.Effect<A, E, R>,
-    limiter: Limiter | Context.Tag<I, Limiter>,
-    options?: L.CallOptions
-  ): Effect.Effect<A, E | LimiterRejectedError, R | I> =>
-    isLimiter(limiter)
-      ? limiter.execute(self, options)
-      : Effect.flatMap(limiter as Context.Tag<I, Limiter>, (l) => l.execute(self, options))
-)
+  // Written out rather than `dual` with a predicate, which builds `arguments` on every call.
+  type AnyLimiter = Limiter | Context.Tag<unknown, Limiter>
+  if (isLimiter(second) || Context.isTag(second)) {
+    return limited(first as Effect.Effect<unknown>, second as AnyLimiter, third as L.CallOptions | undefined)
+  }
+  return (self: Effect.Effect<unknown>) => limited(self, first as AnyLimiter, second as L.CallOptions | undefined)
+} as typeof withLimiter
 
 export { InvalidLimiterOptions, LimiterRejectedError }

@@ -4,9 +4,16 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type { Redis } from "ioredis"
-import { failFastOptions, makeClient, subscriberOptions, within } from "./client.js"
+import {
+  acquire,
+  type Client as Connected,
+  connect as connectClient,
+  failFastOptions,
+  subscriberOptions,
+  within
+} from "./client.js"
 import * as Connection from "./connection.js"
+import * as Keys from "./keys.js"
 import * as options from "./options.js"
 
 type Verdict = BreakerStore.Verdict
@@ -73,20 +80,29 @@ local last = tonumber(redis.call('HGET', KEYS[1], 'lastFailureAt'))
 if not last or last < tonumber(ARGV[2]) then redis.call('HSET', KEYS[1], 'lastFailureAt', ARGV[2]) end
 return 1`
 
-// One key per permit slot, each taken with SET NX PX. A lease also carries its expiry on the
-// Effect Clock, so a lease that is over by the breakers' clock is taken over even before Redis
-// expires it (PX is the backstop for a holder that is gone).
-const ACQUIRE = `
+// KEYS[1] is the circuit, then one key per permit slot, each taken with SET NX PX. A lease also
+// carries its expiry on the Effect Clock, so a lease that is over by the breakers' clock is taken
+// over even before Redis expires it (PX is the backstop for a holder that is gone). No lease while
+// the stored verdict is still open by the server's clock (the clock that dated its \`until\`): the
+// episode's probe failed and the fleet reopened, and a member that has not heard yet would probe
+// that episode a second time.
+const ACQUIRE = `${NOW}
 local now = tonumber(ARGV[2])
+if redis.call('TYPE', KEYS[1]).ok == 'hash' then
+  local stored = redis.call('HMGET', KEYS[1], 'state', 'until')
+  local untilMillis = tonumber(stored[2])
+  if stored[1] == 'Open' and untilMillis and untilMillis > nowMillis() then return 0 end
+end
 local expires = now + tonumber(ARGV[3])
 local value = ARGV[1] .. '|' .. expires
-for i, key in ipairs(KEYS) do
-  if redis.call('SET', key, value, 'NX', 'PX', ARGV[3]) then return i end
+for i = 2, #KEYS do
+  local key = KEYS[i]
+  if redis.call('SET', key, value, 'NX', 'PX', ARGV[3]) then return i - 1 end
   local held = redis.call('GET', key)
   local heldUntil = held and tonumber(string.match(held, '|(-?%d+)$'))
   if not heldUntil or heldUntil <= now then
     redis.call('SET', key, value, 'PX', ARGV[3])
-    return i
+    return i - 1
   end
 end
 return 0`
@@ -100,20 +116,59 @@ if held and string.sub(held, 1, string.len(ARGV[1]) + 1) == ARGV[1] .. '|' then
 end
 return 0`
 
-type Client = Redis & {
+// Fleet membership and trips: one sorted set each per circuit, scored by the members' Effect Clock
+// times. A heartbeat keeps each member's latest beat (ZADD GT) and forgets beats before \`since\`.
+const HEARTBEAT = `
+redis.call('ZADD', KEYS[1], 'GT', ARGV[2], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[3])
+return redis.call('ZCOUNT', KEYS[1], ARGV[3], '+inf')`
+
+// Trips count from \`since\`, and not from before the stored verdict (its episode is over). The
+// verdict is dated on the server's clock, the trips on the members': it is put on the caller's
+// clock as members read verdicts, made its age (by the server's TIME) before the caller's now. With
+// ARGV[1] a member, the trip is recorded first (its latest trip is kept) and older ones forgotten.
+// KEYS: the trips set, the circuit hash (read only). ARGV: member, at, since, the caller's now.
+const TRIPS = `${NOW}
+local since = tonumber(ARGV[3])
+if ARGV[1] ~= '' then
+  redis.call('ZADD', KEYS[1], 'GT', ARGV[2], ARGV[1])
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[3])
+end
+if redis.call('TYPE', KEYS[2]).ok == 'hash' then
+  local stored = redis.call('HMGET', KEYS[2], 'state', 'at')
+  local at = stored[2] and (string.match(stored[2], '^%-?%d+$') or string.match(stored[2], '^%-?%d+%.%d+$'))
+  if (stored[1] == 'Closed' or stored[1] == 'Open' or stored[1] == 'Isolated') and at then
+    local made = tonumber(ARGV[4]) - (nowMillis() - tonumber(at))
+    if made > since then since = made end
+  end
+end
+return redis.call('ZCOUNT', KEYS[1], digits(since), '+inf')`
+
+type Client = Connected & {
   circuitrySave(key: string, ...args: Array<string>): Promise<[applied: number, at: string]>
   circuitryLoad(key: string): Promise<Array<string | null>>
   circuitryRecordFailures(key: string, count: string, at: string): Promise<number>
   circuitryAcquire(...args: Array<string | number>): Promise<number>
   circuitryRelease(key: string, token: string): Promise<number>
+  circuitryHeartbeat(key: string, member: string, now: string, since: string): Promise<number>
+  circuitryTrips(
+    tripsKey: string,
+    circuitKey: string,
+    member: string,
+    at: string,
+    since: string,
+    now: string
+  ): Promise<number>
 }
 
-const defineCommands = (client: Redis): Client => {
+const defineCommands = (client: Connected): Client => {
   client.defineCommand("circuitrySave", { numberOfKeys: 1, lua: SAVE })
   client.defineCommand("circuitryLoad", { numberOfKeys: 1, lua: LOAD })
   client.defineCommand("circuitryRecordFailures", { numberOfKeys: 1, lua: RECORD_FAILURES })
   client.defineCommand("circuitryAcquire", { lua: ACQUIRE })
   client.defineCommand("circuitryRelease", { numberOfKeys: 1, lua: RELEASE })
+  client.defineCommand("circuitryHeartbeat", { numberOfKeys: 1, lua: HEARTBEAT })
+  client.defineCommand("circuitryTrips", { numberOfKeys: 2, lua: TRIPS })
   return client as Client
 }
 
@@ -159,21 +214,19 @@ export const make = (
   o?: Options
 ): Effect.Effect<BreakerStore.BreakerStore["Type"], options.InvalidRedisOptions, Scope.Scope> =>
   Effect.gen(function* () {
-    const { deadlineMillis, livenessMillis, prefix, url } = yield* options.resolve(o, DEFAULT_PREFIX)
+    const { deadlineMillis, livenessMillis, prefix, target } = yield* options.resolve(o, DEFAULT_PREFIX)
     const channel = `${prefix}verdicts`
-    const hashKey = (name: string) => `${prefix}circuit:${name}`
-    const slotKey = (name: string, slot: number) => `${prefix}probe:${name}:${slot}`
+    // A circuit's keys share the hash tag `{name}` (one Redis Cluster slot): see keys.ts.
+    const hashKey = (name: string) => Keys.of(prefix, name)("circuit")
+    const slotKey = (name: string, slot: number) => Keys.of(prefix, name)(`probe:${slot}`)
+    const membersKey = (name: string) => Keys.of(prefix, name)("members")
+    const tripsKey = (name: string) => Keys.of(prefix, name)("trips")
 
     // Two connections: commands (fail fast when down) and a subscriber for verdicts. Neither has
     // to be up for the layer to build: breakers keep their state locally until Redis is back.
-    const client = yield* Effect.acquireRelease(
-      Effect.sync(() => defineCommands(makeClient(url, failFastOptions))),
-      (c) => Effect.sync(() => c.disconnect())
-    )
-    const subscriber = yield* Effect.acquireRelease(
-      Effect.sync(() => makeClient(url, subscriberOptions)),
-      (c) => Effect.sync(() => c.disconnect())
-    )
+    // On a cluster, verdicts go by classic pub/sub, which reaches subscribers on every node.
+    const client = defineCommands(yield* acquire(target, failFastOptions, "commands"))
+    const subscriber = yield* acquire(target, subscriberOptions, "subscriber")
 
     /** The unreadable stored fields last reported for each name, so that each is logged once. */
     const unreadable = new Map<string, string>()
@@ -250,9 +303,9 @@ export const make = (
     // Startup: wait a little (real time) for the server, then go on with or without it.
     yield* Effect.promise(() =>
       Promise.allSettled([
-        within(client.connect(), STARTUP_WAIT_MILLIS),
+        within(connectClient(client), STARTUP_WAIT_MILLIS),
         within(
-          subscriber.connect().catch(() => {}),
+          connectClient(subscriber).catch(() => {}),
           STARTUP_WAIT_MILLIS
         ),
         within(subscriber.subscribe(channel), STARTUP_WAIT_MILLIS)
@@ -301,7 +354,7 @@ export const make = (
           acquireProbe: ({ leaseMillis, now, permits }) =>
             Effect.suspend(() => {
               const token = BreakerStoreKit.makeToken()
-              const keys = Array.from({ length: permits }, (_, i) => slotKey(name, i))
+              const keys = [key, ...Array.from({ length: permits }, (_, i) => slotKey(name, i))]
               const ttl = Math.max(1, Math.ceil(leaseMillis))
               return call("acquireProbe", () =>
                 client.circuitryAcquire(keys.length, ...keys, token, String(now), String(ttl))
@@ -316,7 +369,16 @@ export const make = (
               onNone: () => Effect.void,
               onSome: ({ slot, token }) =>
                 call("releaseProbe", () => client.circuitryRelease(slotKey(name, slot), token)).pipe(Effect.asVoid)
-            })
+            }),
+          heartbeat: ({ member, now, since }) =>
+            call("heartbeat", () => client.circuitryHeartbeat(membersKey(name), member, String(now), String(since))),
+          members: (since) => call("members", () => client.zcount(membersKey(name), since, "+inf")),
+          recordTrip: ({ at, member, now, since }) =>
+            call("recordTrip", () =>
+              client.circuitryTrips(tripsKey(name), key, member, String(at), String(since), String(now))
+            ),
+          trips: ({ now, since }) =>
+            call("trips", () => client.circuitryTrips(tripsKey(name), key, "", "0", String(since), String(now)))
         } satisfies BreakerStore.SharedCircuit
       })
 

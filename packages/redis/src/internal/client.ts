@@ -1,4 +1,13 @@
-import { Redis, type RedisOptions } from "ioredis"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { Cluster, type ClusterOptions, Redis, type RedisOptions } from "ioredis"
+import type { Target } from "./options.js"
+
+/** A connection of an adapter: to one server, or to a Redis Cluster. @internal */
+export type Client = Redis | Cluster
+
+/** What an adapter's connection is for. @internal */
+export type Role = "commands" | "subscriber"
 
 /** @internal */
 export const DEFAULT_URL = "redis://127.0.0.1:6379"
@@ -35,6 +44,27 @@ export const subscriberOptions: RedisOptions = {
   retryStrategy: (times) => Math.min(50 * times, 1_000)
 }
 
+/** How often a subscriber on a cluster reads the slot map (`CLUSTER SLOTS`). */
+const SUBSCRIBER_SLOTS_REFRESH_MILLIS = 1_000
+
+const clusterOptions = (options: RedisOptions, role: Role): ClusterOptions => ({
+  lazyConnect: true,
+  enableOfflineQueue: options.enableOfflineQueue ?? true,
+  clusterRetryStrategy: (times) => Math.min(50 * times, 1_000),
+  // A command connection reads the slot map again when a reply says it moved or a node is lost.
+  // A subscriber sends no command that would tell it: it reads the map every second, so that a
+  // node lost to a failover leaves its map (a resync of every member, see `onReady`) within
+  // about a second of the failover.
+  ...(role === "subscriber" ? { slotsRefreshInterval: SUBSCRIBER_SLOTS_REFRESH_MILLIS } : {}),
+  // Each node connection: the node-level rules of ioredis (offline queue on, no reconnect of a
+  // lost node), with the connect timeout and no resend of in-flight commands.
+  redisOptions: {
+    connectTimeout: options.connectTimeout ?? 2_000,
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: options.maxRetriesPerRequest ?? null
+  }
+})
+
 /** @internal */
 export const makeClient = (url: string, options: RedisOptions): Redis => {
   const client = new Redis(url, options)
@@ -42,6 +72,72 @@ export const makeClient = (url: string, options: RedisOptions): Redis => {
   client.on("error", () => {})
   return client
 }
+
+/** @internal */
+export const makeCluster = (
+  nodes: ReadonlyArray<string | { host: string; port: number }>,
+  options: RedisOptions,
+  role: Role
+): Cluster => {
+  const cluster = new Cluster([...nodes], clusterOptions(options, role))
+  cluster.on("error", () => {})
+  cluster.on("node error", () => {})
+  return cluster
+}
+
+/**
+ * A connection to `target` with the rules of `options` (`failFastOptions` or
+ * `subscriberOptions`), closed with the scope when it is the adapter's own. A `Cluster` the
+ * application gave is used as it is for commands and left open; a subscriber is always the
+ * adapter's own (a duplicate of it).
+ *
+ * @internal
+ */
+export const acquire = (
+  target: Target,
+  options: RedisOptions,
+  role: Role
+): Effect.Effect<Client, never, Scope.Scope> => {
+  if (target._tag === "Cluster" && role === "commands") return Effect.succeed(target.cluster)
+  return Effect.acquireRelease(
+    Effect.sync((): Client => {
+      switch (target._tag) {
+        case "Server":
+          return makeClient(target.url, options)
+        case "Nodes":
+          return makeCluster(target.nodes, options, role)
+        case "Cluster": {
+          // The application's options (nodes, auth, TLS), with the subscriber's own rules on top.
+          const duplicate = target.cluster.duplicate(undefined, {
+            lazyConnect: true,
+            enableOfflineQueue: true,
+            slotsRefreshInterval: SUBSCRIBER_SLOTS_REFRESH_MILLIS
+          })
+          duplicate.on("error", () => {})
+          return duplicate
+        }
+      }
+    }),
+    (client) => Effect.sync(() => client.disconnect())
+  )
+}
+
+/**
+ * Connects an adapter's connection, unless it is connected or connecting already (a `Cluster`
+ * the application gave).
+ *
+ * @internal
+ */
+export const connect = (client: Client): Promise<void> =>
+  client.status === "wait" ? client.connect() : Promise.resolve()
+
+/** What the adapter's warnings call where Redis is. @internal */
+export const describe = (target: Target): string =>
+  target._tag === "Server"
+    ? target.url
+    : target._tag === "Nodes"
+      ? `the Redis Cluster at ${target.nodes.map((n) => (typeof n === "string" ? n : `${n.host}:${n.port}`)).join(", ")}`
+      : "the given Redis Cluster"
 
 /**
  * Waits for `promise` at most `millis` of real time. Used only where real network I/O is awaited

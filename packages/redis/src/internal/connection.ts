@@ -8,8 +8,8 @@ import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import type { Redis } from "ioredis"
-import { messageOf } from "./client.js"
+import { Cluster } from "ioredis"
+import { type Client, messageOf } from "./client.js"
 import { Deadlines } from "./deadlines.js"
 
 /** @internal */
@@ -59,7 +59,7 @@ class Liveness {
  * @internal
  */
 export const make = <E>(
-  client: Redis,
+  client: Client,
   settings: { readonly name: string; readonly deadlineMillis: number; readonly livenessMillis: number },
   errorOf: ErrorOf<E>
 ): Effect.Effect<Connection<E>, never, Scope.Scope> =>
@@ -129,20 +129,26 @@ export const make = <E>(
             resume(Effect.fail(errorOf(operation, messageOf(e), e)))
           }
         )
-        return Effect.sync(cancel)
+        // No canceler: one makes `Effect.async` wrap the call in `onInterrupt`, which cost more
+        // CPU than the rest of the call with many in flight. An interrupted call leaves at once all
+        // the same; its entry goes with the reply or the deadline, and resuming it then is a no-op.
       })
     return { call }
   })
 
+const eventsOf = (client: Client): ReadonlyArray<string> => (client instanceof Cluster ? ["ready", "-node"] : ["ready"])
+
 /**
  * Runs `effect` after every `ready` of any of `clients` (a first connection, or a reconnect after
  * which publications may have been missed), one run at a time; readies that come while it runs
- * are folded into one more run.
+ * are folded into one more run. On a cluster, a node leaving (a failover, seen at a slots refresh)
+ * counts as a ready too: the subscriber may have been on it, and moved to another node without
+ * a `ready` of the cluster.
  *
  * @internal
  */
 export const onReady = (
-  clients: ReadonlyArray<Redis>,
+  clients: ReadonlyArray<Client>,
   effect: Effect.Effect<void>
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function* () {
@@ -150,11 +156,11 @@ export const onReady = (
     const ready = () => signal.unsafeOffer(undefined)
     yield* Effect.acquireRelease(
       Effect.sync(() => {
-        for (const client of clients) client.on("ready", ready)
+        for (const client of clients) for (const event of eventsOf(client)) client.on(event, ready)
       }),
       () =>
         Effect.sync(() => {
-          for (const client of clients) client.off("ready", ready)
+          for (const client of clients) for (const event of eventsOf(client)) client.off(event, ready)
         })
     )
     yield* Queue.take(signal).pipe(Effect.zipRight(effect), Effect.forever, Effect.forkScoped)

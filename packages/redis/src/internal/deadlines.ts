@@ -5,8 +5,8 @@ import type * as Scope from "effect/Scope"
 
 interface Entry {
   readonly deadline: number
-  done: boolean
-  readonly expire: () => void
+  /** Dropped when the call settles: a finished call's closures must not wait for the sweeper. */
+  expire: (() => void) | undefined
 }
 
 /**
@@ -15,6 +15,10 @@ interface Entry {
  * `Effect.timeout` forks a race per call, which costs more than the Redis round trip itself. Since
  * every call here has the same limit, deadlines come in the order the calls start: one sweeper
  * sleeps until the oldest pending deadline and fails the calls that passed it.
+ *
+ * A call that settles drops its entry's closure at once, and each start trims the finished
+ * entries at the head: without that, every call of the last `millis` (its fiber included) stays
+ * reachable until the sweeper next wakes, which at high rates is most of the process's GC work.
  *
  * @internal
  */
@@ -41,21 +45,29 @@ export class Deadlines {
 
   /** Starts a call's deadline; `expire` runs if it passes first. Returns a cancel function. */
   start(expire: () => void): () => void {
-    const entry: Entry = { deadline: this.now() + this.millis, done: false, expire }
+    const entry: Entry = { deadline: this.now() + this.millis, expire }
+    this.first()
     this.pending.push(entry)
     if (this.idle) {
       this.idle = false
       this.wake.unsafeOffer(undefined)
     }
     return () => {
-      entry.done = true
+      entry.expire = undefined
     }
   }
 
+  /** The oldest entry still pending; drops the finished ones before it. */
   private first(): Entry | undefined {
     while (this.head < this.pending.length) {
       const entry = this.pending[this.head]!
-      if (!entry.done) return entry
+      if (entry.expire !== undefined) {
+        if (this.head > 1024 && this.head * 2 > this.pending.length) {
+          this.pending.splice(0, this.head)
+          this.head = 0
+        }
+        return entry
+      }
       this.pending[this.head++] = undefined
     }
     this.pending.length = 0
@@ -74,13 +86,10 @@ export class Deadlines {
       if (wait > 0) return Effect.sleep(Duration.millis(wait))
       const now = this.now()
       for (let entry = this.first(); entry !== undefined && entry.deadline <= now; entry = this.first()) {
-        entry.done = true
+        const expire = entry.expire!
+        entry.expire = undefined
         this.pending[this.head++] = undefined
-        entry.expire()
-      }
-      if (this.head > 1024 && this.head * 2 > this.pending.length) {
-        this.pending.splice(0, this.head)
-        this.head = 0
+        expire()
       }
       return Effect.void
     })

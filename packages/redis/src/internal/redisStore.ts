@@ -6,8 +6,9 @@ import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import type { Redis } from "ioredis"
-import { failFastOptions, makeClient, messageOf, within } from "./client.js"
+import { Cluster } from "ioredis"
+import { acquire, type Client as Connected, connect, describe, failFastOptions, messageOf, within } from "./client.js"
+import { writeCoalescer } from "./coalesce.js"
 import * as Connection from "./connection.js"
 import * as options from "./options.js"
 
@@ -65,7 +66,7 @@ local value = redis.call('GET', KEYS[1])
 if not value then return false end
 return { value, redis.call('PTTL', KEYS[1]) }`
 
-type Client = Redis & {
+type Client = Connected & {
   circuitryTouch(key: string, ttl: string): Promise<number>
   circuitryGetEntry(key: string): Promise<[string, number] | null>
 }
@@ -79,8 +80,8 @@ export const isDeadlineExceeded = (error: CacheError): boolean => error.cause in
  * @internal
  */
 export const makeWith = (
-  redis: Redis,
-  resolved: Omit<Resolved, "url">
+  redis: Connected,
+  resolved: Omit<Resolved, "target">
 ): Effect.Effect<CacheStore.CacheStore<CacheError>, never, Scope.Scope> =>
   Effect.gen(function* () {
     const client = redis as Client
@@ -89,11 +90,18 @@ export const makeWith = (
       client.defineCommand("circuitryGetEntry", { numberOfKeys: 1, lua: GET_ENTRY })
     }
     const { prefix } = resolved
-    const { call } = yield* Connection.make(
+    const connection = yield* Connection.make(
       client,
       { name: "RedisStore", deadlineMillis: resolved.deadlineMillis, livenessMillis: resolved.livenessMillis },
       (operation, message, cause) => new CacheError({ operation, message, cause })
     )
+    // The commands of one event-loop turn (many fibers calling at once) go out in one write.
+    const coalesce = writeCoalescer(client)
+    const call = <A>(operation: string, send: () => Promise<A>): Effect.Effect<A, CacheError> =>
+      connection.call(operation, () => {
+        coalesce()
+        return send()
+      })
 
     const invalid = <A>(key: string, message: string, cause?: unknown): Effect.Effect<Option.Option<A>> => {
       const error = new CacheError({ operation: "get", message: `key "${key}": ${message}`, cause })
@@ -189,17 +197,25 @@ export const makeWith = (
     const del = (key: string): Effect.Effect<boolean, CacheError> =>
       call("delete", () => client.del(prefix + key)).pipe(Effect.map((n) => n > 0))
 
-    /** Every key under our prefix that starts with `sub`, by SCAN: never KEYS, which blocks the server. */
+    /**
+     * Every key under our prefix that starts with `sub`, by SCAN: never KEYS, which blocks the
+     * server. On a cluster, every primary is scanned (each holds its own slots' keys).
+     */
     const scan = (operation: string, sub: string): Effect.Effect<ReadonlyArray<string>, CacheError> =>
       call(operation, async () => {
         const match = globEscape(prefix + sub) + "*"
         const found = new Set<string>()
-        let cursor = "0"
-        do {
-          const [next, batch] = await client.scan(cursor, "MATCH", match, "COUNT", 1000)
-          for (const k of batch) found.add(k.slice(prefix.length))
-          cursor = next
-        } while (cursor !== "0")
+        const servers = client instanceof Cluster ? client.nodes("master") : [client]
+        await Promise.all(
+          servers.map(async (server) => {
+            let cursor = "0"
+            do {
+              const [next, batch] = await server.scan(cursor, "MATCH", match, "COUNT", 1000)
+              for (const k of batch) found.add(k.slice(prefix.length))
+              cursor = next
+            } while (cursor !== "0")
+          })
+        )
         return Array.from(found)
       })
 
@@ -226,14 +242,11 @@ const STARTUP_WAIT_MILLIS = 1_000
  *
  * @internal
  */
-export const acquireClient = (url: string): Effect.Effect<Redis, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.sync(() => makeClient(url, failFastOptions)),
-    (client) => Effect.sync(() => client.disconnect())
-  ).pipe(
+export const acquireClient = (target: options.Target): Effect.Effect<Connected, never, Scope.Scope> =>
+  acquire(target, failFastOptions, "commands").pipe(
     Effect.tap((client) =>
       Effect.promise(() =>
-        within(client.connect(), STARTUP_WAIT_MILLIS).then(
+        within(connect(client), STARTUP_WAIT_MILLIS).then(
           () => undefined,
           (e: unknown) => messageOf(e)
         )
@@ -242,7 +255,7 @@ export const acquireClient = (url: string): Effect.Effect<Redis, never, Scope.Sc
           problem === undefined
             ? Effect.void
             : Effect.logWarning(
-                `RedisStore: cannot connect to ${url} (${problem}); the store starts without it and connects when it is back`
+                `RedisStore: cannot connect to ${describe(target)} (${problem}); the store starts without it and connects when it is back`
               )
         )
       )
@@ -255,6 +268,6 @@ export const make = (
 ): Effect.Effect<CacheStore.CacheStore<CacheError>, options.InvalidRedisOptions, Scope.Scope> =>
   Effect.gen(function* () {
     const resolved = yield* resolve(o)
-    const client = yield* acquireClient(resolved.url)
+    const client = yield* acquireClient(resolved.target)
     return yield* makeWith(client, resolved)
   })

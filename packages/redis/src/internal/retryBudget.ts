@@ -2,15 +2,18 @@ import { RetryBudget } from "@circuitry/retry"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
-import type { Redis } from "ioredis"
-import { DEFAULT_URL, failFastOptions, makeClient, within } from "./client.js"
+import { acquire, type Client as Connected, connect, failFastOptions, within } from "./client.js"
+import * as Keys from "./keys.js"
+import { type ClusterOption, resolveTarget } from "./options.js"
 
 /** @internal */
 export interface Options extends RetryBudget.Options {
   readonly url?: string | undefined
+  readonly cluster?: ClusterOption | undefined
   readonly prefix?: string | undefined
   readonly timeout?: Duration.DurationInput | undefined
 }
@@ -67,12 +70,12 @@ redis.call('HSET', floorKey, 'tokens', tostring(tokens - 1), 'at', tostring(at))
 redis.call('PEXPIRE', floorKey, ARGV[8])
 return 1`
 
-type Client = Redis & {
+type Client = Connected & {
   circuitryBudgetDeposit(key: string, count: string, ttl: string): Promise<number>
   circuitryBudgetWithdraw(...args: Array<string | number>): Promise<number>
 }
 
-const defineCommands = (client: Redis): Client => {
+const defineCommands = (client: Connected): Client => {
   client.defineCommand("circuitryBudgetDeposit", { numberOfKeys: 1, lua: DEPOSIT })
   client.defineCommand("circuitryBudgetWithdraw", { numberOfKeys: 2 * BUCKETS + 1, lua: WITHDRAW })
   return client as Client
@@ -97,10 +100,8 @@ export const make = (
   Effect.gen(function* () {
     const o = options ?? {}
     const local = yield* RetryBudget.make(o)
-    const url = o.url ?? DEFAULT_URL
-    if (typeof url !== "string" || !/^rediss?:\/\//.test(url)) {
-      return yield* invalid(`RedisRetryBudget url must be a redis:// or rediss:// URL, got ${JSON.stringify(url)}`)
-    }
+    const target = resolveTarget(o, (message) => invalid(`RedisRetryBudget ${message}`))
+    if (Either.isLeft(target)) return yield* target.left
     const prefix = o.prefix ?? DEFAULT_PREFIX
     if (typeof prefix !== "string")
       return yield* invalid(`RedisRetryBudget prefix must be a string, got ${typeof prefix}`)
@@ -120,22 +121,20 @@ export const make = (
     const ttl = String(Math.ceil(windowMillis + bucketMillis))
     // The floor's hash lives at least as long as an empty floor takes to fill up again.
     const floorTtl = String(Math.max(Number(ttl), minPerSecond === 0 ? 0 : Math.ceil((1000 * capacity) / minPerSecond)))
-    const base = `${prefix}${local.name}:`
+    // The budget's keys share the hash tag `{name}` (one Redis Cluster slot): see keys.ts.
+    const key = Keys.of(prefix, local.name)
     const bucketOf = (now: number) => Math.floor(now / bucketMillis)
 
-    const client = yield* Effect.acquireRelease(
-      Effect.sync(() => defineCommands(makeClient(url, failFastOptions))),
-      (c) => Effect.sync(() => c.disconnect())
-    )
-    yield* Effect.promise(() => within(client.connect(), STARTUP_WAIT_MILLIS).catch(() => undefined))
+    const client = defineCommands(yield* acquire(target.right, failFastOptions, "commands"))
+    yield* Effect.promise(() => within(connect(client), STARTUP_WAIT_MILLIS).catch(() => undefined))
 
     const ask = (now: number, spend: boolean) =>
       Effect.tryPromise(() => {
         const current = bucketOf(now)
         const keys: Array<string> = []
-        for (let i = BUCKETS - 1; i >= 0; i--) keys.push(`${base}d:${current - i}`)
-        for (let i = BUCKETS - 1; i >= 0; i--) keys.push(`${base}w:${current - i}`)
-        keys.push(`${base}floor`)
+        for (let i = BUCKETS - 1; i >= 0; i--) keys.push(key(`d:${current - i}`))
+        for (let i = BUCKETS - 1; i >= 0; i--) keys.push(key(`w:${current - i}`))
+        keys.push(key("floor"))
         return client.circuitryBudgetWithdraw(
           ...keys,
           BUCKETS,
@@ -177,9 +176,10 @@ export const make = (
       pending = 0
       if (count === 0) return
       const now = yield* Clock.currentTimeMillis
-      yield* Effect.tryPromise(() =>
-        client.circuitryBudgetDeposit(`${base}d:${bucketOf(now)}`, String(count), ttl)
-      ).pipe(Effect.timeout(Duration.millis(timeoutMillis)), Effect.ignore)
+      yield* Effect.tryPromise(() => client.circuitryBudgetDeposit(key(`d:${bucketOf(now)}`), String(count), ttl)).pipe(
+        Effect.timeout(Duration.millis(timeoutMillis)),
+        Effect.ignore
+      )
     })
     yield* Effect.forkScoped(Effect.forever(flush))
 

@@ -35,10 +35,12 @@ export interface Decoded {
   readonly verdict: BreakerStore.Verdict | undefined
   /** Set when the row is not one of ours: the verdict is then Closed. */
   readonly problem: string | undefined
+  /** When the verdict was made, on the database's clock (the order of verdicts); undefined without one. */
+  readonly madeAt: number | undefined
 }
 
 /** @internal */
-export const nothing: Decoded = { key: NONE, verdict: undefined, problem: undefined }
+export const nothing: Decoded = { key: NONE, verdict: undefined, problem: undefined, madeAt: undefined }
 
 /** @internal */
 export const decode = (row: Row): Decoded => {
@@ -52,13 +54,15 @@ export const decode = (row: Row): Decoded => {
     origin: row.origin,
     by: row.verdict_by
   })
-  if (stored !== undefined) return { key, verdict: BreakerStoreKit.toVerdict(stored, now), problem: undefined }
+  if (stored !== undefined) {
+    return { key, verdict: BreakerStoreKit.toVerdict(stored, now), problem: undefined, madeAt: stored.at }
+  }
   const problem = !BreakerStoreKit.isStoredState(row.state)
     ? `state ${JSON.stringify(row.state)} is not one of "Closed", "Open", "Isolated"`
     : `open_until ${JSON.stringify(String(row.open_until))} or verdict_at ${JSON.stringify(String(row.verdict_at))} is not epoch milliseconds`
   // Read as a Closed verdict made now: a row spoilt under a breaker's feet is news as of this read,
   // not older than the verdict it spoilt (which its own maker would then ignore).
-  return { key, verdict: { state: "Closed", remainingMillis: 0, ageMillis: 0, origin: "" }, problem }
+  return { key, verdict: { state: "Closed", remainingMillis: 0, ageMillis: 0, origin: "" }, problem, madeAt: undefined }
 }
 
 /** @internal */

@@ -13,6 +13,8 @@ export interface Tables {
   readonly circuits: string
   /** One row per (circuit, half-open probe slot): the fleet-wide probe leases. */
   readonly probes: string
+  /** One row per (circuit, member): the member's last heartbeat and latest trip (`sharing.quorum`). */
+  readonly members: string
   /** The migrations already run on these tables (kept apart from the application's own). */
   readonly migrations: string
 }
@@ -21,6 +23,7 @@ export interface Tables {
 export const tables = (table: string): Tables => ({
   circuits: table,
   probes: `${table}_probes`,
+  members: `${table}_members`,
   migrations: `${table}_migrations`
 })
 
@@ -43,7 +46,7 @@ const createCircuits = (sql: SqlClient.SqlClient, t: Tables) =>
   updated_at BIGINT NOT NULL
 )`
 
-/** Schema 2: who asked for the verdict (an operator's isolate, reset or extension), NULL if no one. */
+/** Schema 3: who asked for the verdict (an operator's isolate, reset or extension), NULL if no one. */
 const addVerdictBy = (sql: SqlClient.SqlClient, t: Tables) =>
   sql`ALTER TABLE ${sql(t.circuits)} ADD COLUMN verdict_by TEXT`
 
@@ -54,6 +57,20 @@ const createProbes = (sql: SqlClient.SqlClient, t: Tables) =>
   token TEXT NOT NULL,
   expires_at BIGINT NOT NULL,
   PRIMARY KEY (name, slot)
+)`
+
+/**
+ * Added in migration 2: a member's times are NULL until it beats (or trips), on the members'
+ * Effect Clocks. A trip is compared with `verdict_at` (the database's clock) by putting the
+ * verdict on the caller's clock: its age by the database's clock, before the caller's now.
+ */
+const createMembers = (sql: SqlClient.SqlClient, t: Tables) =>
+  sql`CREATE TABLE IF NOT EXISTS ${sql(t.members)} (
+  name TEXT NOT NULL,
+  member TEXT NOT NULL,
+  beat_at BIGINT,
+  trip_at BIGINT,
+  PRIMARY KEY (name, member)
 )`
 
 /**
@@ -74,7 +91,8 @@ export const migrate = (
     "1_create_circuits": Effect.flatMap(SqlClient.SqlClient, (sql) =>
       Effect.zipRight(createCircuits(sql, t), createProbes(sql, t))
     ),
-    "2_verdict_by": Effect.flatMap(SqlClient.SqlClient, (sql) => addVerdictBy(sql, t))
+    "2_create_members": Effect.flatMap(SqlClient.SqlClient, (sql) => createMembers(sql, t)),
+    "3_verdict_by": Effect.flatMap(SqlClient.SqlClient, (sql) => addVerdictBy(sql, t))
   })
   return Effect.flatMap(SqlClient.SqlClient, (client) =>
     Migrator.make({})({ loader, table: t.migrations }).pipe(

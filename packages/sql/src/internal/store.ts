@@ -2,7 +2,8 @@
  * The `BreakerStore` on `@effect/sql`. Every change is one atomic statement (an upsert or a
  * conditional update), so concurrent writers in any number of processes never lose a failure,
  * never create two rows for one name and never both take the same probe lease. Verdicts made
- * elsewhere are learned by polling in the background, never on a call's path.
+ * elsewhere are learned in the background, never on a call's path: pushed by LISTEN/NOTIFY on
+ * PostgreSQL (`notify.ts`), and by the poll, the fallback and SQLite's only path.
  */
 import { BreakerStore, BreakerStoreKit, OptionRules } from "@circuitry/breaker"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -11,13 +12,15 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Clock from "effect/Clock"
 import * as Schema from "effect/Schema"
 import * as PubSub from "effect/PubSub"
-import type * as Queue from "effect/Queue"
+import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { InvalidStoreOptions } from "./errors.js"
+import * as Notify from "./notify.js"
 import { type Decoded, decode, NONE, nothing, type Row, storeError } from "./rows.js"
 import * as Tables from "./schema.js"
 
@@ -29,6 +32,8 @@ export interface Options {
   readonly table?: string | undefined
   readonly pollInterval?: Duration.DurationInput | undefined
   readonly migrate?: boolean | undefined
+  readonly listen?: boolean | undefined
+  readonly listenInterval?: Duration.DurationInput | undefined
 }
 
 /** @internal */
@@ -36,6 +41,8 @@ export interface Resolved {
   readonly table: string
   readonly pollInterval: Duration.Duration
   readonly migrate: boolean
+  readonly listen: boolean
+  readonly listenInterval: Duration.Duration
 }
 
 const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,47}$/
@@ -49,7 +56,9 @@ const Identifier = Schema.String.pipe(
 const OptionsSchema = Schema.Struct({
   table: Schema.optional(Identifier),
   pollInterval: Schema.optional(OptionRules.PositiveMillis),
-  migrate: Schema.optional(OptionRules.Flag)
+  migrate: Schema.optional(OptionRules.Flag),
+  listen: Schema.optional(OptionRules.Flag),
+  listenInterval: Schema.optional(OptionRules.PositiveMillis)
 })
 
 /** @internal */
@@ -59,7 +68,9 @@ export const resolve = (options: Options | undefined): Either.Either<Resolved, I
     (o) => ({
       table: o.table ?? "circuitry_breakers",
       pollInterval: Duration.millis(o.pollInterval ?? 250),
-      migrate: o.migrate ?? true
+      migrate: o.migrate ?? true,
+      listen: o.listen ?? true,
+      listenInterval: Duration.millis(o.listenInterval ?? 1_000)
     })
   )
 
@@ -67,6 +78,7 @@ export const resolve = (options: Options | undefined): Either.Either<Resolved, I
 export interface Service {
   readonly table: string
   readonly poll: Effect.Effect<void, BreakerStoreError>
+  readonly listening: Effect.Effect<boolean>
   readonly problems: Stream.Stream<BreakerStoreError>
   readonly subscribeProblems: Effect.Effect<Queue.Dequeue<BreakerStoreError>, never, Scope.Scope>
 }
@@ -75,6 +87,8 @@ interface Member {
   readonly pubsub: PubSub.PubSub<Verdict>
   /** The key of the verdict this member last loaded or was told; undefined when not known. */
   last: string | undefined
+  /** When the verdict it was last told was made (the database's clock): an announced verdict older than that is not told. */
+  lastAt: number
 }
 
 /** A duration as a statement takes it: whole milliseconds, never negative. */
@@ -90,8 +104,9 @@ export const make = (
 > =>
   Effect.gen(function* () {
     const resolved = yield* resolve(options)
+    const given = yield* SqlClient.SqlClient
     // Our statements name their columns exactly: the application's name transforms must not apply.
-    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const sql = given.withoutTransforms()
     if (resolved.migrate) {
       yield* Tables.migrate(resolved.table).pipe(
         Effect.provideService(SqlClient.SqlClient, sql),
@@ -103,6 +118,8 @@ export const make = (
     const t = Tables.tables(resolved.table)
     const circuits = sql(t.circuits)
     const probes = sql(t.probes)
+    const channel = Notify.channelOf(t.circuits)
+    const fleet = sql(t.members)
 
     /** Bumped when a save is published locally, so that a poll begun earlier does not undo it. */
     const epochs = new Map<string, number>()
@@ -167,6 +184,7 @@ FROM ${circuits} WHERE ${sql.in("name", names)}`
     const publish = (member: Member, decoded: Decoded): Effect.Effect<void> => {
       if (member.last === decoded.key) return Effect.void
       member.last = decoded.key
+      if (decoded.madeAt !== undefined) member.lastAt = decoded.madeAt
       return decoded.verdict === undefined ? Effect.void : Effect.asVoid(PubSub.publish(member.pubsub, decoded.verdict))
     }
 
@@ -220,12 +238,65 @@ FROM ${circuits} WHERE ${sql.in("name", names)}`
     })
     const poll = pollLock.withPermits(1)(pollOnce)
 
-    yield* poll.pipe(Effect.ignore, Effect.repeat(Schedule.spaced(resolved.pollInterval)), Effect.forkScoped)
+    /** Wakes the poll at once: however many wakes, one poll at a time and at most one waiting. */
+    const wake = yield* Queue.sliding<void>(1)
+    yield* Queue.take(wake).pipe(Effect.zipRight(Effect.ignore(poll)), Effect.forever, Effect.forkScoped)
+
+    /**
+     * A verdict announced by NOTIFY: told to the circuit's members here at once, under the poll's
+     * lock (so that a poll's older read is never told after it). Announcements arrive in commit
+     * order, so the last one is the stored verdict; one older than what a member was told (a poll
+     * read it later) is not told. A payload that is not a verdict wakes the poll instead.
+     */
+    const announced = (announcement: Notify.Saved | undefined): Effect.Effect<void> => {
+      if (announcement === undefined) return Effect.asVoid(Queue.offer(wake, undefined))
+      const { name, row } = announcement
+      if (members.of(name).size === 0) return Effect.void
+      return pollLock.withPermits(1)(
+        Effect.suspend(() => {
+          const decoded = decode(row)
+          const madeAt = decoded.madeAt ?? Number.NEGATIVE_INFINITY
+          reported.delete(name)
+          return Effect.forEach(members.of(name), (m) => (m.lastAt > madeAt ? Effect.void : publish(m, decoded)), {
+            discard: true
+          })
+        })
+      )
+    }
+
+    const listener = resolved.listen
+      ? yield* Notify.listen({
+          sql: given,
+          channel,
+          table: t.circuits,
+          fastInterval: resolved.pollInterval,
+          checkInterval: resolved.listenInterval,
+          onSaved: announced,
+          onListening: (again) =>
+            Effect.suspend(() => {
+              // Saves made while not listening were missed: read every circuit (and after a loss,
+              // tell every member the stored verdict again, as the contract says).
+              if (again) for (const member of members.all()) member.last = undefined
+              return Queue.offer(wake, undefined)
+            }),
+          onLost: Queue.offer(wake, undefined)
+        })
+      : Notify.disabled
+
+    // The poll: every `pollInterval`, or only every `listenInterval` while NOTIFY brings the verdicts.
+    const listenMillis = Duration.toMillis(resolved.listenInterval)
+    let lastPolled = Number.NEGATIVE_INFINITY
+    const backgroundPoll = Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      if (listener.listening() && now - lastPolled < listenMillis) return Effect.void
+      lastPolled = now
+      return Effect.ignore(poll)
+    })
+    yield* backgroundPoll.pipe(Effect.repeat(Schedule.spaced(resolved.pollInterval)), Effect.forkScoped)
 
     const connect = (name: string): Effect.Effect<BreakerStore.SharedCircuit, BreakerStoreError, Scope.Scope> =>
       Effect.gen(function* () {
         const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<Verdict>(), PubSub.shutdown)
-        const member: Member = { pubsub, last: undefined }
+        const member: Member = { pubsub, last: undefined, lastAt: Number.NEGATIVE_INFINITY }
         yield* members.join(name, member)
 
         const load: BreakerStore.SharedCircuit["load"] = run("load", select([name])).pipe(
@@ -259,7 +330,7 @@ ON CONFLICT (name) DO UPDATE SET
   consecutive_failures = 0,
   updated_at = excluded.updated_at
 WHERE ${unreadable} OR c.verdict_at <= excluded.verdict_at
-RETURNING name, state, open_until, verdict_at, origin, verdict_by, ${now} AS now`
+RETURNING name, state, open_until, verdict_at, origin, verdict_by, ${now} AS now${Notify.announce(sql, channel, now)}`
           ).pipe(
             Effect.flatMap((applied) => {
               const group = members.of(name)
@@ -348,9 +419,57 @@ RETURNING token`
               )
           })
 
+        // Fleet membership: each statement is atomic on its own. A count read after this member's
+        // write sees it, so of members writing at once, the last to write counts every one.
+        const latest = (column: "beat_at" | "trip_at") =>
+          sql.literal(
+            `${column} = CASE WHEN m.${column} IS NULL OR m.${column} < excluded.${column} THEN excluded.${column} ELSE m.${column} END`
+          )
+        const countBeats = (since: number) =>
+          sql<{ n: unknown }>`SELECT COUNT(*) AS n FROM ${fleet} WHERE name = ${name} AND beat_at >= ${since}`
+        /** A row is forgotten once neither its beat nor its trip is at or after `since`. */
+        const forget = (since: number) =>
+          sql`DELETE FROM ${fleet} WHERE name = ${name}
+  AND (beat_at IS NULL OR beat_at < ${since}) AND (trip_at IS NULL OR trip_at < ${since})`
+        // Trips count from `since`, and not from before the stored verdict (its episode is over).
+        // The verdict is dated on the database's clock, the trips on the members': it is put on the
+        // caller's clock as members read verdicts, made its age (by the database's clock) before
+        // the caller's `callerNow`.
+        const countTrips = (since: number, callerNow: number) =>
+          sql<{ n: unknown }>`SELECT COUNT(*) AS n FROM ${fleet} WHERE name = ${name} AND trip_at >= ${since}
+  AND trip_at >= COALESCE((SELECT CASE WHEN ${unreadable} THEN ${since} ELSE ${callerNow} - (${now} - c.verdict_at) END FROM ${circuits} AS c WHERE c.name = ${name}), ${since})`
+        const count = (rows: ReadonlyArray<{ n: unknown }>) => BreakerStoreKit.millisOf(rows[0]?.n) ?? 0
+
+        const heartbeat: BreakerStore.SharedCircuit["heartbeat"] = ({ member, now, since }) =>
+          run(
+            "heartbeat",
+            sql`INSERT INTO ${fleet} AS m (name, member, beat_at) VALUES (${name}, ${member}, ${now})
+ON CONFLICT (name, member) DO UPDATE SET ${latest("beat_at")}`.pipe(
+              Effect.zipRight(forget(since)),
+              Effect.zipRight(countBeats(since)),
+              Effect.map(count)
+            )
+          )
+
+        const recordTrip: BreakerStore.SharedCircuit["recordTrip"] = ({ at, member, now: callerNow, since }) =>
+          run(
+            "recordTrip",
+            sql`INSERT INTO ${fleet} AS m (name, member, trip_at) VALUES (${name}, ${member}, ${at})
+ON CONFLICT (name, member) DO UPDATE SET ${latest("trip_at")}`.pipe(
+              // Rows are forgotten by heartbeats only: a window shorter than the heartbeat's life
+              // would otherwise forget live members.
+              Effect.zipRight(countTrips(since, callerNow)),
+              Effect.map(count)
+            )
+          )
+
         return {
           load,
           verdicts: Stream.fromPubSub(pubsub),
+          heartbeat,
+          members: (since) => run("members", Effect.map(countBeats(since), count)),
+          recordTrip,
+          trips: ({ now: callerNow, since }) => run("trips", Effect.map(countTrips(since, callerNow), count)),
           save,
           recordFailures,
           recordSuccess,
@@ -365,6 +484,7 @@ RETURNING token`
       {
         table: t.circuits,
         poll,
+        listening: Effect.sync(listener.listening),
         problems: Stream.fromPubSub(problems),
         subscribeProblems: PubSub.subscribe(problems)
       }

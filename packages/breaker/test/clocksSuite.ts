@@ -152,7 +152,7 @@ const nextTo = (m: Member, to: CircuitBreaker.StateTag) =>
 let counter = 0
 const freshName = () => `fleet-${process.pid}-${Date.now().toString(36)}-${counter++}`
 
-export const fleetSuite = (backends: ReadonlyArray<FleetBackend>): void => {
+export const clocksSuite = (backends: ReadonlyArray<FleetBackend>): void => {
   for (const backend of backends) {
     describe(`fleet on ${backend.name}`, () => {
       const bound = backend.boundMillis

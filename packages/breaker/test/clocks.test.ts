@@ -1,11 +1,11 @@
 import { BreakerStore } from "@circuitry/breaker"
 import { Effect } from "effect"
-import { fleetSuite } from "./fleetSuite.js"
+import { clocksSuite } from "./clocksSuite.js"
 
 // The memory store's one clock is the TestClock: verdicts reach members in the instant they are
 // saved, so members on offset clocks agree on the half-open moment exactly. Redis, SQLite and
 // PostgreSQL run the same suite in their packages.
-fleetSuite([
+clocksSuite([
   {
     name: "memory",
     fleet: Effect.map(BreakerStore.makeMemory, (store) => ({

@@ -1,0 +1,228 @@
+import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
+import { RedisBreakerStore } from "@circuitry/redis"
+import { assert, describe, it } from "@effect/vitest"
+import { Duration, Effect, Either, Exit, Fiber, Layer, Option } from "effect"
+import { monitorEventLoopDelay } from "node:perf_hooks"
+import { startCluster } from "./utils/cluster.js"
+import { eventually, realSleep, uniquePrefix } from "./utils/server.js"
+
+// A primary of a real Redis Cluster (3 primaries, a replica each) killed with SIGKILL while the
+// members of a fleet trip and adopt verdicts. Real time throughout (a failover is real): the
+// cluster's node timeout is 2 s, and every wait is bounded with room for a loaded machine.
+
+const DEADLINE_MILLIS = 300
+/**
+ * What a loaded machine may add to a deadline before a call counts as held past it. The bound
+ * stays below the node timeout: a call held until the failover would take longer than that.
+ */
+const SLACK_MILLIS = 900
+const NODE_TIMEOUT_MILLIS = 2_000
+
+const tagOf = (breaker: CircuitBreaker.CircuitBreaker) => Effect.map(breaker.state, (s) => s._tag)
+
+describe("Redis Cluster failover", () => {
+  it.scopedLive(
+    "a primary killed mid-run: no call is held past its deadline, nothing crashes, verdicts converge after the failover",
+    () =>
+      Effect.gen(function* () {
+        const cluster = yield* startCluster({ replicas: true, nodeTimeoutMillis: NODE_TIMEOUT_MILLIS })
+        const prefix = uniquePrefix("cluster-failover")
+        const name = "checkout"
+        const options: RedisBreakerStore.Options = {
+          cluster: cluster.nodes,
+          prefix,
+          deadline: Duration.millis(DEADLINE_MILLIS),
+          liveness: "1 second"
+        }
+
+        // Three members, each on connections of its own (as three processes would be).
+        const failing = [false, false, false]
+        const members = yield* Effect.forEach(failing, () =>
+          Effect.gen(function* () {
+            const store = yield* Layer.build(RedisBreakerStore.layer(options))
+            return yield* CircuitBreaker.make({
+              name,
+              policy: Policy.consecutiveFailures(1),
+              openFor: "1 minute"
+            }).pipe(Effect.provide(store))
+          })
+        )
+        // A fourth store, whose calls are timed one by one: each must end within its deadline.
+        const watcher = yield* RedisBreakerStore.make(options)
+        const watched = yield* watcher.connect(name)
+
+        // The load: every member calls through its breaker all the time; the watcher reads.
+        // The event loop's own worst delay in the run is added to the bound: a loaded machine's
+        // stall is not the store holding a call.
+        const loopDelay = monitorEventLoopDelay({ resolution: 10 })
+        loopDelay.enable()
+        yield* Effect.addFinalizer(() => Effect.sync(() => loopDelay.disable()))
+        let slowestCall = 0
+        let slowestStoreCall = 0
+        let storeFailures = 0
+        let running = true
+        const load = yield* Effect.forEach(members, (breaker, i) =>
+          Effect.fork(
+            Effect.gen(function* () {
+              while (running) {
+                const started = performance.now()
+                const call = failing[i] ? Effect.fail("boom" as const) : Effect.succeed("ok" as const)
+                yield* Effect.either(CircuitBreaker.withBreaker(call, breaker))
+                slowestCall = Math.max(slowestCall, performance.now() - started)
+                yield* realSleep(10)
+              }
+            })
+          )
+        )
+        const reads = yield* Effect.fork(
+          Effect.gen(function* () {
+            while (running) {
+              const started = performance.now()
+              const result = yield* Effect.either(watched.load)
+              slowestStoreCall = Math.max(slowestStoreCall, performance.now() - started)
+              if (Either.isLeft(result)) {
+                assert.instanceOf(result.left, BreakerStore.BreakerStoreError)
+                storeFailures++
+              }
+              yield* realSleep(20)
+            }
+          })
+        )
+
+        const allAre = (tag: string) =>
+          Effect.map(Effect.forEach(members, tagOf), (tags) => tags.every((t) => t === tag))
+
+        // Before: one member's trip reaches the fleet.
+        failing[0] = true
+        assert.isTrue(yield* eventually(allAre("Open"), 10_000), "the first trip did not reach every member")
+        failing[0] = false
+        yield* Effect.forEach(members, (m) => m.reset, { discard: true })
+        assert.isTrue(yield* allAre("Closed"))
+        const before = yield* watched.load
+        assert.isTrue(Option.isSome(before))
+        // When it was made, in real time (the members' clocks here): the server dates verdicts by
+        // its clock, on this machine too.
+        const beforeAt = Date.now() - Option.getOrThrow(before).ageMillis
+
+        // The primary that serves the circuit is killed, and member 1 trips at once: its verdict
+        // cannot be saved until a replica has taken over.
+        const primary = yield* cluster.primaryOf(`${prefix}{${name}}:circuit`)
+        yield* cluster.kill(primary)
+        const killedAt = performance.now()
+        failing[1] = true
+        assert.isTrue(
+          yield* eventually(
+            Effect.map(tagOf(members[1]!), (t) => t === "Open"),
+            10_000
+          )
+        )
+        failing[1] = false
+
+        // After the failover, member 1's verdict reaches the store and every member.
+        assert.isTrue(yield* cluster.healthy(60_000), "the cluster did not fail over within 60 seconds")
+        const outage = performance.now() - killedAt
+        assert.isTrue(
+          yield* eventually(allAre("Open"), 20_000),
+          `the fleet did not converge after the failover: ${(yield* Effect.forEach(members, tagOf)).join(", ")}`
+        )
+        const after = yield* eventually(
+          Effect.map(
+            Effect.either(watched.load),
+            (v) =>
+              Either.isRight(v) &&
+              Option.isSome(v.right) &&
+              v.right.value.state === "Open" &&
+              Date.now() - v.right.value.ageMillis > beforeAt
+          ),
+          10_000
+        )
+        assert.isTrue(after, "the stored verdict is not member 1's trip")
+        // The stored half-open moment in real time: the server's now at the load (this machine's
+        // clock) is between the real times before and after it, however slow the load.
+        const loadStart = Date.now()
+        const stored = Option.getOrThrow(Either.getOrThrow(yield* Effect.either(watched.load)))
+        const loadEnd = Date.now()
+        for (const [i, member] of members.entries()) {
+          const state = yield* member.state
+          assert.strictEqual(state._tag, "Open")
+          if (state._tag === "Open") {
+            // The members that adopted it: the same half-open moment, up to the publication's transit
+            // (1 s allows for a busy machine). Member 1 keeps its own: its save went out as durations
+            // while the slot failed over and was dated when the server ran it, so the stored moment
+            // is later by the save's transit, at most one send's deadline (5 s; a send past it is
+            // made again with the time left then).
+            const transit = i === 1 ? 5_000 : 0
+            assert.isAtLeast(state.until, loadStart + stored.remainingMillis - 1_000 - transit, `member ${i}`)
+            assert.isAtMost(state.until, loadEnd + stored.remainingMillis + 1_000, `member ${i}`)
+          }
+        }
+
+        running = false
+        const exits = yield* Effect.forEach([...load, reads], Fiber.await)
+        for (const exit of exits) assert.isTrue(Exit.isSuccess(exit), `a load fiber crashed: ${String(exit)}`)
+        assert.isAbove(outage, DEADLINE_MILLIS + SLACK_MILLIS, "the failover was too short to tell a held call")
+        // The outage was seen (the watcher's reads failed during it) and held no call.
+        assert.isAbove(storeFailures, 0, "the kill was never seen by a store call")
+        const bound = DEADLINE_MILLIS + SLACK_MILLIS + loopDelay.max / 1e6
+        assert.isBelow(slowestStoreCall, bound, "a store call was held past its deadline")
+        assert.isBelow(slowestCall, bound, "a breaker call was held past the store deadline")
+      }),
+    180_000
+  )
+
+  it.scopedLive(
+    "a node lost to a failover resyncs every member from the store (a verdict its subscriber may have missed)",
+    () =>
+      Effect.gen(function* () {
+        const cluster = yield* startCluster({ replicas: true, nodeTimeoutMillis: NODE_TIMEOUT_MILLIS })
+        const prefix = uniquePrefix("cluster-resync")
+        const name = "quiet"
+        const options: RedisBreakerStore.Options = {
+          cluster: cluster.nodes,
+          prefix,
+          deadline: Duration.millis(DEADLINE_MILLIS)
+        }
+        const members = yield* Effect.forEach([0, 1], () =>
+          Effect.gen(function* () {
+            const store = yield* Layer.build(RedisBreakerStore.layer(options))
+            return yield* CircuitBreaker.make({
+              name,
+              policy: Policy.consecutiveFailures(1),
+              openFor: "1 minute"
+            }).pipe(Effect.provide(store))
+          })
+        )
+        // A verdict written behind the fleet's back, never published: as if every subscriber had
+        // missed its publication. The members cannot know of it until they read the store.
+        const key = `${prefix}{${name}}:circuit`
+        const now = Date.now()
+        yield* Effect.promise(() =>
+          cluster.admin.hset(key, { state: "Open", until: String(now + 60_000), at: String(now), origin: "elsewhere" })
+        )
+        yield* realSleep(300)
+        for (const member of members) assert.strictEqual(yield* tagOf(member), "Closed")
+
+        // Another primary than the circuit's is killed: the circuit's own slot stays up.
+        const home = yield* cluster.primaryOf(key)
+        const primaries = new Set<number>()
+        for (let i = 0; i < 64; i++) primaries.add(yield* cluster.primaryOf(`k${i}`))
+        const victim = Array.from(primaries).find((port) => port !== home)
+        assert.isDefined(victim)
+        yield* cluster.kill(victim!)
+        assert.isTrue(
+          yield* eventually(
+            Effect.map(Effect.forEach(members, tagOf), (tags) => tags.every((t) => t === "Open")),
+            30_000
+          ),
+          "the members did not read the store after the node was lost"
+        )
+        // read as the time left by the server's clock (this machine's) and added to the members'
+        // clocks (real time): the same moment, up to the read's transit (1 s allows for a busy machine)
+        for (const member of members) {
+          const state = yield* member.state
+          if (state._tag === "Open") assert.isBelow(Math.abs(state.until - (now + 60_000)), 1_000)
+        }
+      }),
+    180_000
+  )
+})
