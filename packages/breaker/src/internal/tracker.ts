@@ -22,6 +22,13 @@ export interface Tracker {
   reset(): void
   /** What the window holds at `now`. */
   counts(now: number): Counts
+  /**
+   * Takes over what `previous` (a tracker of the policy this one replaces, live) holds at `now`,
+   * when it is of the same kind: this one must be new (empty). A count window keeps the most recent
+   * calls that fit its size; a time window keeps the buckets that fall in its duration (placed by
+   * their start, at its own resolution). Returns false, and stays empty, when the kinds differ.
+   */
+  adopt(previous: Tracker, now: number): boolean
 }
 
 /**
@@ -51,6 +58,13 @@ export class ConsecutiveFailures implements Tracker {
   }
   counts(): Counts {
     return { calls: this.calls, failures: this.failures, slowCalls: 0, consecutiveFailures: this.consecutive }
+  }
+  adopt(previous: Tracker): boolean {
+    if (!(previous instanceof ConsecutiveFailures)) return false
+    this.consecutive = previous.consecutive
+    this.calls = previous.calls
+    this.failures = previous.failures
+    return true
   }
 }
 
@@ -119,6 +133,22 @@ export class CountWindow implements Tracker {
       slowCalls: this.slowCalls,
       consecutiveFailures: this.consecutive
     }
+  }
+  adopt(previous: Tracker): boolean {
+    if (!(previous instanceof CountWindow)) return false
+    // The most recent `kept` calls, oldest first.
+    const kept = Math.min(previous.calls, this.size)
+    const start = (previous.next - kept + previous.size) % previous.size
+    for (let i = 0; i < kept; i++) {
+      const flags = previous.ring[(start + i) % previous.size]!
+      this.ring[i] = flags
+      if (flags & FAILURE) this.failures++
+      if (flags & SLOW) this.slowCalls++
+    }
+    this.calls = kept
+    this.next = kept % this.size
+    this.consecutive = previous.consecutive
+    return true
   }
 }
 
@@ -239,6 +269,28 @@ export class TimeWindow implements Tracker {
       slowCalls: this.slowCalls,
       consecutiveFailures: this.consecutive
     }
+  }
+  adopt(previous: Tracker, now: number): boolean {
+    if (!(previous instanceof TimeWindow)) return false
+    previous.evict(now)
+    const current = this.evict(now)
+    for (let i = 0; i < previous.buckets; i++) {
+      const index = previous.index[i]!
+      if (index < 0) continue
+      // The old bucket's start, in this window's buckets: kept when it is still in this window.
+      const bucket = Math.floor((index * previous.width) / this.width)
+      if (bucket <= current - this.buckets || bucket > current) continue
+      const slot = bucket % this.buckets
+      this.index[slot] = bucket
+      this.bucketCalls[slot]! += previous.bucketCalls[i]!
+      this.bucketFailures[slot]! += previous.bucketFailures[i]!
+      this.bucketSlow[slot]! += previous.bucketSlow[i]!
+      this.calls += previous.bucketCalls[i]!
+      this.failures += previous.bucketFailures[i]!
+      this.slowCalls += previous.bucketSlow[i]!
+    }
+    this.consecutive = previous.consecutive
+    return true
   }
 }
 
