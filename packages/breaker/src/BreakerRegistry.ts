@@ -15,6 +15,7 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
+import type * as Queue from "effect/Queue"
 import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -38,10 +39,10 @@ export interface BreakerRegistry {
   /** The breakers held now, least recently used first. Does not count as use. */
   readonly breakers: Effect.Effect<ReadonlyArray<CircuitBreaker.CircuitBreaker>>
   /**
-   * Trips refused by `maxOpen`, as they happen, from the moment the stream runs: one per spell
-   * (see `RegistryOptions.maxOpen`).
+   * A queue of the trips `maxOpen` refuses, one per spell (see `RegistryOptions.maxOpen`),
+   * subscribed when this effect returns.
    */
-  readonly cappedTrips: Stream.Stream<CappedTrip>
+  readonly cappedTrips: Effect.Effect<Queue.Dequeue<CappedTrip>, never, Scope.Scope>
 }
 
 /**
@@ -355,7 +356,7 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
           .sort(byUse)
           .map((entry) => entry.breaker)
       ),
-      cappedTrips: Stream.fromPubSub(capped)
+      cappedTrips: PubSub.subscribe(capped)
     })
   })
 
