@@ -7,7 +7,9 @@
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import { dual, identity } from "effect/Function"
@@ -358,6 +360,65 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
       ),
       cappedTrips: PubSub.subscribe(capped)
     })
+  })
+
+/**
+ * Reads a JSON document of registry options, as a live `config` kept as text would hold it.
+ * Policies are written as data, by `_tag`: `{ "_tag": "ConsecutiveFailures", "threshold": 5 }`,
+ * `{ "_tag": "FailureRate", "threshold": 0.5, "minimumCalls": 20, "window": { "_tag": "CountWindow",
+ * "size": 100 } }` (a window is `Policy.countWindow`'s or `Policy.timeWindow`'s value; a duration is
+ * a string such as `"30 seconds"` or milliseconds). `isFailure` and schedules cannot be written in
+ * JSON. Fails only on text that is not JSON; what the document holds is checked when a registry
+ * applies it.
+ *
+ * @since 0.1.0
+ * @category config
+ * @example
+ * ```ts
+ * import { BreakerRegistry } from "@circuitry/breaker"
+ *
+ * const options = BreakerRegistry.parseConfig(
+ *   '{ "defaults": { "policy": { "_tag": "ConsecutiveFailures", "threshold": 3 } }, "maxOpen": { "fraction": 0.3 } }'
+ * )
+ * ```
+ */
+export const parseConfig: (text: string) => Either.Either<RegistryOptions, InvalidBreakerOptions> =
+  LiveConfig.parse as (text: string) => Either.Either<RegistryOptions, InvalidBreakerOptions>
+
+/**
+ * A live `config` kept as JSON (see `parseConfig`) under one key that every member of a fleet
+ * reads, so that one change reaches the fleet: `load` reads the key (`CacheStore.get(key)` of
+ * `@circuitry/redis`, a SQL row, a file), at once and then every `every` (default 5 seconds), and
+ * the document is emitted when it changed. A key that is gone emits `{}`: the layer's options
+ * again. A document that is not JSON is reported and skipped; a read that fails is reported once
+ * per outage and tried again at the next tick; the config before stays. Each member sees a change
+ * within `every`. A bad `every` fails the stream with `InvalidBreakerOptions` (the registry reports it).
+ *
+ * @since 0.1.0
+ * @category config
+ * @example
+ * ```ts
+ * import { BreakerRegistry, Policy } from "@circuitry/breaker"
+ * import { Effect, Option, Ref } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   // Here a Ref; in a fleet, a key every member reads (e.g. a Redis CacheStore's `get("breakers/config")`).
+ *   const key = yield* Ref.make(Option.some('{ "maxOpen": { "fraction": 0.3 } }'))
+ *   const registry = yield* BreakerRegistry.make({
+ *     defaults: { policy: Policy.consecutiveFailures(5) },
+ *     config: BreakerRegistry.watchConfig(Ref.get(key), { every: "10 seconds" })
+ *   })
+ *   return yield* registry.get("payments.example")
+ * }).pipe(Effect.scoped)
+ * ```
+ */
+export const watchConfig = <E, R>(
+  load: Effect.Effect<Option.Option<string>, E, R>,
+  options?: { readonly every?: Duration.DurationInput | undefined }
+): Stream.Stream<RegistryOptions, InvalidBreakerOptions, R> =>
+  Either.match(Rules.check("every", Rules.durationAboveZero, options?.every ?? "5 seconds"), {
+    onLeft: (message) => Stream.fail(new InvalidBreakerOptions({ message: `watchConfig: ${message}` })),
+    onRight: (millis) => LiveConfig.watch(load, millis) as Stream.Stream<RegistryOptions, never, R>
   })
 
 /**

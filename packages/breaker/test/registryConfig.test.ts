@@ -1,6 +1,6 @@
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Logger, Metric, Queue, Schedule, Stream, TestClock } from "effect"
+import { Duration, Effect, Either, Logger, Metric, Option, Queue, Ref, Schedule, Stream, TestClock } from "effect"
 import { call, fail, succeed, tagOf } from "./utils.js"
 
 /** A live config the test feeds, one value at a time. */
@@ -111,7 +111,7 @@ describe("BreakerRegistry config", () => {
   it.scoped("a shorter time window keeps what is still inside it", () =>
     Effect.gen(function* () {
       const config = yield* liveConfig
-      const timed = (duration: string) =>
+      const timed = (duration: Duration.DurationInput) =>
         Policy.failureRate({ threshold: 0.9, minimumCalls: 1, window: Policy.timeWindow(duration) })
       const registry = yield* BreakerRegistry.make({ defaults: { policy: timed("60 seconds") }, config: config.stream })
       const breaker = yield* registry.get("db")
@@ -251,4 +251,96 @@ describe("BreakerRegistry config", () => {
       assert.strictEqual(error.message, "config must be a Stream of registry options, got [{}]")
     })
   )
+
+  describe("watchConfig: one key, read by every member", () => {
+    const json = (threshold: number) =>
+      JSON.stringify({ defaults: { policy: { _tag: "ConsecutiveFailures", threshold } } })
+
+    it.scoped("a change of the key reaches every member within `every`; a bad document is reported and skipped", () => {
+      const { layer, lines } = warnings()
+      return Effect.gen(function* () {
+        const key = yield* Ref.make(Option.none<string>())
+        const reads = yield* Ref.make(0)
+        const load = Effect.zipRight(
+          Ref.update(reads, (n) => n + 1),
+          Ref.get(key)
+        )
+        const member = () =>
+          BreakerRegistry.make({
+            defaults: { policy: Policy.consecutiveFailures(3) },
+            config: BreakerRegistry.watchConfig(load, { every: "10 seconds" })
+          })
+        const fleet = [yield* member(), yield* member()]
+        const breakers = yield* Effect.forEach(fleet, (registry) => registry.get("db"))
+        yield* TestClock.adjust(0)
+        assert.strictEqual(yield* Ref.get(reads), 2) // each member read the key at once
+        yield* Ref.set(key, Option.some(json(1)))
+        yield* TestClock.adjust("9 seconds")
+        yield* call(breakers[0]!, fail)
+        assert.strictEqual(yield* tagOf(breakers[0]!), "Closed") // not read yet: consecutiveFailures(3)
+        yield* TestClock.adjust("1 second")
+        for (const breaker of breakers) {
+          yield* call(breaker, fail)
+          assert.strictEqual(yield* tagOf(breaker), "Open")
+        }
+        // Not JSON: reported once (the document does not change), and the config before stays.
+        yield* Ref.set(key, Option.some("{ not json"))
+        yield* TestClock.adjust("30 seconds")
+        assert.strictEqual(lines.filter((line) => line.includes("must be a JSON document")).length, 2) // one per member
+        const other = yield* fleet[0]!.get("other")
+        yield* call(other, fail)
+        assert.strictEqual(yield* tagOf(other), "Open")
+        // The key is gone: the layer's options again.
+        yield* Ref.set(key, Option.none())
+        yield* TestClock.adjust("10 seconds")
+        const third = yield* fleet[1]!.get("third")
+        yield* call(third, fail)
+        assert.strictEqual(yield* tagOf(third), "Closed")
+      }).pipe(Effect.provide(layer))
+    })
+
+    it.scoped("a read that fails is reported once per outage and tried again", () => {
+      const { layer, lines } = warnings()
+      return Effect.gen(function* () {
+        const down = yield* Ref.make(true)
+        const load = Effect.flatMap(Ref.get(down), (isDown) =>
+          isDown ? Effect.fail("store down") : Effect.succeed(Option.some(json(1)))
+        )
+        const registry = yield* BreakerRegistry.make({ config: BreakerRegistry.watchConfig(load) })
+        yield* TestClock.adjust("20 seconds") // five reads, all failing
+        assert.strictEqual(lines.filter((line) => line.includes("could not be read")).length, 1)
+        yield* Ref.set(down, false)
+        yield* TestClock.adjust("5 seconds")
+        const breaker = yield* registry.get("db")
+        yield* call(breaker, fail)
+        assert.strictEqual(yield* tagOf(breaker), "Open")
+      }).pipe(Effect.provide(layer))
+    })
+
+    it("parseConfig reads policies by _tag; text that is not JSON is an InvalidBreakerOptions", () => {
+      const parsed = BreakerRegistry.parseConfig(
+        JSON.stringify({
+          overrides: {
+            a: { policy: { _tag: "FailureRate", threshold: 0.5, window: { _tag: "CountWindow", size: 10 } } }
+          }
+        })
+      )
+      assert.isTrue(Either.isRight(parsed))
+      const policy = Either.getOrThrow(parsed).overrides!["a"]!.policy!
+      assert.isTrue(Policy.isPolicy(policy))
+      assert.strictEqual(policy.description, "failureRate(0.5, countWindow(10))")
+      const bad = BreakerRegistry.parseConfig("{")
+      assert.isTrue(Either.isLeft(bad) && bad.left._tag === "InvalidBreakerOptions")
+      assert.include(Either.isLeft(bad) ? bad.left.message : "", "config must be a JSON document of registry options")
+    })
+
+    it.effect("a bad `every` fails the stream with InvalidBreakerOptions", () =>
+      Effect.gen(function* () {
+        const error = yield* Stream.runDrain(
+          BreakerRegistry.watchConfig(Effect.succeed(Option.none()), { every: "-1 seconds" })
+        ).pipe(Effect.flip)
+        assert.strictEqual(error.message, 'watchConfig: every must be a finite duration > 0, got "-1 seconds"')
+      })
+    )
+  })
 })
