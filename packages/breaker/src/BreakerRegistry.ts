@@ -166,8 +166,25 @@ const rejectedConfigs = Metric.tagged(configsTotal, "outcome", "rejected")
 const appliedConfigs = Metric.tagged(configsTotal, "outcome", "applied")
 
 /**
+ * Makes a registry in the current scope (its breakers, and its `config` stream's fiber, last as
+ * long as it does). Every option is validated here, into `InvalidBreakerOptions`.
+ *
  * @since 0.1.0
  * @category constructors
+ * @example
+ * ```ts
+ * import { BreakerRegistry, Policy } from "@circuitry/breaker"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const registry = yield* BreakerRegistry.make({
+ *     defaults: { policy: Policy.consecutiveFailures(5) },
+ *     maxOpen: { fraction: 0.3 } // at most 30% of the hosts ejected at once
+ *   })
+ *   const breaker = yield* registry.get("10.0.0.7:8080")
+ *   return (yield* breaker.snapshot).capped // true while the cap keeps it closed
+ * }).pipe(Effect.scoped)
+ * ```
  */
 export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, InvalidBreakerOptions, Scope.Scope> =>
   Effect.gen(function* () {
@@ -432,7 +449,8 @@ export const watchConfig = <E, R>(
  * const RegistryLive = BreakerRegistry.layer({
  *   defaults: { policy: Policy.consecutiveFailures(5), openFor: "30 seconds" },
  *   overrides: { "payment-gateway": { openFor: "2 minutes" } },
- *   maxBreakers: 10_000
+ *   maxBreakers: 10_000,
+ *   maxOpen: { fraction: 0.3 }
  * })
  *
  * const charge = Effect.succeed("ok").pipe(BreakerRegistry.withBreakerFor("payment-gateway"))

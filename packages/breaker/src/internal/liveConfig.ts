@@ -226,9 +226,10 @@ export const watch = <E, R>(
         Either.match(parse(document), {
           onLeft: (error) =>
             Effect.as(
-              Effect.logWarning("breaker registry: a config value was rejected; the config before it stays", error).pipe(
-                Effect.zipRight(Metric.increment(Metric.tagged(configsTotal, "outcome", "rejected")))
-              ),
+              Effect.logWarning(
+                "breaker registry: a config value was rejected; the config before it stays",
+                error
+              ).pipe(Effect.zipRight(Metric.increment(Metric.tagged(configsTotal, "outcome", "rejected")))),
               Option.none<unknown>()
             ),
           onRight: (options) => Effect.succeed(Option.some(options))
