@@ -191,8 +191,6 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
     const base: Readonly<Record<string, unknown>> = Rules.isRecord(options) ? options : {}
     // Validate everything now, so that `get` cannot fail later.
     let config = yield* LiveConfig.resolve(options)
-    /** Bumped on every config applied: a breaker made across one is brought up to date. */
-    let version = 0
 
     const scope = yield* Effect.scope
     // A breaker holds resources (fibers) only when it shares its state through a store.
@@ -278,9 +276,7 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
         if (existing !== undefined) return existing.breaker
         while (entries.size >= config.maxBreakers) yield* evictOne
         const own = shared ? yield* Scope.fork(scope, ExecutionStrategy.sequential) : undefined
-        const madeWith = config
-        const madeAt = version
-        const breaker = yield* internal.makeResolved(LiveConfig.resolvedFor(madeWith, name)).pipe(
+        const breaker = yield* internal.makeResolved(LiveConfig.resolvedFor(config, name)).pipe(
           Scope.extend(own ?? scope),
           Effect.provide(context),
           Effect.orDie // validated above
@@ -288,17 +284,6 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
         const now = ++tick
         entries.set(name, { breaker, scope: own, used: now, placed: now })
         joinCap(breaker)
-        if (madeAt !== version) {
-          // A config was applied while the breaker was being made (it joins its shared circuit).
-          const millis = yield* Clock.currentTimeMillis
-          LiveConfig.reconfigure(
-            breaker,
-            LiveConfig.resolvedFor(madeWith, name),
-            LiveConfig.resolvedFor(config, name),
-            runtime,
-            millis
-          )
-        }
         return breaker
       })
 
@@ -309,7 +294,6 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
         const now = yield* Clock.currentTimeMillis
         const before = config
         config = next
-        version++
         ejection.limit = next.maxOpen
         for (const [name, entry] of entries) {
           joinCap(entry.breaker)
@@ -336,6 +320,7 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
                 cause
               ).pipe(Effect.zipRight(Metric.increment(rejectedConfigs)))
           }),
+          // With a store, `create` waits on the store under the lock: a config is not applied meanwhile.
           shared ? lock.withPermits(1) : identity
         )
       ).pipe(

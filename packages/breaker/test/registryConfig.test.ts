@@ -1,4 +1,4 @@
-import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
+import { BreakerRegistry, BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Either, Logger, Metric, Option, Queue, Ref, Schedule, Stream, TestClock } from "effect"
 import { call, fail, succeed, tagOf } from "./utils.js"
@@ -75,6 +75,20 @@ describe("BreakerRegistry config", () => {
       yield* feed(fresh, 100, 25)
       assert.strictEqual(yield* tagOf(fresh), "Open")
     })
+  )
+
+  it.scoped("with a shared store too: the breaker keeps its window, and its verdict reaches the store", () =>
+    Effect.gen(function* () {
+      const config = yield* liveConfig
+      const registry = yield* BreakerRegistry.make({ defaults: { policy: rate(0.5, 10) }, config: config.stream })
+      const breaker = yield* registry.get("db")
+      yield* feed(breaker, 10, 3)
+      yield* config.push({ defaults: { policy: rate(0.3, 10) } })
+      assert.deepStrictEqual((yield* breaker.snapshot).counts.failures, 3)
+      yield* call(breaker, succeed)
+      assert.strictEqual(yield* tagOf(breaker), "Open")
+      assert.isTrue((yield* breaker.snapshot).store?.connected)
+    }).pipe(Effect.provide(BreakerStore.layerMemory))
   )
 
   it.scoped("a smaller count window keeps the most recent calls; a larger one keeps them all", () =>
