@@ -185,6 +185,24 @@ describe("BreakerRegistry maxOpen", () => {
     )
   )
 
+  it.effect("an evicted capped breaker is no longer capped", () =>
+    Effect.gen(function* () {
+      const registry = yield* BreakerRegistry.BreakerRegistry
+      const a = yield* registry.get("a")
+      const b = yield* registry.get("b")
+      yield* call(a, fail)
+      yield* call(b, fail)
+      assert.isTrue((yield* b.snapshot).capped)
+      yield* registry.get("c") // evicts b (closed), not a (open)
+      assert.deepStrictEqual([...(yield* registry.names)].sort(), ["a", "c"])
+      assert.isUndefined((yield* b.snapshot).capped)
+    }).pipe(
+      Effect.provide(
+        BreakerRegistry.layer({ defaults: { policy: Policy.consecutiveFailures(1) }, maxOpen: 1, maxBreakers: 2 })
+      )
+    )
+  )
+
   it.effect("a fraction rounds down, but lets one breaker open", () =>
     Effect.gen(function* () {
       const registry = yield* BreakerRegistry.BreakerRegistry

@@ -198,6 +198,39 @@ describe("BreakerRegistry config", () => {
     })
   )
 
+  it.scoped("a config applied again counts each open breaker once", () =>
+    Effect.gen(function* () {
+      const config = yield* liveConfig
+      const registry = yield* BreakerRegistry.make({
+        defaults: { policy: Policy.consecutiveFailures(1) },
+        maxOpen: 2,
+        config: config.stream
+      })
+      const [a, b] = yield* Effect.forEach(["a", "b"], (name) => registry.get(name))
+      yield* call(a!, fail)
+      yield* config.push({ maxOpen: 2 })
+      yield* config.push({ maxOpen: 2 })
+      yield* call(b!, fail)
+      assert.strictEqual(yield* tagOf(b!), "Open") // 1 open < 2
+    })
+  )
+
+  it.scoped("a change of halfOpen.successesToClose alone applies", () =>
+    Effect.gen(function* () {
+      const config = yield* liveConfig
+      const defaults = { policy: Policy.consecutiveFailures(1), openFor: "1 second" } as const
+      const registry = yield* BreakerRegistry.make({ defaults, config: config.stream })
+      const breaker = yield* registry.get("db")
+      yield* config.push({ defaults: { ...defaults, halfOpen: { successesToClose: 2 } } })
+      yield* call(breaker, fail)
+      yield* TestClock.adjust("1 second")
+      yield* call(breaker, succeed)
+      assert.strictEqual(yield* tagOf(breaker), "HalfOpen") // one of two
+      yield* call(breaker, succeed)
+      assert.strictEqual(yield* tagOf(breaker), "Closed")
+    })
+  )
+
   it.scoped("a bad value is reported with its InvalidBreakerOptions and ignored: the config before it stays", () => {
     const { layer, lines } = warnings()
     return Effect.gen(function* () {

@@ -186,6 +186,30 @@ describe("adopt (a registry's live config replaces a policy)", () => {
     assert.deepStrictEqual(larger.counts(), counts(6, 4, 2, 2))
   })
 
+  it("a larger count window goes on from the calls it kept: they leave it oldest first", () => {
+    const old = new Tracker.CountWindow(3, rate())
+    for (let i = 0; i < 3; i++) old.record(true, 0, 0)
+    const larger = new Tracker.CountWindow(4, rate())
+    larger.adopt(old, 0)
+    for (let i = 0; i < 4; i++) larger.record(false, 0, 0)
+    assert.deepStrictEqual(larger.counts(), counts(4, 0, 0, 0))
+  })
+
+  it("a time window takes only what the old one still holds at `now`, and drops buckets ahead of `now`", () => {
+    const old = new Tracker.TimeWindow(10_000, rate())
+    old.record(true, 0, 0)
+    old.record(true, 8_000, 0)
+    const longer = new Tracker.TimeWindow(60_000, rate())
+    longer.adopt(old, 15_000) // the call at 0 s left the old window at 10 s: it does not come back
+    assert.deepStrictEqual(longer.counts(15_000), counts(1, 1, 0, 2))
+    const again = new Tracker.TimeWindow(10_000, rate())
+    again.record(true, 0, 0)
+    again.record(true, 8_000, 0)
+    const back = new Tracker.TimeWindow(10_000, rate())
+    back.adopt(again, 4_000) // the clock went back: the call at 8 s is ahead of now, the one at 0 s is kept
+    assert.deepStrictEqual(back.counts(4_000), counts(1, 1, 0, 2))
+  })
+
   it("a count window not yet full is copied from its start", () => {
     const old = new Tracker.CountWindow(10, rate())
     old.record(true, 0, 0)
