@@ -6,11 +6,15 @@ import { call, fail, succeed, tagOf } from "./utils.js"
 /** A live config the test feeds, one value at a time. */
 const liveConfig = Effect.gen(function* () {
   const queue = yield* Queue.unbounded<BreakerRegistry.RegistryOptions>()
-  /** Waits (bounded) until the registry has taken every value and waits for the next: it applied them. */
+  /**
+   * Waits until the registry has taken every value and waits for the next: it applied them. Bounded
+   * (10 s of real time); it lets the event loop turn, as a registry of many breakers does between slices.
+   */
   const settled = Effect.gen(function* () {
-    for (let i = 0; i < 1000; i++) {
+    const end = performance.now() + 10_000
+    while (performance.now() < end) {
       if ((yield* Queue.size(queue)) < 0) return
-      yield* Effect.yieldNow()
+      yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
     }
     return yield* Effect.die(new Error("the registry never took its config"))
   })
@@ -89,6 +93,24 @@ describe("BreakerRegistry config", () => {
       assert.strictEqual(yield* tagOf(breaker), "Open")
       assert.isTrue((yield* breaker.snapshot).store?.connected)
     }).pipe(Effect.provide(BreakerStore.layerMemory))
+  )
+
+  it.scoped("a registry of many breakers is moved in slices, every breaker of it", () =>
+    Effect.gen(function* () {
+      const config = yield* liveConfig
+      const registry = yield* BreakerRegistry.make({
+        defaults: { policy: Policy.consecutiveFailures(2) },
+        config: config.stream
+      })
+      const breakers = yield* Effect.forEach(Array.from({ length: 2_500 }), (_, i) => registry.get(`host-${i}`))
+      yield* Effect.forEach(breakers, (breaker) => call(breaker, fail))
+      yield* config.push({ defaults: { policy: Policy.consecutiveFailures(1) } })
+      const tags = yield* Effect.forEach(breakers, (breaker) => Effect.zipRight(call(breaker, succeed), tagOf(breaker)))
+      // Each kept its one failure, and its success now is judged by consecutiveFailures(1): no trip.
+      assert.isTrue(tags.every((tag) => tag === "Closed"))
+      yield* Effect.forEach(breakers, (breaker) => call(breaker, fail))
+      assert.isTrue((yield* Effect.forEach(breakers, tagOf)).every((tag) => tag === "Open"))
+    })
   )
 
   it.scoped("a smaller count window keeps the most recent calls; a larger one keeps them all", () =>

@@ -97,6 +97,10 @@ export const resolve = (input: unknown): Effect.Effect<Resolved, InvalidBreakerO
     return { defaults: resolvedDefaults, overrides: resolvedOverrides, maxBreakers: maxBreakers as number, maxOpen }
   })
 
+/** The options of the breaker called `name` under `config`, but for the name (a live config compares them). @internal */
+export const optionsOf = (config: Resolved, name: string): Options.Resolved =>
+  config.overrides.get(name) ?? config.defaults
+
 /** The options of the breaker called `name`, under `config`. @internal */
 export const resolvedFor = (config: Resolved, name: string): Options.Resolved => {
   const resolved = config.overrides.get(name) ?? config.defaults
@@ -120,7 +124,7 @@ const sameRun = (a: Options.Resolved, b: Options.Resolved): boolean =>
 
 /**
  * Moves a live breaker from the options it was made with (`before`) to `after`, keeping its state
- * and window. Returns whether it changed anything.
+ * and window (its name is its own: theirs is not read). Returns whether it changed anything.
  *
  * @internal
  */
