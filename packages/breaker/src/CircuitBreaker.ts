@@ -163,6 +163,11 @@ export interface Snapshot {
   /** Half-open probes in flight. */
   readonly probes: number
   /**
+   * In a registry with `maxOpen`: `true` while the breaker's policy says open but the cap keeps it
+   * closed (its calls go through). Absent otherwise. See `BreakerRegistry.RegistryOptions.maxOpen`.
+   */
+  readonly capped?: true | undefined
+  /**
    * With a shared store: whether the store answered the breaker's last request (`false` from the
    * first request that failed or timed out until one is answered). Absent without a store.
    */

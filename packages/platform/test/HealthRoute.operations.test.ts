@@ -234,7 +234,7 @@ describe("HealthRoute operations", () => {
       Effect.gen(function* () {
         const store = yield* BreakerStore.makeMemory
         // Two members must trip before the fleet opens: one member's trip opens only itself.
-        const options = {
+        const options: BreakerRegistry.RegistryOptions = {
           defaults: { policy: Policy.consecutiveFailures(1), openFor: "30 seconds", sharing: { quorum: 2 } }
         }
         const member = yield* BreakerRegistry.make(options).pipe(

@@ -39,7 +39,7 @@ export type Outcome = typeof SUCCESS | typeof FAILURE | typeof INTERRUPTED
 
 /** What recording a closed call's outcome did. */
 export const STALE = 0 // admitted before the last transition (or the circuit is not Closed): ignored
-export const COUNTED = 1 // in the window; the policy does not trip
+export const COUNTED = 1 // in the window; the policy does not trip (or the gate keeps the circuit closed: capped)
 export const TRIPS = 2 // in the window, and the policy trips: the caller opens the circuit with `trip`
 /** @internal */
 export type Recorded = typeof STALE | typeof COUNTED | typeof TRIPS
@@ -61,6 +61,22 @@ export interface TransitionListener {
    * circuit turns half-open (0 otherwise); `remote`: the transition adopts another member's verdict.
    */
   onTransition(transition: Transition, until: number, remote: boolean): void
+}
+
+/**
+ * A bound on how many circuits may be open at once (a registry's `maxOpen`), asked before a closed
+ * circuit opens on its own policy's verdict, and told every transition so it can count them.
+ *
+ * @internal
+ */
+export interface OpenGate {
+  /**
+   * Whether the circuit may open now. `again`: its trip was refused already and its policy still
+   * trips (a refusal is reported once per spell, not once per call).
+   */
+  mayOpen(now: number, again: boolean): boolean
+  /** Told of every transition (local or adopted), after it happened. */
+  moved(from: StateTag, to: StateTag): void
 }
 
 /**
@@ -93,8 +109,20 @@ export class Machine {
   repairs = 0
   /** When the last transition happened: older remote verdicts are out of date. */
   lastTransitionAt = 0
+  /** The registry's bound on open circuits, if it has one (set by the registry). */
+  gate: OpenGate | undefined = undefined
+  /** Closed only: the policy trips but the gate keeps the circuit closed (cleared by a call that does not trip). */
+  capped = false
 
-  constructor(readonly config: MachineConfig) {}
+  constructor(public config: MachineConfig) {}
+
+  /**
+   * Runs on new parts from now on (a registry's live config): the tracker given already holds
+   * what the old window held; the current state and episode (its `until`, its probes) stay.
+   */
+  reconfigure(config: MachineConfig): void {
+    this.config = config
+  }
 
   /** Open past its `until` is HalfOpen: make it so (lazily, no timer). */
   sync(now: number): void {
@@ -151,7 +179,19 @@ export class Machine {
    */
   record(generation: number, failure: boolean, now: number, durationMillis: number): Recorded {
     if (generation !== this.generation || this.tag !== "Closed") return STALE
-    return this.config.tracker.record(failure, now, durationMillis) ? TRIPS : COUNTED
+    if (!this.config.tracker.record(failure, now, durationMillis)) {
+      this.capped = false
+      return COUNTED
+    }
+    return this.gateAllowsOpen(now) ? TRIPS : COUNTED
+  }
+
+  /** The policy trips: whether the registry's gate lets it open (else the circuit stays closed, capped). */
+  private gateAllowsOpen(now: number): boolean {
+    const gate = this.gate
+    if (gate === undefined || gate.mayOpen(now, this.capped)) return true
+    this.capped = true
+    return false
   }
 
   /** Opens the circuit for the next delay of `openFor`. */
@@ -227,6 +267,7 @@ export class Machine {
     if (this.tag === "Closed") {
       // Nothing to announce: a circuit that was never open does not "close".
       this.generation++
+      this.capped = false
       this.config.tracker.reset()
       return
     }
@@ -242,7 +283,9 @@ export class Machine {
     this.repairFailed = false
     this.repairProven = false
     this.repairs = 0
+    this.capped = false
     this.config.tracker.reset()
+    this.gate?.moved(from, to)
     this.config.listener.onTransition({ from, to, at }, to === "Open" ? this.until : 0, remote)
   }
 }
