@@ -22,6 +22,7 @@ import type * as MetricKeyType from "effect/MetricKeyType"
 import * as MetricLabel from "effect/MetricLabel"
 import * as MetricState from "effect/MetricState"
 import * as MutableHashMap from "effect/MutableHashMap"
+import type * as Option from "effect/Option"
 import { pipeArguments } from "effect/Pipeable"
 import type { StateTag, Transition } from "./machine.js"
 
@@ -71,49 +72,35 @@ const registryMap = ((): MutableHashMap.MutableHashMap<UntypedKey, Root> | undef
 })()
 
 /**
- * Makes the keys of one metric, which differ only by their tags. Effect's `MetricKey` constructor
- * hashes `name + description`, formatting the description `Option` each time (about 1 µs a key,
- * most of a breaker's first call): here that part of the hash is computed once per metric, and a
- * key is a copy of the metric's key (same prototype and fields) with its tags and their hash.
- * Checked against Effect's own key at load; if they ever differ, Effect makes the keys.
+ * A series is its own key in Effect's registry: one object per series, not a key and a hook.
+ * Its prototype chain ends in Effect's `MetricKey` prototype (hash and equality, which read
+ * `name`, `keyType`, `description` and `tags`); each metric's class puts the first three on its
+ * prototype (shared by every series of that metric), so a series holds only its tags, their hash
+ * and its state. Effect's `MetricKey` constructor also hashes `name + description`, formatting
+ * the description `Option` each time (about 1 µs a key): here that part of the hash is computed
+ * once per metric. `fastKeys` checks at load that a series equals Effect's own key for the same
+ * tags (both ways, same hash); if an Effect upgrade breaks that, Effect makes the keys.
  */
-const keysOf = (base: UntypedKey): ((tags: ReadonlyArray<MetricLabel.MetricLabel>) => UntypedKey) => {
-  const head = Hash.combine(Hash.hash(base.keyType))(Hash.string(base.name + base.description))
-  const copy = (tags: ReadonlyArray<MetricLabel.MetricLabel>): UntypedKey =>
-    Object.assign(Object.create(Object.getPrototypeOf(base)), base, {
-      tags,
-      _hash: Hash.combine(Hash.array(tags))(head)
-    })
-  const probe = [MetricLabel.make("breaker", "probe"), MetricLabel.make("outcome", "probe")]
-  const effects = MetricKey.taggedWithLabels(base, probe)
-  const ours = copy(probe)
-  return Hash.hash(ours) === Hash.hash(effects) && Equal.equals(ours, effects) && Equal.equals(effects, ours)
-    ? copy
-    : (tags) => MetricKey.taggedWithLabels(base, tags)
-}
-
-/** What the fast paths found at load (a test pins both, so an Effect upgrade that breaks one is seen). @internal */
-export const internals = (): { readonly removable: boolean; readonly copiedKeys: boolean } => ({
-  removable: registryMap !== undefined,
-  copiedKeys: callsKeys.name === "copy" && durationKeys.name === "copy"
-})
-
-type KeyMaker = (tags: ReadonlyArray<MetricLabel.MetricLabel>) => UntypedKey
-const callsKeys = keysOf(callsKey as UntypedKey)
-const transitionsKeys = keysOf(transitionsKey as UntypedKey)
-const stateKeys = keysOf(stateKey as UntypedKey)
-const durationKeys = keysOf(durationKey as UntypedKey)
-
+const MetricKeyTypeId = Symbol.for("effect/MetricKey")
 const HookTypeId = Symbol.for("effect/MetricHook")
-const variance = { _In: (_: unknown) => _, _Out: (_: never) => _ }
+const keyVariance = { _Type: (_: never) => _ }
+const hookVariance = { _In: (_: unknown) => _, _Out: (_: never) => _ }
 
-/** A series' hook: what Effect's registry calls. Subclasses keep their state in plain fields. */
+/** A series' hook (what Effect's registry calls) and, with its metric's prototype, its key. */
 abstract class Series {
-  declare readonly [HookTypeId]: typeof variance
+  declare readonly name: string
+  declare readonly keyType: MetricKeyType.MetricKeyType.Untyped
+  declare readonly description: Option.Option<string>
+  /** The metric's key without tags (on the prototype). */
+  declare readonly base: UntypedKey
   /** Live breakers that hold this series (two breakers may share a name). */
   holders = 0
-  /** Its key in Effect's registry, once registered. */
-  key: UntypedKey | undefined = undefined
+  readonly _hash: number
+  constructor(readonly tags: ReadonlyArray<MetricLabel.MetricLabel>) {
+    this._hash = Hash.combine(Hash.array(tags))(this.head)
+  }
+  /** The hash of the metric's name, description and type (on the prototype). */
+  declare readonly head: number
   abstract get(): unknown
   abstract update(input: number): void
   modify(input: number): void {
@@ -123,7 +110,21 @@ abstract class Series {
     return pipeArguments(this, arguments)
   }
 }
-Object.defineProperty(Series.prototype, HookTypeId, { value: variance })
+Object.setPrototypeOf(Series.prototype, Object.getPrototypeOf(callsKey))
+Object.defineProperty(Series.prototype, MetricKeyTypeId, { value: keyVariance })
+Object.defineProperty(Series.prototype, HookTypeId, { value: hookVariance })
+
+/** Puts a metric's key on the prototype of its series' class. */
+const ofMetric = (series: abstract new (...args: Array<any>) => Series, key: MetricKey.MetricKey<any>): void => {
+  const base = key as UntypedKey
+  Object.defineProperties(series.prototype, {
+    name: { value: base.name },
+    keyType: { value: base.keyType },
+    description: { value: base.description },
+    base: { value: base },
+    head: { value: Hash.combine(Hash.hash(base.keyType))(Hash.string(base.name + base.description)) }
+  })
+}
 
 class CounterSeries extends Series {
   count = 0
@@ -134,8 +135,10 @@ class CounterSeries extends Series {
     this.count += input
   }
 }
+class CallsSeries extends CounterSeries {}
+class TransitionsSeries extends CounterSeries {}
 
-class GaugeSeries extends Series {
+class StateSeries extends Series {
   value = 0
   get() {
     return MetricState.gauge(this.value)
@@ -145,32 +148,88 @@ class GaugeSeries extends Series {
   }
 }
 
-class HistogramSeries extends Series {
-  /** Calls per bucket (not cumulated); the last one is past 30 s. */
-  readonly counts: Array<number> = BOUNDS.map(() => 0) // small integers: cheaper than a typed array
+/** Bucket `i` holds the durations in (BOUNDS[i - 1], BOUNDS[i]] seconds; the last one is past 30 s. */
+const bucketOf = (seconds: number): number => {
+  let i = 0
+  while (i < BOUNDS.length - 1 && seconds > BOUNDS[i]!) i++
+  return i
+}
+
+class DurationSeries extends Series {
   count = 0
-  sum = 0
-  min = Number.MAX_VALUE
-  max = Number.MIN_VALUE
+  // Milliseconds, as the clock gives them (whole numbers stay small integers: no boxed doubles).
+  sumMillis = 0
+  minMillis = 0
+  maxMillis = 0
+  /** While every call fell in one bucket, that bucket (no array yet: most series see one or two). */
+  only = 0
+  /** Calls per bucket (not cumulated), once calls fell in two buckets. */
+  counts: Array<number> | undefined = undefined
   get() {
     let cumulated = 0
-    const buckets = BOUNDS.map((boundary, i): readonly [number, number] => [boundary, (cumulated += this.counts[i]!)])
-    return MetricState.histogram({ buckets, count: this.count, min: this.min, max: this.max, sum: this.sum })
+    const buckets = BOUNDS.map((boundary, i): readonly [number, number] => [
+      boundary,
+      (cumulated += this.counts !== undefined ? this.counts[i]! : i === this.only ? this.count : 0)
+    ])
+    const empty = this.count === 0
+    return MetricState.histogram({
+      buckets,
+      count: this.count,
+      min: empty ? Number.MAX_VALUE : this.minMillis / 1000,
+      max: empty ? Number.MIN_VALUE : this.maxMillis / 1000,
+      sum: this.sumMillis / 1000
+    })
   }
   update(seconds: number): void {
-    let i = 0
-    while (i < BOUNDS.length - 1 && seconds > BOUNDS[i]!) i++
-    this.counts[i]!++
+    this.record(seconds * 1000)
+  }
+  record(millis: number): void {
+    const i = bucketOf(millis / 1000)
+    if (this.counts !== undefined) this.counts[i]!++
+    else if (this.count === 0) this.only = i
+    else if (i !== this.only) {
+      this.counts = BOUNDS.map(() => 0) // small integers: cheaper than a typed array
+      this.counts[this.only] = this.count
+      this.counts[i]!++
+    }
+    if (this.count === 0 || millis < this.minMillis) this.minMillis = millis
+    if (this.count === 0 || millis > this.maxMillis) this.maxMillis = millis
     this.count++
-    this.sum += seconds
-    if (seconds < this.min) this.min = seconds
-    if (seconds > this.max) this.max = seconds
+    this.sumMillis += millis
   }
 }
 
-/** Puts `series` in Effect's registry under `key`, or joins the one a live breaker of the same name holds. */
-const register = <S extends Series>(key: UntypedKey, series: S): S => {
-  series.key = key
+ofMetric(CallsSeries, callsKey)
+ofMetric(TransitionsSeries, transitionsKey)
+ofMetric(StateSeries, stateKey)
+ofMetric(DurationSeries, durationKey)
+
+/** Whether a series is a key Effect's registry finds as its own (checked once, at load). */
+const fastKeys = ((): boolean => {
+  const probe = [MetricLabel.make("breaker", "probe"), MetricLabel.make("outcome", "probe")]
+  return [new CallsSeries(probe), new DurationSeries(probe)].every((series) => {
+    const effects = MetricKey.taggedWithLabels(series.base, probe)
+    return (
+      Hash.hash(series) === Hash.hash(effects) &&
+      Equal.equals(series, effects) &&
+      Equal.equals(effects, series) &&
+      !Equal.equals(series, MetricKey.taggedWithLabels(series.base, [probe[0]!]))
+    )
+  })
+})()
+
+/** What the fast paths found at load (a test pins both, so an Effect upgrade that breaks one is seen). @internal */
+export const internals = (): { readonly removable: boolean; readonly copiedKeys: boolean } => ({
+  removable: registryMap !== undefined,
+  copiedKeys: fastKeys
+})
+
+const keyOf = (series: Series): UntypedKey =>
+  fastKeys ? (series as unknown as UntypedKey) : MetricKey.taggedWithLabels(series.base, series.tags)
+
+/** Puts `series` in Effect's registry, or joins the one a live breaker of the same name holds. */
+const register = <S extends Series>(series: S): S => {
+  const key = keyOf(series)
   if (registryMap === undefined) {
     // Effect's registry is not what we know: let it make (and keep) the series.
     const hook = Metric.globalMetricRegistry.get(key) as unknown as Root
@@ -189,9 +248,10 @@ const register = <S extends Series>(key: UntypedKey, series: S): S => {
 }
 
 const unregister = (series: Series | undefined): void => {
-  const key = series?.key
   // Only its holders ever put this series under its key, so the last one takes it out.
-  if (registryMap !== undefined && key !== undefined && --series!.holders === 0) MutableHashMap.remove(registryMap, key)
+  if (registryMap !== undefined && series !== undefined && series.holders > 0 && --series.holders === 0) {
+    MutableHashMap.remove(registryMap, keyOf(series))
+  }
 }
 
 const stateNumber: Record<StateTag, number> = { Closed: 0, Open: 1, HalfOpen: 2, Isolated: 3 }
@@ -212,32 +272,37 @@ export type CallOutcome = keyof typeof outcomeLabels
  * @internal
  */
 export class BreakerMetrics {
-  private label: MetricLabel.MetricLabel | undefined
+  /** `[breaker]`, the tags of its histogram and gauge; the counters' tags start with it. */
+  private tags: ReadonlyArray<MetricLabel.MetricLabel> | undefined
   private success: CounterSeries | undefined
   private failure: CounterSeries | undefined
   private others: Partial<Record<string, Series>> | undefined
-  private duration: HistogramSeries | undefined
+  private duration: DurationSeries | undefined
   private released = false
   constructor(readonly name: string) {}
 
-  private series<S extends Series>(keys: KeyMaker, labels: ReadonlyArray<MetricLabel.MetricLabel>, series: S): S {
-    if (this.released) return series // a breaker used after its release records nowhere
-    return register(keys([(this.label ??= MetricLabel.make("breaker", this.name)), ...labels]), series)
+  private series<S extends Series>(series: S): S {
+    return this.released ? series : register(series) // a breaker used after its release records nowhere
+  }
+
+  private withBreaker(labels: ReadonlyArray<MetricLabel.MetricLabel>): ReadonlyArray<MetricLabel.MetricLabel> {
+    const tags = (this.tags ??= [MetricLabel.make("breaker", this.name)])
+    return labels.length === 0 ? tags : [tags[0]!, ...labels]
   }
 
   /** A call that ran while closed: its outcome and its duration. */
   ran(failure: boolean, durationMillis: number): void {
     this.call(failure ? "failure" : "success")
-    ;(this.duration ??= this.series(durationKeys, [], new HistogramSeries())).update(durationMillis / 1000)
+    ;(this.duration ??= this.series(new DurationSeries(this.withBreaker([])))).record(durationMillis)
   }
 
   call(outcome: CallOutcome): void {
     switch (outcome) {
       case "success":
-        ;(this.success ??= this.counter(outcome)).count++
+        ;(this.success ??= this.counter(outcome)).update(1)
         return
       case "failure":
-        ;(this.failure ??= this.counter(outcome)).count++
+        ;(this.failure ??= this.counter(outcome)).update(1)
         return
       default:
         ;((this.others ??= {})[outcome] ??= this.counter(outcome)).update(1)
@@ -245,20 +310,16 @@ export class BreakerMetrics {
   }
 
   private counter(outcome: CallOutcome): CounterSeries {
-    return this.series(callsKeys, [outcomeLabels[outcome]], new CounterSeries())
+    return this.series(new CallsSeries(this.withBreaker([outcomeLabels[outcome]])))
   }
 
   transition(t: Transition): void {
     const others = (this.others ??= {})
     const pair = `${t.from}>${t.to}`
-    ;(
-      (others[pair] ??= this.series(
-        transitionsKeys,
-        [MetricLabel.make("from", t.from), MetricLabel.make("to", t.to)],
-        new CounterSeries()
-      )) as CounterSeries
-    ).count++
-    ;((others.state ??= this.series(stateKeys, [], new GaugeSeries())) as GaugeSeries).value = stateNumber[t.to]
+    ;(others[pair] ??= this.series(
+      new TransitionsSeries(this.withBreaker([MetricLabel.make("from", t.from), MetricLabel.make("to", t.to)]))
+    )).update(1)
+    ;(others.state ??= this.series(new StateSeries(this.withBreaker([])))).update(stateNumber[t.to])
   }
 
   /** Takes this breaker's series out of Effect's registry (on eviction or scope close). Idempotent. */
