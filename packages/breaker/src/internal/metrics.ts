@@ -21,7 +21,6 @@ import * as MetricKey from "effect/MetricKey"
 import type * as MetricKeyType from "effect/MetricKeyType"
 import * as MetricLabel from "effect/MetricLabel"
 import * as MetricState from "effect/MetricState"
-import * as MutableHashMap from "effect/MutableHashMap"
 import type * as Option from "effect/Option"
 import { pipeArguments } from "effect/Pipeable"
 import type { StateTag, Transition } from "./machine.js"
@@ -60,14 +59,27 @@ export const callDuration = Metric.fromMetricKey(durationKey)
 type UntypedKey = MetricKey.MetricKey<MetricKeyType.MetricKeyType.Untyped>
 type Root = MetricHook.MetricHook.Root
 
+/** What Effect's `MutableHashMap` is made of: a `Map` from hash to the `[key, value]` entries with that hash. */
+interface HashMapParts {
+  readonly buckets: Map<number, Array<readonly [UntypedKey, Root]>>
+  bucketsSize: number
+}
+
 /**
- * Effect's global registry's map of series. It is private to Effect (there is no removal API);
- * when it is not what we expect, series are still exported, only never removed.
+ * Effect's global registry's map of series, seen through its parts. It is private to Effect
+ * (there is no removal API); when it is not what we expect, series are still exported, only
+ * never removed. Series go in and out of its buckets directly: through `MutableHashMap`'s API
+ * each first call and each release cost about 0.5 µs more (an `Option` per lookup, and an
+ * equality check through a megamorphic `in` per step).
  */
-const registryMap = ((): MutableHashMap.MutableHashMap<UntypedKey, Root> | undefined => {
+const registryMap = ((): HashMapParts | undefined => {
   const map: unknown = (Metric.globalMetricRegistry as unknown as { readonly map?: unknown }).map
-  return typeof map === "object" && map !== null && Symbol.for("effect/MutableHashMap") in map
-    ? (map as MutableHashMap.MutableHashMap<UntypedKey, Root>)
+  return typeof map === "object" &&
+    map !== null &&
+    Symbol.for("effect/MutableHashMap") in map &&
+    (map as Partial<HashMapParts>).buckets instanceof Map &&
+    typeof (map as Partial<HashMapParts>).bucketsSize === "number"
+    ? (map as HashMapParts)
     : undefined
 })()
 
@@ -224,6 +236,9 @@ export const internals = (): { readonly removable: boolean; readonly copiedKeys:
   copiedKeys: fastKeys
 })
 
+/** The hash `MutableHashMap` files a key under. */
+const hashOf = (key: UntypedKey): number => (key as unknown as Hash.Hash)[Hash.symbol]()
+
 const keyOf = (series: Series): UntypedKey =>
   fastKeys ? (series as unknown as UntypedKey) : MetricKey.taggedWithLabels(series.base, series.tags)
 
@@ -235,23 +250,43 @@ const register = <S extends Series>(series: S): S => {
     const hook = Metric.globalMetricRegistry.get(key) as unknown as Root
     return Object.assign(series, { update: (input: number) => hook.update(input) })
   }
-  const existing = MutableHashMap.get(registryMap, key)
-  if (existing._tag === "Some" && existing.value instanceof series.constructor) {
-    const shared = existing.value as unknown as S
-    shared.holders++
-    return shared
+  const hash = hashOf(key)
+  const bucket = registryMap.buckets.get(hash)
+  if (bucket === undefined) {
+    series.holders = 1
+    registryMap.buckets.set(hash, [[key, series as unknown as Root]])
+    registryMap.bucketsSize++
+    return series
   }
-  // A hook Effect made for a read before this series existed holds nothing: ours replaces it.
+  for (let i = 0; i < bucket.length; i++) {
+    const [other, existing] = bucket[i]!
+    if (!Equal.equals(key, other)) continue
+    if (existing instanceof series.constructor) {
+      const shared = existing as unknown as S
+      shared.holders++
+      return shared
+    }
+    // A hook Effect made for a read before this series existed holds nothing: ours replaces it.
+    series.holders = 1
+    bucket[i] = [key, series as unknown as Root]
+    return series
+  }
   series.holders = 1
-  MutableHashMap.set(registryMap, key, series as unknown as Root)
+  bucket.push([key, series as unknown as Root])
+  registryMap.bucketsSize++
   return series
 }
 
 const unregister = (series: Series | undefined): void => {
   // Only its holders ever put this series under its key, so the last one takes it out.
-  if (registryMap !== undefined && series !== undefined && series.holders > 0 && --series.holders === 0) {
-    MutableHashMap.remove(registryMap, keyOf(series))
-  }
+  if (registryMap === undefined || series === undefined || series.holders === 0 || --series.holders > 0) return
+  const hash = hashOf(keyOf(series))
+  const bucket = registryMap.buckets.get(hash)
+  const i = bucket === undefined ? -1 : bucket.findIndex(([, hook]) => hook === (series as unknown as Root))
+  if (i < 0) return
+  if (bucket!.length === 1) registryMap.buckets.delete(hash)
+  else bucket!.splice(i, 1)
+  registryMap.bucketsSize--
 }
 
 const stateNumber: Record<StateTag, number> = { Closed: 0, Open: 1, HalfOpen: 2, Isolated: 3 }
