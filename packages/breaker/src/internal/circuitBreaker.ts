@@ -14,6 +14,7 @@ import * as BreakerStore from "../BreakerStore.js"
 import type * as CB from "../CircuitBreaker.js"
 import { Breaker, isCircuitBreaker } from "./breaker.js"
 import type { BreakerOpenError, InvalidBreakerOptions } from "./errors.js"
+import * as LastOptions from "./lastOptions.js"
 import * as Options from "./options.js"
 import * as Sharing from "./sharing.js"
 
@@ -30,7 +31,7 @@ export const makeBreaker = (options?: CB.Options): Effect.Effect<Breaker, Invali
   // One step, read from the fiber, rather than a chain of effects: `make` is on the request path
   // when an application makes a breaker per tenant or host.
   Effect.withFiberRuntime((fiber, status) => {
-    const resolved = Options.resolve(options)
+    const resolved = LastOptions.resolve(options)
     if (Either.isLeft(resolved)) return Effect.fail(resolved.left)
     const context = fiber.currentContext as Context.Context<Scope.Scope>
     const scope = Context.get(context, Scope.Scope)
