@@ -297,6 +297,16 @@ const outcomeLabels = {
   repair: MetricLabel.make("outcome", "repair")
 }
 
+/** The `from` and `to` tags of each state, made once. */
+const labelsOf = (key: "from" | "to"): Record<StateTag, MetricLabel.MetricLabel> => ({
+  Closed: MetricLabel.make(key, "Closed"),
+  Open: MetricLabel.make(key, "Open"),
+  HalfOpen: MetricLabel.make(key, "HalfOpen"),
+  Isolated: MetricLabel.make(key, "Isolated")
+})
+const fromLabels = labelsOf("from")
+const toLabels = labelsOf("to")
+
 /** @internal */
 export type CallOutcome = keyof typeof outcomeLabels
 
@@ -320,15 +330,17 @@ export class BreakerMetrics {
     return this.released ? series : register(series) // a breaker used after its release records nowhere
   }
 
-  private withBreaker(labels: ReadonlyArray<MetricLabel.MetricLabel>): ReadonlyArray<MetricLabel.MetricLabel> {
+  /** The breaker's tag, then `more` (arrays of their exact size: a spread would leave room to grow). */
+  private withBreaker(...more: Array<MetricLabel.MetricLabel>): ReadonlyArray<MetricLabel.MetricLabel> {
     const tags = (this.tags ??= [MetricLabel.make("breaker", this.name)])
-    return labels.length === 0 ? tags : [tags[0]!, ...labels]
+    const breaker = tags[0]!
+    return more.length === 0 ? tags : more.length === 1 ? [breaker, more[0]!] : [breaker, more[0]!, more[1]!]
   }
 
   /** A call that ran while closed: its outcome and its duration. */
   ran(failure: boolean, durationMillis: number): void {
     this.call(failure ? "failure" : "success")
-    ;(this.duration ??= this.series(new DurationSeries(this.withBreaker([])))).record(durationMillis)
+    ;(this.duration ??= this.series(new DurationSeries(this.withBreaker()))).record(durationMillis)
   }
 
   call(outcome: CallOutcome): void {
@@ -345,16 +357,16 @@ export class BreakerMetrics {
   }
 
   private counter(outcome: CallOutcome): CounterSeries {
-    return this.series(new CallsSeries(this.withBreaker([outcomeLabels[outcome]])))
+    return this.series(new CallsSeries(this.withBreaker(outcomeLabels[outcome])))
   }
 
   transition(t: Transition): void {
     const others = (this.others ??= {})
     const pair = `${t.from}>${t.to}`
-    ;(others[pair] ??= this.series(
-      new TransitionsSeries(this.withBreaker([MetricLabel.make("from", t.from), MetricLabel.make("to", t.to)]))
-    )).update(1)
-    ;(others.state ??= this.series(new StateSeries(this.withBreaker([])))).update(stateNumber[t.to])
+    ;(others[pair] ??= this.series(new TransitionsSeries(this.withBreaker(fromLabels[t.from], toLabels[t.to])))).update(
+      1
+    )
+    ;(others.state ??= this.series(new StateSeries(this.withBreaker()))).update(stateNumber[t.to])
   }
 
   /** Takes this breaker's series out of Effect's registry (on eviction or scope close). Idempotent. */
