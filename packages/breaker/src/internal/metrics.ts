@@ -5,12 +5,17 @@
  * Why not `Metric.unsafeUpdate(value, tags)`: Effect's global registry keeps every series it has
  * seen forever (about 850 B per breaker name), so a registry with `maxBreakers` fed an unbounded
  * set of names grew without bound; and each update looked its series up by tags. Here each
- * breaker owns its series as small hook objects (state in plain fields, methods on prototypes),
- * puts them in Effect's registry when it first records (an idle breaker costs nothing), updates
- * them directly (no lookup on the call path) and takes them out of the registry when it is
- * released (evicted, or its scope closes). Effect's registry has no removal API: the one line that
- * reaches its private map is `registryMap`, and `test/metrics.test.ts` pins that eviction really
- * drops the series, so an Effect upgrade that changes it fails a test rather than leaking quietly.
+ * breaker owns its series, each one small object that is both its key and its hook in Effect's
+ * registry (state in plain fields, methods and the metric's name on prototypes), puts them in the
+ * registry when it first records (an idle breaker costs nothing), updates them directly (no lookup
+ * on the call path) and takes them out of the registry when it is released (evicted, or its scope
+ * closes). Effect's registry has no removal API: `registryMap` is the one place that reaches its
+ * private map (and that map's buckets), and `test/metrics.test.ts` pins that eviction really drops
+ * the series, so an Effect upgrade that changes it fails a test rather than leaking quietly.
+ *
+ * What a used breaker keeps (measured in `pnpm bench`, memory groups): about 150 B per series for
+ * the registry's entry alone, and two series after one call (its outcome's counter, its duration
+ * histogram), plus its `breaker` tag and the series themselves: about 700 B over an unused breaker.
  */
 import * as Equal from "effect/Equal"
 import * as Hash from "effect/Hash"
