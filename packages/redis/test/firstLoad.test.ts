@@ -47,18 +47,21 @@ describe("the first load on a blackholed Redis", () => {
         assert.strictEqual(yield* tagOf(a), "Closed")
         assert.deepStrictEqual((yield* a.snapshot).store, { connected: false })
 
-        // locally, the breaker works: calls run at once
+        // locally, the breaker works while Redis is stopped (that a call never waits on the store
+        // is pinned in virtual time: packages/breaker/test/firstLoad.test.ts)
         const [answer, callMillis] = yield* elapsed(CircuitBreaker.withBreaker(Effect.succeed("ok"), a))
         assert.strictEqual(answer, "ok")
-        assert.isBelow(callMillis, 250, `a call took ${callMillis} ms`)
+        assert.isBelow(callMillis, 1_000, `a call took ${callMillis} ms`)
 
-        // Redis answers again after 2 s (past its call deadline of 1 s, before its liveness of 5 s)
+        // Redis answers again after 2 s (past its call deadline of 1 s, before its liveness of 5 s,
+        // so no reconnect and no resync): the breaker's own reload (1 s after make, then 2 s and
+        // 4 s later) reads the verdict
         yield* realSleep(1_750)
         yield* server.resume
         assert.isTrue(
           yield* eventually(
             Effect.map(tagOf(a), (tag) => tag === "Open"),
-            5_000,
+            10_000,
             20
           ),
           `a is ${yield* tagOf(a)}`
