@@ -66,7 +66,16 @@ describe("the first load on a blackholed Redis", () => {
           ),
           `a is ${yield* tagOf(a)}`
         )
-        assert.deepStrictEqual((yield* a.snapshot).store, { connected: true })
+        // The verdict may come first by the store's resync (a connection that was still connecting
+        // when Redis stopped becomes ready after it), which is not a request of the breaker's: the
+        // breaker says the store answers once its own reload is answered.
+        assert.isTrue(
+          yield* eventually(
+            Effect.map(a.snapshot, (s) => s.store?.connected === true),
+            10_000,
+            20
+          )
+        )
       }).pipe(Effect.scoped),
     30_000
   )
