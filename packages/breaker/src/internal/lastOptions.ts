@@ -59,7 +59,9 @@ const sameAsLast = (entries: Entries): boolean =>
   lastEntries !== undefined && entries.length === lastEntries.length && entries.every((e, i) => e === lastEntries![i])
 
 /** `Options.resolve`, taken from memory when the options are the last ones under another name. */
-export const resolve = (options: CB.Options | undefined): Either.Either<Options.Resolved, InvalidBreakerOptions> => {
+export const resolve = (
+  options: CB.TimeoutOptions | undefined
+): Either.Either<Options.Resolved, InvalidBreakerOptions> => {
   const entries = isPlain(options) ? entriesOf(options, [], 0) : undefined
   if (entries !== undefined && sameAsLast(entries)) {
     return Options.named(lastResolved!, (options!.name ?? "default") as string)
