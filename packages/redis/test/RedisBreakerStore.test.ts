@@ -366,7 +366,7 @@ describe("RedisBreakerStore", () => {
           // b's writer retries on the Clock if it raced the start, so the Clock moves until b's
           // verdict is stored, and not after: each second ages that verdict (Open for 10 s), and
           // a slow reconnect used to see it expired (HalfOpen), never Open.
-          const stored = Effect.promise(() => server.admin.hget(`${prefix}circuit:payments`, "state"))
+          const stored = Effect.promise(() => server.admin.hget(`${prefix}{payments}:circuit`, "state"))
           assert.isTrue(
             yield* eventually(
               Effect.gen(function* () {
@@ -497,7 +497,7 @@ describe("RedisBreakerStore", () => {
         yield* other.save({ state: "Closed", until: 0, at: 0, origin: "x" })
         assert.isTrue(Option.isSome(yield* other.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1 })))
         const admin = new Redis(URL)
-        yield* Effect.promise(() => admin.set(`${prefix}circuit:e`, "not a hash").finally(() => admin.disconnect()))
+        yield* Effect.promise(() => admin.set(`${prefix}{e}:circuit`, "not a hash").finally(() => admin.disconnect()))
         const unreadable = yield* circuitOn(prefix, "e")
         assert.isTrue(Option.isSome(yield* unreadable.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1 })))
       })

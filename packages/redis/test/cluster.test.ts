@@ -72,7 +72,7 @@ describe("Redis Cluster", () => {
         for (const name of names) {
           const circuit = yield* store.connect(name)
           yield* circuit.save({ state: "Open", until: 2_000, at: 1_000, origin: "a" })
-          yield* circuit.acquireProbe({ permits: 1, leaseMillis: 60_000, now: 1_000 })
+          yield* circuit.acquireProbe({ permits: 1, leaseMillis: 60_000, now: 2_000 }) // once the open time is over
         }
         // Where the store's keys are: each primary scanned for the keys under the prefix.
         const nodeOf = new Map<string, Set<string>>()

@@ -34,7 +34,7 @@ describe("the first load on a blackholed Redis", () => {
           Effect.provide(yield* Layer.build(RedisBreakerStore.layer({ url: server.url, prefix })))
         )
         yield* Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), b))
-        const stored = Effect.promise(() => server.admin.hget(`${prefix}circuit:payments`, "state"))
+        const stored = Effect.promise(() => server.admin.hget(`${prefix}{payments}:circuit`, "state"))
         assert.isTrue(yield* eventually(Effect.map(stored, (state) => state === "Open")))
 
         // a's store is connected, then the server stops answering: a's first load is sent and lost

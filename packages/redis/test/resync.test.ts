@@ -53,7 +53,7 @@ describe("RedisBreakerStore: the resync waits for the subscription", () => {
         const b = yield* member(URL, prefix)
         yield* Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), b))
         assert.strictEqual(yield* tagOf(b), "Open")
-        const stored = Effect.promise(() => admin.hget(`${prefix}circuit:payments`, "state"))
+        const stored = Effect.promise(() => admin.hget(`${prefix}{payments}:circuit`, "state"))
         assert.isTrue(
           yield* eventually(
             Effect.map(stored, (state) => state === "Open"),

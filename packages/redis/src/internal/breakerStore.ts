@@ -237,8 +237,8 @@ export const make = (
     const noteDue = () => {
       for (const name of members.names()) due.add(name)
     }
-    client.on("ready", noteDue)
-    subscriber.on("ready", noteDue)
+    // On the same events as the resync itself (on a cluster, a node lost too).
+    for (const c of [client, subscriber]) for (const event of Connection.readyEvents(c)) c.on(event, noteDue)
     yield* Connection.onReady(
       [client, subscriber],
       Effect.zipRight(
