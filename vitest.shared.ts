@@ -6,8 +6,10 @@ const root = path.dirname(fileURLToPath(import.meta.url))
 
 // Each package's exports carry a "@circuitry/source" condition that points at its sources
 // (./src/*.ts): resolving with it, tests run against the sources and never need a build step.
-// The rest are vite's default server conditions, which a `conditions` list replaces.
-const conditions = ["@circuitry/source", "module", "node", "development|production"]
+// The rest are vite's default server conditions (a `conditions` list replaces them) less "module",
+// as Node resolves: with it, a run from a package folder loaded @opentelemetry/api's bundler-only
+// ESM build (imports without file extensions), which Node cannot load.
+const conditions = ["@circuitry/source", "node", "development|production"]
 
 const config: ViteUserConfig = {
   esbuild: { target: "es2022" },

@@ -258,9 +258,15 @@ describe("report", () => {
       ops: 10,
       rounds: 2,
       valueBytes: 100,
-      results: [{ op: "get", mode: "sequential", rawOpsPerSec: 20000, storeOpsPerSec: 15000, ratio: 0.75 }]
+      results: [
+        { op: "get", mode: "sequential", rawOpsPerSec: 20000, storeOpsPerSec: 15000, ratio: 0.75 },
+        { op: "get", mode: "concurrent 64", rawOpsPerSec: 50000, storeOpsPerSec: 35000, ratio: 0.7 },
+        { op: "set", mode: "concurrent 64", rawOpsPerSec: 40000, storeOpsPerSec: 36000, ratio: 0.9 }
+      ]
     })
-    assert.include(redis, "| get | sequential | 20,000 | 15,000 | 75% |")
+    assert.include(redis, "| get | sequential | 20,000 | 15,000 | 75% |  |")
+    assert.include(redis, "| get | concurrent 64 | 50,000 | 35,000 | 70% | **FAIL** |")
+    assert.include(redis, "| set | concurrent 64 | 40,000 | 36,000 | 90% | PASS |")
     const breaker = renderRedisBreaker({
       url: "redis://127.0.0.1:6379",
       calls: 10,

@@ -118,15 +118,10 @@ export interface Options {
       }
     | undefined
   /**
-   * A deadline for every call through the breaker (resilience4j's TimeLimiter). At the deadline the
-   * caller is answered at once, whatever the call's interruption costs (it finishes in the
-   * background: `Effect.disconnect`), and the call counts as a failure, whatever `isFailure` says.
-   * The answer is a defect, `BreakerTimeoutError` (the error channel stays `E | BreakerOpenError`):
-   * recover it with `Effect.catchSomeDefect`. Prefer this to `Effect.timeout` inside `withBreaker`,
-   * which waits for the interruption to finish (a driver's cancel: seconds with `@effect/sql-pg`).
-   * Default: none.
+   * No call deadline: a breaker made with a `timeout` is made from `TimeoutOptions`, and its type
+   * says its calls may fail with `BreakerTimeoutError`.
    */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: undefined
   /**
    * Which failures count against the circuit. Default: every failure and defect. An interruption
    * never counts; a failure that does not count is recorded as a success (the dependency answered).
@@ -157,6 +152,25 @@ export interface Options {
 }
 
 /**
+ * The options of a breaker with a call deadline. Its type is `CircuitBreaker<BreakerTimeoutError>`:
+ * `withBreaker` adds `BreakerTimeoutError` to the error channel.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TimeoutOptions extends Omit<Options, "timeout"> {
+  /**
+   * A deadline for every call through the breaker (resilience4j's TimeLimiter). At the deadline the
+   * caller is answered at once, whatever the call's interruption costs (it finishes in the
+   * background: `Effect.disconnect`), with the failure `BreakerTimeoutError`, and the call counts
+   * as a failure, whatever `isFailure` says. Prefer this to `Effect.timeout` inside `withBreaker`,
+   * which waits for the interruption to finish (a driver's cancel: seconds with `@effect/sql-pg`).
+   * Default: none. A `BreakerRegistry` refuses it (its breakers are typed without the error).
+   */
+  readonly timeout?: Duration.DurationInput | undefined
+}
+
+/**
  * What a breaker holds now: its state and the counts in its current window.
  *
  * @since 0.1.0
@@ -175,6 +189,11 @@ export interface Snapshot {
   /** Half-open probes in flight. */
   readonly probes: number
   /**
+   * In a registry with `maxOpen`: `true` while the breaker's policy says open but the cap keeps it
+   * closed (its calls go through). Absent otherwise. See `BreakerRegistry.RegistryOptions.maxOpen`.
+   */
+  readonly capped?: true | undefined
+  /**
    * With a shared store: whether the store answered the breaker's last request (`false` from the
    * first request that failed or timed out until one is answered). Absent without a store.
    */
@@ -191,10 +210,13 @@ export interface Snapshot {
 }
 
 /**
+ * A breaker. `TimeoutE` is what its `timeout` adds to a call's error channel: `never` for a
+ * breaker made without one, `BreakerTimeoutError` for one made from `TimeoutOptions`.
+ *
  * @since 0.1.0
  * @category models
  */
-export interface CircuitBreaker {
+export interface CircuitBreaker<out TimeoutE = never> {
   readonly [TypeId]: TypeId
   readonly name: string
   /** The current state; Open past its `until` reads HalfOpen. */
@@ -227,7 +249,7 @@ export interface CircuitBreaker {
    */
   readonly extendOpen: (untilMillis: number, options?: { readonly by?: string | undefined }) => Effect.Effect<void>
   /** Runs an effect through the breaker: what `withBreaker` does. */
-  readonly execute: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BreakerOpenError, R>
+  readonly execute: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BreakerOpenError | TimeoutE, R>
 }
 
 /**
@@ -265,20 +287,18 @@ export const BreakerOpenError: typeof errors.BreakerOpenError = errors.BreakerOp
 export type BreakerOpenError = errors.BreakerOpenError
 
 /**
- * A call that ran past the breaker's `timeout`. It reaches the caller as a defect, at the deadline,
- * and the call counts as a failure.
+ * A call that ran past the breaker's `timeout`: a typed failure, at the deadline, in the error
+ * channel of every breaker made from `TimeoutOptions`; the call counts as a failure.
  *
  * @example
  * ```ts
  * import { CircuitBreaker } from "@circuitry/breaker"
- * import { Effect, Option } from "effect"
+ * import { Effect } from "effect"
  *
  * const program = Effect.gen(function* () {
  *   const breaker = yield* CircuitBreaker.make({ name: "db", timeout: "2 seconds" })
  *   return yield* CircuitBreaker.withBreaker(Effect.never, breaker).pipe(
- *     Effect.catchSomeDefect((defect) =>
- *       CircuitBreaker.isBreakerTimeoutError(defect) ? Option.some(Effect.succeed("too slow")) : Option.none()
- *     )
+ *     Effect.catchTag("BreakerTimeoutError", () => Effect.succeed("too slow"))
  *   )
  * })
  * ```
@@ -295,7 +315,7 @@ export const BreakerTimeoutError: typeof errors.BreakerTimeoutError = errors.Bre
 export type BreakerTimeoutError = errors.BreakerTimeoutError
 
 /**
- * Whether a value (a defect) is a `BreakerTimeoutError`.
+ * Whether a value is a `BreakerTimeoutError`.
  *
  * @since 0.1.0
  * @category guards
@@ -339,11 +359,14 @@ export type InvalidBreakerOptions = errors.InvalidBreakerOptions
  * })
  * ```
  */
-export const make: (options?: Options) => Effect.Effect<CircuitBreaker, InvalidBreakerOptions, Scope.Scope> =
-  internal.make
+export const make: {
+  (options?: Options): Effect.Effect<CircuitBreaker, InvalidBreakerOptions, Scope.Scope>
+  (options?: TimeoutOptions): Effect.Effect<CircuitBreaker<BreakerTimeoutError>, InvalidBreakerOptions, Scope.Scope>
+} = internal.make
 
 /**
- * A breaker as a `Layer` for the given tag.
+ * A breaker as a `Layer` for the given tag. A breaker with a `timeout` needs a tag whose service is
+ * `CircuitBreaker<BreakerTimeoutError>`.
  *
  * @since 0.1.0
  * @category layers
@@ -360,25 +383,30 @@ export const make: (options?: Options) => Effect.Effect<CircuitBreaker, InvalidB
  * const main = charge.pipe(Effect.provide(PaymentsBreakerLive))
  * ```
  */
-export const layer: <I>(
-  tag: Context.Tag<I, CircuitBreaker>,
-  options?: Options
-) => Layer.Layer<I, InvalidBreakerOptions> = internal.layer
+export const layer: {
+  <I>(tag: Context.Tag<I, CircuitBreaker>, options?: Options): Layer.Layer<I, InvalidBreakerOptions>
+  <I>(
+    tag: Context.Tag<I, CircuitBreaker<BreakerTimeoutError>>,
+    options?: TimeoutOptions
+  ): Layer.Layer<I, InvalidBreakerOptions>
+} = internal.layer
 
 /**
- * Runs an effect through a breaker (a value or a tag). Data-first and data-last.
+ * Runs an effect through a breaker (a value or a tag). Data-first and data-last. Its error channel
+ * is the effect's, `BreakerOpenError`, and the breaker's `TimeoutE` (`BreakerTimeoutError` when it
+ * was made with a `timeout`).
  *
  * @since 0.1.0
  * @category combinators
  */
 export const withBreaker: {
-  <I = never>(
-    breaker: CircuitBreaker | Context.Tag<I, CircuitBreaker>
-  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BreakerOpenError, R | I>
-  <A, E, R, I = never>(
+  <I = never, TimeoutE = never>(
+    breaker: CircuitBreaker<TimeoutE> | Context.Tag<I, CircuitBreaker<TimeoutE>>
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BreakerOpenError | TimeoutE, R | I>
+  <A, E, R, I = never, TimeoutE = never>(
     self: Effect.Effect<A, E, R>,
-    breaker: CircuitBreaker | Context.Tag<I, CircuitBreaker>
-  ): Effect.Effect<A, E | BreakerOpenError, R | I>
+    breaker: CircuitBreaker<TimeoutE> | Context.Tag<I, CircuitBreaker<TimeoutE>>
+  ): Effect.Effect<A, E | BreakerOpenError | TimeoutE, R | I>
 } = internal.withBreaker
 
 /**

@@ -8,7 +8,7 @@ import { Cause, Deferred, Duration, Effect, Either, Exit, Fiber, Option, Schedul
 import { call, fail, succeed, tagOf } from "./utils.js"
 
 /** A breaker opened at t=0 and half-open at t=10s. */
-const halfOpen = (options: CircuitBreaker.Options) =>
+const halfOpen = (options: CircuitBreaker.TimeoutOptions) =>
   Effect.gen(function* () {
     const breaker = yield* CircuitBreaker.make({
       policy: Policy.consecutiveFailures(1),
@@ -21,8 +21,8 @@ const halfOpen = (options: CircuitBreaker.Options) =>
     return breaker
   })
 
-const timeoutDefect = (exit: Exit.Exit<unknown, unknown>) =>
-  Exit.isFailure(exit) ? Option.getOrUndefined(Cause.dieOption(exit.cause)) : undefined
+const timeoutError = (exit: Exit.Exit<unknown, unknown>) =>
+  Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
 
 describe("half-open probes are bounded", () => {
   it.scoped("a probe that never returns stops holding the circuit after the open time: it reopens", () =>
@@ -141,12 +141,15 @@ describe("the breaker's timeout", () => {
       const fiber = yield* Effect.fork(Effect.exit(CircuitBreaker.withBreaker(stubborn("6 seconds", cleaned), breaker)))
       yield* TestClock.adjust("1 second")
       const exit = yield* Fiber.join(fiber)
-      const defect = timeoutDefect(exit)
-      assert.isTrue(CircuitBreaker.isBreakerTimeoutError(defect))
-      assert.strictEqual((defect as CircuitBreaker.BreakerTimeoutError).breaker, "db")
-      assert.strictEqual((defect as CircuitBreaker.BreakerTimeoutError).timeoutMillis, 1_000)
+      // a typed failure, not a defect
+      assert.deepStrictEqual(
+        exit,
+        Exit.fail(new CircuitBreaker.BreakerTimeoutError({ breaker: "db", timeoutMillis: 1_000 }))
+      )
+      const error = timeoutError(exit)
+      assert.isTrue(CircuitBreaker.isBreakerTimeoutError(error))
       assert.strictEqual(
-        (defect as CircuitBreaker.BreakerTimeoutError).message,
+        (error as CircuitBreaker.BreakerTimeoutError).message,
         `circuit "db": the call took over its 1000 ms timeout`
       )
       // the cleanup goes on in the background
@@ -191,7 +194,7 @@ describe("the breaker's timeout", () => {
         Effect.exit(CircuitBreaker.repairing(CircuitBreaker.withBreaker(Effect.never, breaker)))
       )
       yield* TestClock.adjust("1 second")
-      assert.isTrue(CircuitBreaker.isBreakerTimeoutError(timeoutDefect(yield* Fiber.join(repair))))
+      assert.isTrue(CircuitBreaker.isBreakerTimeoutError(timeoutError(yield* Fiber.join(repair))))
     })
   )
 })

@@ -356,3 +356,78 @@ describe("Machine", () => {
     })
   })
 })
+
+describe("Machine with an OpenGate (a registry's maxOpen)", () => {
+  const gated = (allow: () => boolean) => {
+    const m = make({ threshold: 2 })
+    const asked: Array<boolean> = []
+    const moved: Array<string> = []
+    m.machine.gate = {
+      mayOpen: (_now, again) => {
+        asked.push(again)
+        return allow()
+      },
+      moved: (from, to) => moved.push(`${from}->${to}`)
+    }
+    return { ...m, asked, moved }
+  }
+
+  it("a refused trip keeps the circuit closed and capped; the gate hears `again` while the policy still trips", () => {
+    let allow = false
+    const { asked, heard, machine, moved } = gated(() => allow)
+    assert.strictEqual(machine.record(machine.generation, true, 0, 0), Machine.COUNTED) // 1 of 2: not asked
+    assert.deepStrictEqual(asked, [])
+    assert.strictEqual(machine.record(machine.generation, true, 1, 0), Machine.COUNTED)
+    assert.strictEqual(machine.tag, "Closed")
+    assert.isTrue(machine.capped)
+    assert.strictEqual(machine.record(machine.generation, true, 2, 0), Machine.COUNTED)
+    assert.deepStrictEqual(asked, [false, true])
+    allow = true
+    assert.strictEqual(machine.record(machine.generation, true, 3, 0), Machine.TRIPS)
+    assert.deepStrictEqual(asked, [false, true, true])
+    machine.trip(3)
+    assert.isFalse(machine.capped)
+    assert.deepStrictEqual(moved, ["Closed->Open"])
+    assert.deepStrictEqual(
+      heard.map((h) => h.transition),
+      ["Closed->Open@3"]
+    )
+  })
+
+  it("a call that does not trip ends the spell: the next refusal is a new one", () => {
+    const { asked, machine } = gated(() => false)
+    machine.record(machine.generation, true, 0, 0)
+    machine.record(machine.generation, true, 0, 0)
+    assert.isTrue(machine.capped)
+    assert.strictEqual(machine.record(machine.generation, false, 0, 0), Machine.COUNTED)
+    assert.isFalse(machine.capped)
+    machine.record(machine.generation, true, 0, 0)
+    machine.record(machine.generation, true, 0, 0)
+    assert.deepStrictEqual(asked, [false, false])
+  })
+
+  it("a reset or an isolation ends the spell; the gate hears every transition, adopted ones too", () => {
+    const { machine, moved } = gated(() => false)
+    machine.record(machine.generation, true, 0, 0)
+    machine.record(machine.generation, true, 0, 0)
+    machine.reset(1) // Closed -> Closed: nothing announced, the spell ends
+    assert.isFalse(machine.capped)
+    machine.record(machine.generation, true, 2, 0)
+    machine.record(machine.generation, true, 2, 0)
+    assert.isTrue(machine.capped)
+    machine.isolate(3)
+    assert.isFalse(machine.capped)
+    machine.reset(4)
+    machine.adopt("Open", 10, 5, 5)
+    machine.sync(10)
+    assert.deepStrictEqual(moved, ["Closed->Isolated", "Isolated->Closed", "Closed->Open", "Open->HalfOpen"])
+  })
+
+  it("a stale outcome asks nothing", () => {
+    const { asked, machine } = gated(() => false)
+    const generation = machine.generation
+    machine.isolate(0)
+    assert.strictEqual(machine.record(generation, true, 0, 0), Machine.STALE)
+    assert.deepStrictEqual(asked, [])
+  })
+})

@@ -146,6 +146,35 @@ describe("metrics", () => {
     })
   )
 
+  it.scoped("a histogram whose calls all fell in one bucket reports every bucket, cumulated", () =>
+    Effect.gen(function* () {
+      const name = "one-bucket"
+      const breaker = yield* CircuitBreaker.make({ name })
+      for (let i = 0; i < 3; i++) {
+        const fiber = yield* Effect.fork(call(breaker, Effect.sleep(3).pipe(Effect.zipRight(succeed))))
+        yield* TestClock.adjust(3)
+        yield* Effect.fromFiber(fiber)
+      }
+      const state = yield* Metric.value(CircuitBreaker.callDuration.pipe(Metric.tagged("breaker", name)))
+      assert.strictEqual(state.count, 3)
+      assert.strictEqual(state.min, 0.003)
+      assert.strictEqual(state.max, 0.003)
+      assert.closeTo(state.sum, 0.009, 1e-12)
+      assert.strictEqual(state.buckets.length, 15)
+      const cumulative = new Map(state.buckets)
+      assert.strictEqual(cumulative.get(0.0025), 0)
+      assert.strictEqual(cumulative.get(0.005), 3)
+      assert.strictEqual(cumulative.get(30), 3)
+      assert.strictEqual(cumulative.get(Infinity), 3)
+      // The series Effect's registry exports is the one `Metric.value` found (one per name and tags).
+      const exported = series("circuitry_breaker_call_duration_seconds").filter((p) =>
+        p.metricKey.tags.some((t) => t.key === "breaker" && t.value === name)
+      )
+      assert.strictEqual(exported.length, 1)
+      assert.deepStrictEqual(exported[0]!.metricState, state)
+    })
+  )
+
   it("the series are removable from Effect's registry and their keys are made without Effect's slow constructor", () => {
     assert.deepStrictEqual(internalMetrics.internals(), { removable: true, copiedKeys: true })
   })

@@ -154,3 +154,110 @@ describe("TimeWindow", () => {
     assert.deepStrictEqual(t.counts(1_000), counts(1, 0, 0, 0))
   })
 })
+
+describe("adopt (a registry's live config replaces a policy)", () => {
+  it("a count window of the same size keeps everything; a smaller one the most recent calls, in order", () => {
+    const old = new Tracker.CountWindow(5, rate({ slowMillis: 10 }))
+    // oldest first: ok, fail, slow ok, fail, fail, then two more that push the first two out
+    for (const [failure, duration] of [
+      [false, 0],
+      [true, 0],
+      [false, 20],
+      [true, 0],
+      [true, 0],
+      [false, 0],
+      [true, 20]
+    ] as const)
+      old.record(failure, 0, duration)
+    assert.deepStrictEqual(old.counts(), counts(5, 3, 2, 1))
+    const same = new Tracker.CountWindow(5, rate({ threshold: 0.1, slowMillis: 10 }))
+    assert.isTrue(same.adopt(old, 0))
+    assert.deepStrictEqual(same.counts(), counts(5, 3, 2, 1))
+    const smaller = new Tracker.CountWindow(3, rate({ slowMillis: 10 }))
+    assert.isTrue(smaller.adopt(old, 0))
+    assert.deepStrictEqual(smaller.counts(), counts(3, 2, 1, 1)) // fail, ok, slow fail
+    // The ring goes on from there: the next call pushes out the oldest kept (a failure).
+    smaller.record(false, 0, 0)
+    assert.deepStrictEqual(smaller.counts(), counts(3, 1, 1, 0))
+    const larger = new Tracker.CountWindow(10, rate())
+    assert.isTrue(larger.adopt(old, 0))
+    assert.deepStrictEqual(larger.counts(), counts(5, 3, 2, 1))
+    larger.record(true, 0, 0)
+    assert.deepStrictEqual(larger.counts(), counts(6, 4, 2, 2))
+  })
+
+  it("a larger count window goes on from the calls it kept: they leave it oldest first", () => {
+    const old = new Tracker.CountWindow(3, rate())
+    for (let i = 0; i < 3; i++) old.record(true, 0, 0)
+    const larger = new Tracker.CountWindow(4, rate())
+    larger.adopt(old, 0)
+    for (let i = 0; i < 4; i++) larger.record(false, 0, 0)
+    assert.deepStrictEqual(larger.counts(), counts(4, 0, 0, 0))
+  })
+
+  it("a time window takes only what the old one still holds at `now`, and drops buckets ahead of `now`", () => {
+    const old = new Tracker.TimeWindow(10_000, rate())
+    old.record(true, 0, 0)
+    old.record(true, 8_000, 0)
+    const longer = new Tracker.TimeWindow(60_000, rate())
+    longer.adopt(old, 15_000) // the call at 0 s left the old window at 10 s: it does not come back
+    assert.deepStrictEqual(longer.counts(15_000), counts(1, 1, 0, 2))
+    const again = new Tracker.TimeWindow(10_000, rate())
+    again.record(true, 0, 0)
+    again.record(true, 8_000, 0)
+    const back = new Tracker.TimeWindow(10_000, rate())
+    back.adopt(again, 4_000) // the clock went back: the call at 8 s is ahead of now, the one at 0 s is kept
+    assert.deepStrictEqual(back.counts(4_000), counts(1, 1, 0, 2))
+  })
+
+  it("a count window not yet full is copied from its start", () => {
+    const old = new Tracker.CountWindow(10, rate())
+    old.record(true, 0, 0)
+    old.record(false, 0, 0)
+    const next = new Tracker.CountWindow(1, rate())
+    assert.isTrue(next.adopt(old, 0))
+    assert.deepStrictEqual(next.counts(), counts(1, 0, 0, 0))
+  })
+
+  it("a time window keeps the buckets inside its duration, at its own resolution", () => {
+    const old = new Tracker.TimeWindow(60_000, rate({ slowMillis: 10 }))
+    old.record(true, 0, 0)
+    old.record(false, 29_000, 20)
+    old.record(true, 31_000, 0)
+    old.record(true, 59_000, 20)
+    const shorter = new Tracker.TimeWindow(30_000, rate())
+    assert.isTrue(shorter.adopt(old, 59_500))
+    // 29 s's bucket (27 s-30 s) starts before 29.5 s: out. 31 s (30 s-33 s) and 59 s (57 s-60 s): in.
+    assert.deepStrictEqual(shorter.counts(59_500), counts(2, 2, 1, 2))
+    // And it slides on by itself: at 61.5 s, the call at 31 s is out.
+    assert.deepStrictEqual(shorter.counts(61_500), counts(1, 1, 1, 2))
+    const longer = new Tracker.TimeWindow(120_000, rate())
+    assert.isTrue(longer.adopt(old, 59_500))
+    assert.deepStrictEqual(longer.counts(59_500), counts(4, 3, 2, 2))
+    // Two old buckets may fall in one new one: their counts add up.
+    const coarse = new Tracker.TimeWindow(600_000, rate()) // buckets of 30 s
+    assert.isTrue(coarse.adopt(old, 59_500))
+    assert.deepStrictEqual(coarse.counts(59_500), counts(4, 3, 2, 2))
+    assert.deepStrictEqual(coarse.counts(599_999), counts(4, 3, 2, 2))
+    assert.deepStrictEqual(coarse.counts(600_000), counts(2, 2, 1, 2)) // the bucket of 0 s-30 s left
+  })
+
+  it("consecutive failures carry over; windows of another kind start empty", () => {
+    const old = new Tracker.ConsecutiveFailures(5)
+    old.record(false)
+    old.record(true)
+    old.record(true)
+    const next = new Tracker.ConsecutiveFailures(2)
+    assert.isTrue(next.adopt(old))
+    assert.deepStrictEqual(next.counts(), counts(3, 2, 0, 2))
+    assert.isTrue(next.record(true)) // three in a row >= 2
+    const count = new Tracker.CountWindow(5, rate())
+    const time = new Tracker.TimeWindow(1_000, rate())
+    assert.isFalse(count.adopt(old, 0))
+    assert.isFalse(count.adopt(time, 0))
+    assert.isFalse(time.adopt(count, 0))
+    assert.isFalse(next.adopt(count))
+    assert.deepStrictEqual(count.counts(), counts(0, 0, 0, 0))
+    assert.deepStrictEqual(time.counts(0), counts(0, 0, 0, 0))
+  })
+})

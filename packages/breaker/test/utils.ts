@@ -20,10 +20,12 @@ export const dependency = Effect.gen(function* () {
 export const succeed = Effect.succeed("ok" as const)
 export const fail = Effect.fail("boom" as const)
 
-export const call = <A, E, R>(breaker: CircuitBreaker.CircuitBreaker, effect: Effect.Effect<A, E, R>) =>
-  Effect.either(CircuitBreaker.withBreaker(effect, breaker))
+export const call = <A, E, R, TimeoutE>(
+  breaker: CircuitBreaker.CircuitBreaker<TimeoutE>,
+  effect: Effect.Effect<A, E, R>
+) => Effect.either(CircuitBreaker.withBreaker(effect, breaker))
 
-export const tagOf = (breaker: CircuitBreaker.CircuitBreaker) => Effect.map(breaker.state, (s) => s._tag)
+export const tagOf = (breaker: CircuitBreaker.CircuitBreaker<unknown>) => Effect.map(breaker.state, (s) => s._tag)
 
 /** The error of a rejected call, or a failure of the test when it was not rejected. */
 export const rejectedWith = <A, E>(result: Either.Either<A, E>) => {

@@ -45,11 +45,11 @@ export type TypeId = typeof TypeId
 export interface Service extends CacheStore<never> {
   readonly [TypeId]: TypeId
   /** See `getOrLoad`: the accessor on the `Cache` service calls this. */
-  readonly getOrLoad: <E, R>(
+  readonly getOrLoad: <E, R, Rejected = never>(
     key: string,
     load: Effect.Effect<string, E, R>,
-    options?: GetOrLoadOptions<E>
-  ) => Effect.Effect<string, E, R>
+    options?: GetOrLoadOptions<Rejected>
+  ) => Effect.Effect<string, E | Rejected, R>
 }
 
 /**
@@ -157,7 +157,7 @@ export const logReport: (report: ErrorReport) => Effect.Effect<void> = guardInte
  */
 export const guard: <E>(
   store: CacheStore<E>,
-  breaker: CircuitBreaker.CircuitBreaker,
+  breaker: CircuitBreaker.CircuitBreaker<unknown>,
   options?: GuardOptions
 ) => CacheStore<never> = guardInternal.guard
 
@@ -189,18 +189,22 @@ export interface LoadOptions {
 
 /**
  * The options of one `getOrLoad`: the write-back's `ttl`, and what a rejection by the load cap
- * becomes.
+ * becomes (`Rejected`, added to the load's own error type).
  *
  * @since 0.1.0
  * @category models
  */
-export interface GetOrLoadOptions<E> extends WriteOptions {
+export interface GetOrLoadOptions<Rejected> extends WriteOptions {
   /**
-   * Turns a `LoadRejected` (the load cap's line is full, or the wait for a turn ran out) into the
-   * load's own error type, so that callers handle it like any failed load. Without it, a
-   * rejection is a defect carrying the `LoadRejected` (see `Cache.isLoadRejected`).
+   * Turns a `LoadRejected` (the load cap's line is full, or the wait for a turn ran out) into a
+   * typed failure of this `getOrLoad`: `(rejection) => rejection` gives `E | LoadRejected`, which
+   * `Effect.catchTag("LoadRejected", ...)` recovers; a function into the load's own error type lets
+   * callers handle it like any failed load. Without it, a rejection is a defect carrying the
+   * `LoadRejected` (see `Cache.isLoadRejected`): the load cap is the cache's option, and the
+   * `Cache` service's type (and `getOrLoad`'s, `Effect<string, E, R | Cache>`) cannot say whether
+   * the cache it reaches has one.
    */
-  readonly onRejected?: ((rejection: LoadRejected) => E) | undefined
+  readonly onRejected?: ((rejection: LoadRejected) => Rejected) | undefined
 }
 
 /**
@@ -310,11 +314,12 @@ export const make = (store: CacheStore<never>, options?: LoadOptions): Effect.Ef
  * const main = user("1").pipe(Effect.provide(CacheLive))
  * ```
  */
-export const getOrLoad = <E, R>(
+export const getOrLoad = <E, R, Rejected = never>(
   key: string,
   load: Effect.Effect<string, E, R>,
-  options?: GetOrLoadOptions<E>
-): Effect.Effect<string, E, R | Cache> => Effect.flatMap(Cache, (cache) => cache.getOrLoad(key, load, options))
+  options?: GetOrLoadOptions<Rejected>
+): Effect.Effect<string, E | Rejected, R | Cache> =>
+  Effect.flatMap(Cache, (cache) => cache.getOrLoad(key, load, options))
 
 /**
  * @since 0.1.0

@@ -4,7 +4,7 @@
  * for every caller joined on its key, and nothing reaches the cache.
  */
 import { Cache, MemoryStore } from "@circuitry/cache"
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, expectTypeOf, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
 
 class Busy {
@@ -83,6 +83,36 @@ describe("getOrLoad: the load cap's line is bounded", () => {
       assert.strictEqual(yield* Fiber.join(quick), "quick")
       assert.strictEqual(yield* Fiber.join(within), "w")
       assert.strictEqual(runs, 1)
+    })
+  )
+
+  it.effect("onRejected: (r) => r makes the rejection a typed LoadRejected, next to the load's own error", () =>
+    Effect.gen(function* () {
+      class Db {
+        readonly _tag = "Db"
+      }
+      const cache = yield* Cache.make(yield* MemoryStore.make(), { maxConcurrentLoads: 1, maxQueuedLoads: 0 })
+      const gate = yield* Deferred.make<void>()
+      const held: Effect.Effect<string, Db> = Effect.as(Deferred.await(gate), "held")
+      const holder = yield* Effect.fork(cache.getOrLoad("held", held))
+      yield* settle
+      const typed = cache.getOrLoad("k", Effect.fail(new Db()) as Effect.Effect<string, Db>, {
+        onRejected: (rejection) => rejection
+      })
+      expectTypeOf(typed).toEqualTypeOf<Effect.Effect<string, Db | Cache.LoadRejected>>()
+      const recovered = typed.pipe(Effect.catchTag("LoadRejected", (rejection) => Effect.succeed(rejection.reason)))
+      expectTypeOf(recovered).toEqualTypeOf<Effect.Effect<string, Db>>()
+      assert.strictEqual(yield* recovered, "queue-full")
+      // without onRejected the type is the load's own, as before
+      expectTypeOf(cache.getOrLoad("k", held)).toEqualTypeOf<Effect.Effect<string, Db>>()
+      expectTypeOf(Cache.getOrLoad("k", held, { ttl: "1 minute" })).toEqualTypeOf<
+        Effect.Effect<string, Db, Cache.Cache>
+      >()
+      expectTypeOf(Cache.getOrLoad("k", held, { onRejected: (r) => r })).toEqualTypeOf<
+        Effect.Effect<string, Db | Cache.LoadRejected, Cache.Cache>
+      >()
+      yield* Deferred.succeed(gate, undefined)
+      assert.strictEqual(yield* Fiber.join(holder), "held")
     })
   )
 

@@ -40,6 +40,12 @@ export interface BreakerHealth {
    * locally until the store answers again).
    */
   readonly store: "local" | "shared" | "unreachable"
+  /**
+   * With a store: whose verdict the breaker follows now. `"fleet"`: the one shared by every member.
+   * `"member"`: its own, with `sharing.quorum`, after its own policy opened it while the fleet
+   * stays closed (it half-opens and closes on its own). Absent without a store.
+   */
+  readonly verdict?: "fleet" | "member"
   /** The last minutes of this breaker; present only on a route built by `make`. */
   readonly history?: BreakerHistory
 }

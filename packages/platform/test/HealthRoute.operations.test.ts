@@ -228,4 +228,45 @@ describe("HealthRoute operations", () => {
         assert.strictEqual(seen, "Isolated")
       }).pipe(Effect.provide(Env))
   )
+  it.scoped(
+    "with a quorum: a member its own policy opened shows its own verdict, the member beside it the fleet's",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* BreakerStore.makeMemory
+        // Two members must trip before the fleet opens: one member's trip opens only itself.
+        const options: BreakerRegistry.RegistryOptions = {
+          defaults: { policy: Policy.consecutiveFailures(1), openFor: "30 seconds", sharing: { quorum: 2 } }
+        }
+        const member = yield* BreakerRegistry.make(options).pipe(
+          Effect.provideService(BreakerStore.BreakerStore, store)
+        )
+        const other = yield* BreakerRegistry.make(options).pipe(Effect.provideService(BreakerStore.BreakerStore, store))
+        const alone = yield* member.get("payments")
+        const healthy = yield* other.get("payments")
+        yield* Effect.either(alone.execute(Effect.fail("down from here")))
+        assert.strictEqual((yield* alone.state)._tag, "Open")
+        assert.strictEqual((yield* healthy.state)._tag, "Closed")
+        const route = (registry: typeof member) =>
+          serve(HealthRoute.router()).pipe(
+            Effect.provideService(BreakerRegistry.BreakerRegistry, registry),
+            Effect.provideService(BreakerStore.BreakerStore, store)
+          )
+        const client = yield* HttpClient.HttpClient
+        const read = (url: string) =>
+          Effect.flatMap(client.get(`${url}/health/breakers`), (r) => r.json) as Effect.Effect<
+            HealthRoute.Health,
+            unknown
+          >
+        const mine = yield* route(member)
+        const theirs = yield* route(other)
+        const verdicts = (health: HealthRoute.Health) => health.breakers.map((b) => [b.name, b.store, b.verdict])
+        assert.deepStrictEqual(verdicts(yield* read(mine.url)), [["payments", "shared", "member"]])
+        assert.deepStrictEqual(verdicts(yield* read(theirs.url)), [["payments", "shared", "fleet"]])
+        const view = yield* Effect.flatMap(client.get(`${mine.url}/health/breakers/view`), (r) => r.text)
+        assert.include(view, "this member's own")
+        const otherView = yield* Effect.flatMap(client.get(`${theirs.url}/health/breakers/view`), (r) => r.text)
+        assert.include(otherView, "shared: the fleet's")
+        assert.notInclude(otherView, "this member's own")
+      }).pipe(Effect.provide(Env))
+  )
 })

@@ -416,12 +416,16 @@ describe("RedisBreakerStore", () => {
           yield* server.restart
           const b = yield* instance(prefix, "payments", server.url)
           yield* open(b)
-          // a's subscriber connects in the background (ioredis backoff, real time) and then hears it
+          // a's subscriber connects in the background (ioredis backoff, real time) and then hears it.
+          // b's writer retries on the Clock if it raced the start, so the Clock moves until b's
+          // verdict is stored, and not after: each second ages that verdict (Open for 10 s), and
+          // a slow reconnect used to see it expired (HalfOpen), never Open.
+          const stored = Effect.promise(() => server.admin.hget(`${prefix}{payments}:circuit`, "state"))
           assert.isTrue(
             yield* eventually(
               Effect.gen(function* () {
                 if ((yield* tagOf(a)) === "Open") return true
-                yield* TestClock.adjust("1 second") // b's writer retries on the Clock if it raced the start
+                if ((yield* stored) !== "Open") yield* TestClock.adjust("1 second")
                 return false
               }),
               10_000,

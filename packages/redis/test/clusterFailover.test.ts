@@ -192,6 +192,24 @@ describe("Redis Cluster failover", () => {
             }).pipe(Effect.provide(store))
           })
         )
+        // Each member's subscriber is in place, and so its first resync (which waits for the
+        // subscription) has read the store: a verdict made by one member reaches the other, and back.
+        yield* members[0]!.isolate
+        assert.isTrue(
+          yield* eventually(
+            Effect.map(tagOf(members[1]!), (t) => t === "Isolated"),
+            30_000
+          )
+        )
+        yield* members[1]!.reset
+        assert.isTrue(
+          yield* eventually(
+            Effect.map(tagOf(members[0]!), (t) => t === "Closed"),
+            30_000
+          )
+        )
+        yield* realSleep(300)
+
         // A verdict written behind the fleet's back, never published: as if every subscriber had
         // missed its publication. The members cannot know of it until they read the store.
         const key = `${prefix}{${name}}:circuit`

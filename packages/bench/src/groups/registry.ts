@@ -4,8 +4,8 @@
  * - `registry.get` on a hit (1000 names, visited in turn) against a plain `Map` lookup in the same
  *   Effect shape (`Effect.suspend` -> `Effect.succeed(map.get(name))`);
  * - making a breaker: `registry.get` on a miss in a registry bounded at 1000 (so each make also
- *   evicts one), and `CircuitBreaker.make` alone; the same with a first call, whose extra cost is
- *   the first call's (its metric series);
+ *   evicts one), and `CircuitBreaker.make` alone (in a scope of its own: the `scope` row is that
+ *   scope alone); the same with a first call, whose extra cost is the first call's (its metric series);
  * - a transition: `isolate` then `reset` (two transitions per call), against a warm closed call.
  */
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
@@ -54,6 +54,9 @@ export const run = async (): Promise<TimedGroup> => {
       ),
       loop("make", "CircuitBreaker.make (in a scope closed after the sample)", () =>
         Effect.scoped(CircuitBreaker.make({ name: "made", ...defaults }))
+      ),
+      loop("scope", "Effect.scoped(Effect.void): the scope alone, which the make row includes", () =>
+        Effect.scoped(Effect.void)
       ),
       loop("closed-call", "a closed call through a warm breaker", () => warm.execute(work)),
       loop("transition", "isolate then reset: two transitions", () => Effect.zipRight(cycling.isolate, cycling.reset))

@@ -84,15 +84,16 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   readonly machine: Machine.Machine
   private hub: PubSub.PubSub<Transition> | undefined
   private readonly metrics: BreakerMetrics
-  private readonly isFailure: (cause: Cause.Cause<unknown>) => boolean
-  private readonly permits: number
-  private readonly probeLeaseMillis: number
-  private readonly probeTimeoutMillis: number | undefined
+  // Not readonly: a registry's live config replaces them (`reconfigure`).
+  private isFailure: (cause: Cause.Cause<unknown>) => boolean
+  private permits: number
+  private probeLeaseMillis: number
+  private probeTimeoutMillis: number | undefined
   /** Slower probes fail (the policy's slow-call rule). */
-  private readonly slowMillis: number | undefined
-  private readonly delays: Machine.OpenDelays
+  private slowMillis: number | undefined
+  private delays: Machine.OpenDelays
   /** The `timeout` option, put around every call. */
-  private readonly limit: (<A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) | undefined
+  private limit: (<A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) | undefined
   private readonly link: Sharing.Link | undefined
   private readonly outbox: Outbox | undefined
   /** Made on the first probe: a breaker that never opens never carries it. */
@@ -328,6 +329,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
           state: toState(this.machine),
           counts: this.machine.config.tracker.counts(now),
           probes: this.probes?.inFlight ?? 0,
+          ...(this.machine.capped ? { capped: true } : undefined),
           ...(this.link === undefined ? undefined : { store: Sharing.storeView(this.link, this.machine.tag) })
         }
       })
@@ -360,6 +362,32 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
 
   resetBy(by: string | undefined): Effect.Effect<void> {
     return Effect.clockWith((clock) => Effect.sync(() => this.machine.reset(clock.unsafeCurrentTimeMillis(), by)))
+  }
+
+  /**
+   * Runs on new options from now on (a registry's live config), keeping what its window holds
+   * (tracker.ts `adopt`) and its state. `delays` undefined: `openFor` did not change (a schedule
+   * keeps its place). Probes in flight keep their permits (fewer permits: no new probe
+   * until enough have ended); a call already running keeps the timeout it started with.
+   */
+  reconfigure(resolved: Options.Resolved, delays: Machine.OpenDelays | undefined, now: number): void {
+    const m = this.machine
+    const tracker = resolved.policy.makeTracker()
+    tracker.adopt(m.config.tracker, now)
+    delays ??= this.delays
+    m.reconfigure({ tracker, successesToClose: resolved.successesToClose, delays, listener: this })
+    this.isFailure = resolved.isFailure
+    this.slowMillis = resolved.policy.slowMillis
+    this.delays = delays
+    this.probeTimeoutMillis = resolved.probeTimeoutMillis
+    this.permits = resolved.permits
+    this.probeLeaseMillis = resolved.probeLeaseMillis
+    if (this.probes !== undefined) {
+      this.probes.permits = resolved.permits
+      this.probes.leaseMillis = resolved.probeLeaseMillis
+    }
+    const timeoutMillis = resolved.timeoutMillis
+    this.limit = timeoutMillis === undefined ? undefined : Timeout.limit(this.name, timeoutMillis)
   }
 
   /** Takes this breaker's metric series out of Effect's registry (evicted, or its scope closed). */

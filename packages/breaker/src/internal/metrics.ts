@@ -5,12 +5,17 @@
  * Why not `Metric.unsafeUpdate(value, tags)`: Effect's global registry keeps every series it has
  * seen forever (about 850 B per breaker name), so a registry with `maxBreakers` fed an unbounded
  * set of names grew without bound; and each update looked its series up by tags. Here each
- * breaker owns its series as small hook objects (state in plain fields, methods on prototypes),
- * puts them in Effect's registry when it first records (an idle breaker costs nothing), updates
- * them directly (no lookup on the call path) and takes them out of the registry when it is
- * released (evicted, or its scope closes). Effect's registry has no removal API: the one line that
- * reaches its private map is `registryMap`, and `test/metrics.test.ts` pins that eviction really
- * drops the series, so an Effect upgrade that changes it fails a test rather than leaking quietly.
+ * breaker owns its series, each one small object that is both its key and its hook in Effect's
+ * registry (state in plain fields, methods and the metric's name on prototypes), puts them in the
+ * registry when it first records (an idle breaker costs nothing), updates them directly (no lookup
+ * on the call path) and takes them out of the registry when it is released (evicted, or its scope
+ * closes). Effect's registry has no removal API: `registryMap` is the one place that reaches its
+ * private map (and that map's buckets), and `test/metrics.test.ts` pins that eviction really drops
+ * the series, so an Effect upgrade that changes it fails a test rather than leaking quietly.
+ *
+ * What a used breaker keeps (measured in `pnpm bench`, memory groups): about 150 B per series for
+ * the registry's entry alone, and two series after one call (its outcome's counter, its duration
+ * histogram), plus its `breaker` tag and the series themselves: about 700 B over an unused breaker.
  */
 import * as Equal from "effect/Equal"
 import * as Hash from "effect/Hash"
@@ -21,7 +26,7 @@ import * as MetricKey from "effect/MetricKey"
 import type * as MetricKeyType from "effect/MetricKeyType"
 import * as MetricLabel from "effect/MetricLabel"
 import * as MetricState from "effect/MetricState"
-import * as MutableHashMap from "effect/MutableHashMap"
+import type * as Option from "effect/Option"
 import { pipeArguments } from "effect/Pipeable"
 import type { StateTag, Transition } from "./machine.js"
 
@@ -59,61 +64,60 @@ export const callDuration = Metric.fromMetricKey(durationKey)
 type UntypedKey = MetricKey.MetricKey<MetricKeyType.MetricKeyType.Untyped>
 type Root = MetricHook.MetricHook.Root
 
+/** What Effect's `MutableHashMap` is made of: a `Map` from hash to the `[key, value]` entries with that hash. */
+interface HashMapParts {
+  readonly buckets: Map<number, Array<readonly [UntypedKey, Root]>>
+  bucketsSize: number
+}
+
 /**
- * Effect's global registry's map of series. It is private to Effect (there is no removal API);
- * when it is not what we expect, series are still exported, only never removed.
+ * Effect's global registry's map of series, seen through its parts. It is private to Effect
+ * (there is no removal API); when it is not what we expect, series are still exported, only
+ * never removed. Series go in and out of its buckets directly: through `MutableHashMap`'s API
+ * each first call and each release cost about 0.5 µs more (an `Option` per lookup, and an
+ * equality check through a megamorphic `in` per step).
  */
-const registryMap = ((): MutableHashMap.MutableHashMap<UntypedKey, Root> | undefined => {
+const registryMap = ((): HashMapParts | undefined => {
   const map: unknown = (Metric.globalMetricRegistry as unknown as { readonly map?: unknown }).map
-  return typeof map === "object" && map !== null && Symbol.for("effect/MutableHashMap") in map
-    ? (map as MutableHashMap.MutableHashMap<UntypedKey, Root>)
+  return typeof map === "object" &&
+    map !== null &&
+    Symbol.for("effect/MutableHashMap") in map &&
+    (map as Partial<HashMapParts>).buckets instanceof Map &&
+    typeof (map as Partial<HashMapParts>).bucketsSize === "number"
+    ? (map as HashMapParts)
     : undefined
 })()
 
 /**
- * Makes the keys of one metric, which differ only by their tags. Effect's `MetricKey` constructor
- * hashes `name + description`, formatting the description `Option` each time (about 1 µs a key,
- * most of a breaker's first call): here that part of the hash is computed once per metric, and a
- * key is a copy of the metric's key (same prototype and fields) with its tags and their hash.
- * Checked against Effect's own key at load; if they ever differ, Effect makes the keys.
+ * A series is its own key in Effect's registry: one object per series, not a key and a hook.
+ * Its prototype chain ends in Effect's `MetricKey` prototype (hash and equality, which read
+ * `name`, `keyType`, `description` and `tags`); each metric's class puts the first three on its
+ * prototype (shared by every series of that metric), so a series holds only its tags, their hash
+ * and its state. Effect's `MetricKey` constructor also hashes `name + description`, formatting
+ * the description `Option` each time (about 1 µs a key): here that part of the hash is computed
+ * once per metric. `fastKeys` checks at load that a series equals Effect's own key for the same
+ * tags (both ways, same hash); if an Effect upgrade breaks that, Effect makes the keys.
  */
-const keysOf = (base: UntypedKey): ((tags: ReadonlyArray<MetricLabel.MetricLabel>) => UntypedKey) => {
-  const head = Hash.combine(Hash.hash(base.keyType))(Hash.string(base.name + base.description))
-  const copy = (tags: ReadonlyArray<MetricLabel.MetricLabel>): UntypedKey =>
-    Object.assign(Object.create(Object.getPrototypeOf(base)), base, {
-      tags,
-      _hash: Hash.combine(Hash.array(tags))(head)
-    })
-  const probe = [MetricLabel.make("breaker", "probe"), MetricLabel.make("outcome", "probe")]
-  const effects = MetricKey.taggedWithLabels(base, probe)
-  const ours = copy(probe)
-  return Hash.hash(ours) === Hash.hash(effects) && Equal.equals(ours, effects) && Equal.equals(effects, ours)
-    ? copy
-    : (tags) => MetricKey.taggedWithLabels(base, tags)
-}
-
-/** What the fast paths found at load (a test pins both, so an Effect upgrade that breaks one is seen). @internal */
-export const internals = (): { readonly removable: boolean; readonly copiedKeys: boolean } => ({
-  removable: registryMap !== undefined,
-  copiedKeys: callsKeys.name === "copy" && durationKeys.name === "copy"
-})
-
-type KeyMaker = (tags: ReadonlyArray<MetricLabel.MetricLabel>) => UntypedKey
-const callsKeys = keysOf(callsKey as UntypedKey)
-const transitionsKeys = keysOf(transitionsKey as UntypedKey)
-const stateKeys = keysOf(stateKey as UntypedKey)
-const durationKeys = keysOf(durationKey as UntypedKey)
-
+const MetricKeyTypeId = Symbol.for("effect/MetricKey")
 const HookTypeId = Symbol.for("effect/MetricHook")
-const variance = { _In: (_: unknown) => _, _Out: (_: never) => _ }
+const keyVariance = { _Type: (_: never) => _ }
+const hookVariance = { _In: (_: unknown) => _, _Out: (_: never) => _ }
 
-/** A series' hook: what Effect's registry calls. Subclasses keep their state in plain fields. */
+/** A series' hook (what Effect's registry calls) and, with its metric's prototype, its key. */
 abstract class Series {
-  declare readonly [HookTypeId]: typeof variance
+  declare readonly name: string
+  declare readonly keyType: MetricKeyType.MetricKeyType.Untyped
+  declare readonly description: Option.Option<string>
+  /** The metric's key without tags (on the prototype). */
+  declare readonly base: UntypedKey
   /** Live breakers that hold this series (two breakers may share a name). */
   holders = 0
-  /** Its key in Effect's registry, once registered. */
-  key: UntypedKey | undefined = undefined
+  readonly _hash: number
+  constructor(readonly tags: ReadonlyArray<MetricLabel.MetricLabel>) {
+    this._hash = Hash.combine(Hash.array(tags))(this.head)
+  }
+  /** The hash of the metric's name, description and type (on the prototype). */
+  declare readonly head: number
   abstract get(): unknown
   abstract update(input: number): void
   modify(input: number): void {
@@ -123,7 +127,21 @@ abstract class Series {
     return pipeArguments(this, arguments)
   }
 }
-Object.defineProperty(Series.prototype, HookTypeId, { value: variance })
+Object.setPrototypeOf(Series.prototype, Object.getPrototypeOf(callsKey))
+Object.defineProperty(Series.prototype, MetricKeyTypeId, { value: keyVariance })
+Object.defineProperty(Series.prototype, HookTypeId, { value: hookVariance })
+
+/** Puts a metric's key on the prototype of its series' class. */
+const ofMetric = (series: abstract new (...args: Array<any>) => Series, key: MetricKey.MetricKey<any>): void => {
+  const base = key as UntypedKey
+  Object.defineProperties(series.prototype, {
+    name: { value: base.name },
+    keyType: { value: base.keyType },
+    description: { value: base.description },
+    base: { value: base },
+    head: { value: Hash.combine(Hash.hash(base.keyType))(Hash.string(base.name + base.description)) }
+  })
+}
 
 class CounterSeries extends Series {
   count = 0
@@ -134,8 +152,10 @@ class CounterSeries extends Series {
     this.count += input
   }
 }
+class CallsSeries extends CounterSeries {}
+class TransitionsSeries extends CounterSeries {}
 
-class GaugeSeries extends Series {
+class StateSeries extends Series {
   value = 0
   get() {
     return MetricState.gauge(this.value)
@@ -145,53 +165,133 @@ class GaugeSeries extends Series {
   }
 }
 
-class HistogramSeries extends Series {
-  /** Calls per bucket (not cumulated); the last one is past 30 s. */
-  readonly counts: Array<number> = BOUNDS.map(() => 0) // small integers: cheaper than a typed array
+/** Bucket `i` holds the durations in (BOUNDS[i - 1], BOUNDS[i]] seconds; the last one is past 30 s. */
+const bucketOf = (seconds: number): number => {
+  let i = 0
+  while (i < BOUNDS.length - 1 && seconds > BOUNDS[i]!) i++
+  return i
+}
+
+class DurationSeries extends Series {
   count = 0
-  sum = 0
-  min = Number.MAX_VALUE
-  max = Number.MIN_VALUE
+  // Milliseconds, as the clock gives them (whole numbers stay small integers: no boxed doubles).
+  sumMillis = 0
+  minMillis = 0
+  maxMillis = 0
+  /** While every call fell in one bucket, that bucket (no array yet: most series see one or two). */
+  only = 0
+  /** Calls per bucket (not cumulated), once calls fell in two buckets. */
+  counts: Array<number> | undefined = undefined
   get() {
     let cumulated = 0
-    const buckets = BOUNDS.map((boundary, i): readonly [number, number] => [boundary, (cumulated += this.counts[i]!)])
-    return MetricState.histogram({ buckets, count: this.count, min: this.min, max: this.max, sum: this.sum })
+    const buckets = BOUNDS.map((boundary, i): readonly [number, number] => [
+      boundary,
+      (cumulated += this.counts !== undefined ? this.counts[i]! : i === this.only ? this.count : 0)
+    ])
+    const empty = this.count === 0
+    return MetricState.histogram({
+      buckets,
+      count: this.count,
+      min: empty ? Number.MAX_VALUE : this.minMillis / 1000,
+      max: empty ? Number.MIN_VALUE : this.maxMillis / 1000,
+      sum: this.sumMillis / 1000
+    })
   }
   update(seconds: number): void {
-    let i = 0
-    while (i < BOUNDS.length - 1 && seconds > BOUNDS[i]!) i++
-    this.counts[i]!++
+    this.record(seconds * 1000)
+  }
+  record(millis: number): void {
+    const i = bucketOf(millis / 1000)
+    if (this.counts !== undefined) this.counts[i]!++
+    else if (this.count === 0) this.only = i
+    else if (i !== this.only) {
+      this.counts = BOUNDS.map(() => 0) // small integers: cheaper than a typed array
+      this.counts[this.only] = this.count
+      this.counts[i]!++
+    }
+    if (this.count === 0 || millis < this.minMillis) this.minMillis = millis
+    if (this.count === 0 || millis > this.maxMillis) this.maxMillis = millis
     this.count++
-    this.sum += seconds
-    if (seconds < this.min) this.min = seconds
-    if (seconds > this.max) this.max = seconds
+    this.sumMillis += millis
   }
 }
 
-/** Puts `series` in Effect's registry under `key`, or joins the one a live breaker of the same name holds. */
-const register = <S extends Series>(key: UntypedKey, series: S): S => {
-  series.key = key
+ofMetric(CallsSeries, callsKey)
+ofMetric(TransitionsSeries, transitionsKey)
+ofMetric(StateSeries, stateKey)
+ofMetric(DurationSeries, durationKey)
+
+/** Whether a series is a key Effect's registry finds as its own (checked once, at load). */
+const fastKeys = ((): boolean => {
+  const probe = [MetricLabel.make("breaker", "probe"), MetricLabel.make("outcome", "probe")]
+  return [new CallsSeries(probe), new DurationSeries(probe)].every((series) => {
+    const effects = MetricKey.taggedWithLabels(series.base, probe)
+    return (
+      Hash.hash(series) === Hash.hash(effects) &&
+      Equal.equals(series, effects) &&
+      Equal.equals(effects, series) &&
+      !Equal.equals(series, MetricKey.taggedWithLabels(series.base, [probe[0]!]))
+    )
+  })
+})()
+
+/** What the fast paths found at load (a test pins both, so an Effect upgrade that breaks one is seen). @internal */
+export const internals = (): { readonly removable: boolean; readonly copiedKeys: boolean } => ({
+  removable: registryMap !== undefined,
+  copiedKeys: fastKeys
+})
+
+/** The hash `MutableHashMap` files a key under. */
+const hashOf = (key: UntypedKey): number => (key as unknown as Hash.Hash)[Hash.symbol]()
+
+const keyOf = (series: Series): UntypedKey =>
+  fastKeys ? (series as unknown as UntypedKey) : MetricKey.taggedWithLabels(series.base, series.tags)
+
+/** Puts `series` in Effect's registry, or joins the one a live breaker of the same name holds. */
+const register = <S extends Series>(series: S): S => {
+  const key = keyOf(series)
   if (registryMap === undefined) {
     // Effect's registry is not what we know: let it make (and keep) the series.
     const hook = Metric.globalMetricRegistry.get(key) as unknown as Root
     return Object.assign(series, { update: (input: number) => hook.update(input) })
   }
-  const existing = MutableHashMap.get(registryMap, key)
-  if (existing._tag === "Some" && existing.value instanceof series.constructor) {
-    const shared = existing.value as unknown as S
-    shared.holders++
-    return shared
+  const hash = hashOf(key)
+  const bucket = registryMap.buckets.get(hash)
+  if (bucket === undefined) {
+    series.holders = 1
+    registryMap.buckets.set(hash, [[key, series as unknown as Root]])
+    registryMap.bucketsSize++
+    return series
   }
-  // A hook Effect made for a read before this series existed holds nothing: ours replaces it.
+  for (let i = 0; i < bucket.length; i++) {
+    const [other, existing] = bucket[i]!
+    if (!Equal.equals(key, other)) continue
+    if (existing instanceof series.constructor) {
+      const shared = existing as unknown as S
+      shared.holders++
+      return shared
+    }
+    // A hook Effect made for a read before this series existed holds nothing: ours replaces it.
+    series.holders = 1
+    bucket[i] = [key, series as unknown as Root]
+    return series
+  }
   series.holders = 1
-  MutableHashMap.set(registryMap, key, series as unknown as Root)
+  bucket.push([key, series as unknown as Root])
+  registryMap.bucketsSize++
   return series
 }
 
 const unregister = (series: Series | undefined): void => {
-  const key = series?.key
   // Only its holders ever put this series under its key, so the last one takes it out.
-  if (registryMap !== undefined && key !== undefined && --series!.holders === 0) MutableHashMap.remove(registryMap, key)
+  if (registryMap === undefined || series === undefined || series.holders === 0 || --series.holders > 0) return
+  const hash = hashOf(keyOf(series))
+  const bucket = registryMap.buckets.get(hash)
+  const i = bucket === undefined ? -1 : bucket.findIndex(([, hook]) => hook === (series as unknown as Root))
+  if (i < 0) return
+  if (bucket!.length === 1) registryMap.buckets.delete(hash)
+  else bucket!.splice(i, 1)
+  registryMap.bucketsSize--
 }
 
 const stateNumber: Record<StateTag, number> = { Closed: 0, Open: 1, HalfOpen: 2, Isolated: 3 }
@@ -201,6 +301,16 @@ const outcomeLabels = {
   rejected: MetricLabel.make("outcome", "rejected"),
   repair: MetricLabel.make("outcome", "repair")
 }
+
+/** The `from` and `to` tags of each state, made once. */
+const labelsOf = (key: "from" | "to"): Record<StateTag, MetricLabel.MetricLabel> => ({
+  Closed: MetricLabel.make(key, "Closed"),
+  Open: MetricLabel.make(key, "Open"),
+  HalfOpen: MetricLabel.make(key, "HalfOpen"),
+  Isolated: MetricLabel.make(key, "Isolated")
+})
+const fromLabels = labelsOf("from")
+const toLabels = labelsOf("to")
 
 /** @internal */
 export type CallOutcome = keyof typeof outcomeLabels
@@ -212,32 +322,39 @@ export type CallOutcome = keyof typeof outcomeLabels
  * @internal
  */
 export class BreakerMetrics {
-  private label: MetricLabel.MetricLabel | undefined
+  /** `[breaker]`, the tags of its histogram and gauge; the counters' tags start with it. */
+  private tags: ReadonlyArray<MetricLabel.MetricLabel> | undefined
   private success: CounterSeries | undefined
   private failure: CounterSeries | undefined
   private others: Partial<Record<string, Series>> | undefined
-  private duration: HistogramSeries | undefined
+  private duration: DurationSeries | undefined
   private released = false
   constructor(readonly name: string) {}
 
-  private series<S extends Series>(keys: KeyMaker, labels: ReadonlyArray<MetricLabel.MetricLabel>, series: S): S {
-    if (this.released) return series // a breaker used after its release records nowhere
-    return register(keys([(this.label ??= MetricLabel.make("breaker", this.name)), ...labels]), series)
+  private series<S extends Series>(series: S): S {
+    return this.released ? series : register(series) // a breaker used after its release records nowhere
+  }
+
+  /** The breaker's tag, then `more` (arrays of their exact size: a spread would leave room to grow). */
+  private withBreaker(...more: Array<MetricLabel.MetricLabel>): ReadonlyArray<MetricLabel.MetricLabel> {
+    const tags = (this.tags ??= [MetricLabel.make("breaker", this.name)])
+    const breaker = tags[0]!
+    return more.length === 0 ? tags : more.length === 1 ? [breaker, more[0]!] : [breaker, more[0]!, more[1]!]
   }
 
   /** A call that ran while closed: its outcome and its duration. */
   ran(failure: boolean, durationMillis: number): void {
     this.call(failure ? "failure" : "success")
-    ;(this.duration ??= this.series(durationKeys, [], new HistogramSeries())).update(durationMillis / 1000)
+    ;(this.duration ??= this.series(new DurationSeries(this.withBreaker()))).record(durationMillis)
   }
 
   call(outcome: CallOutcome): void {
     switch (outcome) {
       case "success":
-        ;(this.success ??= this.counter(outcome)).count++
+        ;(this.success ??= this.counter(outcome)).update(1)
         return
       case "failure":
-        ;(this.failure ??= this.counter(outcome)).count++
+        ;(this.failure ??= this.counter(outcome)).update(1)
         return
       default:
         ;((this.others ??= {})[outcome] ??= this.counter(outcome)).update(1)
@@ -245,20 +362,16 @@ export class BreakerMetrics {
   }
 
   private counter(outcome: CallOutcome): CounterSeries {
-    return this.series(callsKeys, [outcomeLabels[outcome]], new CounterSeries())
+    return this.series(new CallsSeries(this.withBreaker(outcomeLabels[outcome])))
   }
 
   transition(t: Transition): void {
     const others = (this.others ??= {})
     const pair = `${t.from}>${t.to}`
-    ;(
-      (others[pair] ??= this.series(
-        transitionsKeys,
-        [MetricLabel.make("from", t.from), MetricLabel.make("to", t.to)],
-        new CounterSeries()
-      )) as CounterSeries
-    ).count++
-    ;((others.state ??= this.series(stateKeys, [], new GaugeSeries())) as GaugeSeries).value = stateNumber[t.to]
+    ;(others[pair] ??= this.series(new TransitionsSeries(this.withBreaker(fromLabels[t.from], toLabels[t.to])))).update(
+      1
+    )
+    ;(others.state ??= this.series(new StateSeries(this.withBreaker()))).update(stateNumber[t.to])
   }
 
   /** Takes this breaker's series out of Effect's registry (on eviction or scope close). Idempotent. */

@@ -49,7 +49,7 @@ const QUORUM_WINDOW = "1 minute"
 const defaultIsFailure = (cause: Cause.Cause<unknown>): boolean => !Cause.isInterruptedOnly(cause)
 
 /** @internal */
-export const resolve = (options: CB.Options | undefined): Either.Either<Resolved, InvalidBreakerOptions> => {
+export const resolve = (options: CB.TimeoutOptions | undefined): Either.Either<Resolved, InvalidBreakerOptions> => {
   if (options !== undefined && !Rules.isRecord(options)) {
     return fail(`options must be an object, got ${Rules.show(options)}`)
   }
@@ -196,12 +196,20 @@ export const openDelays = (
 /**
  * Checks options as `make` would, without making a breaker (nor joining a shared store), and
  * returns them resolved: a registry resolves its defaults and overrides once, not once per breaker.
+ * A registry's breakers are typed without `BreakerTimeoutError`, so a `timeout` (from a JSON
+ * config: the type refuses it) is refused here rather than failing calls with an error their
+ * type does not have.
  *
  * @internal
  */
 export const validate = (options?: CB.Options): Effect.Effect<Resolved, InvalidBreakerOptions> =>
   Effect.gen(function* () {
     const resolved = yield* resolve(options)
+    if (resolved.timeoutMillis !== undefined) {
+      return yield* fail(
+        `timeout is an option of CircuitBreaker.make and layer, not of a registry's breakers, whose type has no BreakerTimeoutError (breaker "${resolved.name}")`
+      )
+    }
     yield* openDelays(resolved, yield* Effect.runtime<never>())
     return resolved
   })

@@ -24,8 +24,9 @@ export class Probes {
   inFlight = 0
 
   constructor(
-    private readonly permits: number,
-    private readonly leaseMillis: number,
+    /** Not readonly: a registry's live config may change them (taken probes keep their permits). */
+    public permits: number,
+    public leaseMillis: number,
     private readonly link: Sharing.Link | undefined
   ) {}
 

@@ -14,6 +14,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as BreakerStore from "../BreakerStore.js"
@@ -100,8 +101,12 @@ export interface Link {
   readonly circuit: BreakerStore.SharedCircuit
   readonly outbox: Outbox
   readonly health: Health
-  /** The verdict stored when the breaker joined (on its clock), if the store answered in time. */
-  readonly initial: Option.Option<Adopted>
+  /**
+   * The verdict stored when the breaker joined, on its clock: `None` when there was none,
+   * `undefined` when the store did not answer in time (the load is then made again in the
+   * background: `follow`).
+   */
+  readonly initial: Option.Option<Adopted> | undefined
   /** The breaker's scope: lease requests still in flight when it closes are interrupted with it. */
   readonly scope: Scope.Scope
   /** With `sharing.quorum`: the fleet's verdict as this member knows it, and its heartbeat. */
@@ -131,6 +136,25 @@ export const storeView = (link: Link, state: string): { readonly connected: bool
     : { connected: link.health.connected, local: isLocalVerdict(link, state) }
 
 /**
+ * The stored verdict, within STORE_DEADLINE. Disconnected: at the deadline the caller goes on
+ * without waiting for the driver to let go.
+ */
+const load = (circuit: BreakerStore.SharedCircuit, health: Health): Effect.Effect<Option.Option<Adopted>, unknown> =>
+  Effect.disconnect(circuit.load).pipe(
+    Effect.timeout(STORE_DEADLINE),
+    // On this breaker's clock as the store's answer arrives (its durations count from then).
+    Effect.flatMap((loaded) =>
+      Effect.clockWith((clock) =>
+        Effect.succeed(Option.map(loaded, (verdict) => onClock(verdict, clock.unsafeCurrentTimeMillis())))
+      )
+    ),
+    Effect.tapBoth({ onFailure: (error) => health.failed(error), onSuccess: () => health.answered })
+  )
+
+/** How often a first load that did not answer is made again: from 1 s, doubling, at most every 30 s. */
+const RELOAD = Schedule.union(Schedule.exponential(Duration.seconds(1)), Schedule.spaced(Duration.seconds(30)))
+
+/**
  * Joins the shared circuit `name`. A store that cannot be joined leaves the breaker alone, with a
  * warning: `undefined`.
  *
@@ -149,21 +173,18 @@ export const connect = (
     }
     const circuit = connected.right
     const health = new Health(name)
-    // Disconnected: at the deadline `make` goes on without waiting for the driver to let go.
-    const initial = yield* Effect.disconnect(circuit.load).pipe(
-      Effect.timeout(STORE_DEADLINE),
-      Effect.flatMap((loaded) =>
-        Effect.clockWith((clock) =>
-          Effect.succeed(Option.map(loaded, (verdict) => onClock(verdict, clock.unsafeCurrentTimeMillis())))
-        )
-      ),
-      Effect.tapBoth({ onFailure: (error) => health.failed(error), onSuccess: () => health.answered }),
-      Effect.option
-    )
+    const initial = yield* Effect.option(load(circuit, health))
     const origin = `${name}#${Math.random().toString(36).slice(2, 10)}`
     const fleet = quorum === undefined ? undefined : new Quorum(quorum, circuit, origin)
     const outbox = new Outbox(circuit, origin, yield* Queue.sliding<void>(1), health, fleet)
-    return { circuit, outbox, health, initial: Option.flatten(initial), scope: yield* Effect.scope, quorum: fleet }
+    return {
+      circuit,
+      outbox,
+      health,
+      initial: Option.getOrUndefined(initial),
+      scope: yield* Effect.scope,
+      quorum: fleet
+    }
   })
 
 /**
@@ -181,6 +202,14 @@ export const follow = (
 ): Effect.Effect<void, never, Scope.Scope> => {
   const origin = link.outbox.origin
   const quorum = link.quorum
+  /** A verdict already on this breaker's clock (a load's). */
+  const adoptLoaded = (adopted: Adopted) =>
+    Effect.clockWith((clock) =>
+      Effect.sync(() => {
+        quorum?.heard(adopted)
+        if (adopted.origin !== origin) adopt(adopted, clock.unsafeCurrentTimeMillis())
+      })
+    )
   const adoptOne = (verdict: BreakerStore.Verdict) =>
     Effect.clockWith((clock) =>
       Effect.sync(() => {
@@ -191,13 +220,17 @@ export const follow = (
       })
     )
   return Effect.gen(function* () {
-    if (Option.isSome(link.initial)) {
-      const initial = link.initial.value
-      yield* Effect.clockWith((clock) =>
-        Effect.sync(() => {
-          quorum?.heard(initial)
-          adopt(initial, clock.unsafeCurrentTimeMillis())
-        })
+    const initial = link.initial
+    if (initial !== undefined && Option.isSome(initial)) yield* adoptLoaded(initial.value)
+    // A first load the store did not answer (down, or a blackhole) is made again until it is
+    // answered: a verdict stored meanwhile would otherwise wait for the next one published.
+    if (initial === undefined) {
+      yield* load(link.circuit, link.health).pipe(
+        Effect.retry(RELOAD),
+        Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: adoptLoaded })),
+        Effect.ignore,
+        Effect.delay(Duration.seconds(1)),
+        Effect.forkScoped
       )
     }
     yield* Stream.runForEach(link.circuit.verdicts, adoptOne).pipe(Effect.forkScoped)

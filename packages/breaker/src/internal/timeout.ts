@@ -1,7 +1,9 @@
 /**
  * Deadlines: the breaker's `timeout` around a call, and the least default probe timeout. A call
  * past its deadline is answered at once, whatever its interruption costs (it finishes in the
- * background), with the defect `BreakerTimeoutError`, which always counts as a failure.
+ * background), with the failure `BreakerTimeoutError`, which always counts as a failure. The
+ * failure is in the error type of a breaker made from `TimeoutOptions` (circuitBreaker.ts `make`),
+ * not in these functions' types, which the breaker shares with its timeout-free kind.
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -14,7 +16,7 @@ export const MIN_PROBE_TIMEOUT = 1_000
 
 /** Whether a call failed by running past the breaker's timeout. @internal */
 export const isTimeout = (cause: Cause.Cause<unknown>): boolean =>
-  Option.exists(Cause.dieOption(cause), (defect) => defect instanceof BreakerTimeoutError)
+  Option.exists(Cause.failureOption(cause), (error) => error instanceof BreakerTimeoutError)
 
 /** Marks an effect `deadline` made. */
 const Bounded: unique symbol = Symbol.for("@circuitry/breaker/bounded")
@@ -27,7 +29,7 @@ const deadline = <A, E, R>(self: Effect.Effect<A, E, R>, breaker: string, millis
   Object.assign(
     Effect.timeoutFailCause(Effect.disconnect(self), {
       duration: millis,
-      onTimeout: () => Cause.die(new BreakerTimeoutError({ breaker, timeoutMillis: millis }))
+      onTimeout: () => Cause.fail(new BreakerTimeoutError({ breaker, timeoutMillis: millis }) as E)
     }),
     { [Bounded]: true }
   )

@@ -77,7 +77,7 @@ class Reporter {
   episode: Map<string, Seen> | undefined = undefined
 
   constructor(
-    readonly breaker: CircuitBreaker.CircuitBreaker,
+    readonly breaker: CircuitBreaker.CircuitBreaker<unknown>,
     readonly hook: (report: ErrorReport) => Effect.Effect<void>
   ) {}
 
@@ -131,7 +131,7 @@ class Reporter {
 /** @internal */
 export const guard = <E>(
   store: CacheStore<E>,
-  breaker: CircuitBreaker.CircuitBreaker,
+  breaker: CircuitBreaker.CircuitBreaker<unknown>,
   options?: GuardOptions
 ): CacheStore<never> => {
   const reporter = new Reporter(breaker, options?.onError ?? logReport)

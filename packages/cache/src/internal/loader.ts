@@ -35,16 +35,17 @@ export const makeGetOrLoad = (
   cache: CacheStore<never>,
   maxConcurrentLoads: number | undefined,
   bounds?: Bounds
-): (<E, R>(
+): (<E, R, Rejected = never>(
   key: string,
   load: Effect.Effect<string, E, R>,
-  options?: LoadCallOptions<E>
-) => Effect.Effect<string, E, R>) => {
+  options?: LoadCallOptions<Rejected>
+) => Effect.Effect<string, E | Rejected, R>) => {
   const loader: Loader = {
     flights: new Map(),
     permits: maxConcurrentLoads === undefined ? undefined : new Limiter(maxConcurrentLoads, bounds)
   }
-  return (key, load, options) => lookup(cache, loader, key, load, options)
+  return <E, R, Rejected>(key: string, load: Effect.Effect<string, E, R>, options?: LoadCallOptions<Rejected>) =>
+    lookup<E | Rejected, R>(cache, loader, key, load, options)
 }
 
 const lookup = <E, R>(

@@ -62,6 +62,7 @@ const healthWith = (
           counts: snapshot.counts,
           probes: snapshot.probes,
           store: snapshot.store === undefined ? "local" : snapshot.store.connected ? "shared" : "unreachable",
+          ...(snapshot.store === undefined ? {} : { verdict: snapshot.store.local === true ? "member" : "fleet" }),
           ...(past === undefined ? {} : { history: past })
         }
       })

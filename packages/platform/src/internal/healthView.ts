@@ -62,6 +62,15 @@ const transitionsCell = (history: BreakerHistory): string => {
     .join(" ")
 }
 
+/** Where the verdict lives, and whose it is: the fleet's, or (with a quorum) this member's own. */
+const verdictCell = (b: BreakerHealth): string => {
+  const store = b.store === "unreachable" ? `<strong>store unreachable</strong>` : b.store
+  if (b.verdict === "member")
+    return `${store}: <strong title="its own policy opened it; the fleet stays closed">this member's own</strong>`
+  if (b.verdict === "fleet") return `${store}: the fleet's`
+  return store
+}
+
 const breakerRow = (b: BreakerHealth, now: number, withHistory: boolean): string => {
   const state = b.state === "HalfOpen" ? "Half-open" : b.state
   const history =
@@ -78,7 +87,7 @@ const breakerRow = (b: BreakerHealth, now: number, withHistory: boolean): string
   <td class="num">${b.counts.consecutiveFailures}</td>
   <td class="num">${b.counts.slowCalls}</td>
   <td class="num">${b.probes}</td>
-  <td>${b.store === "unreachable" ? `<strong>store unreachable</strong>` : b.store}</td>
+  <td>${verdictCell(b)}</td>
   <td>${b.openUntil === null ? "" : openUntilCell(b.openUntil, now)}</td>${history}
 </tr>`
 }
@@ -126,7 +135,7 @@ export const renderLive = (health: Health, options?: HtmlOptions): string => {
     ? `A <code>BreakerStore</code> is in this route's context: breakers made in the same context share their verdicts through it.`
     : `No <code>BreakerStore</code> in this route's context: breakers made in the same context keep their state in this process.`
   return `<p class="meta">${health.breakers.length} breakers, ${health.open} not closed &middot; read at ${escapeHtml(health.at)} &middot; ${updates}</p>
-<p class="store">${store} The Verdict column says, per breaker, whether its state is local or shared, and whether its store answers.</p>
+<p class="store">${store} The Verdict column says, per breaker, whether its state is local or shared, whether its store answers, and whether it follows the fleet's verdict or (with a quorum) its own.</p>
 <table>
 <thead><tr><th>Circuit</th><th>State</th><th>Calls</th><th>Failures</th><th>In a row</th><th>Slow</th><th>Probes</th><th>Verdict</th><th>Open until</th>${historyHeads}</tr></thead>
 <tbody>

@@ -25,6 +25,8 @@ const DEFAULT_PREFIX = "circuitry:breaker:"
 const STORE = "redis"
 /** How long startup waits for the server before going on without it (real time). */
 const STARTUP_WAIT_MILLIS = 1_000
+/** How long a resync waits for the subscription (real time) before it reads the store anyway. */
+const RESUBSCRIBE_WAIT_MILLIS = 5_000
 
 // -- Lua: each atomic step ---------------------------------------------------------------------
 
@@ -280,23 +282,46 @@ export const make = (
 
     // A connection that was not ready may have missed publications (a lost connection, or a
     // server that came up after this store): on every ready, hand every member the stored verdict.
+    // The read waits for the subscription first: ioredis sends the SUBSCRIBE after "ready", and a
+    // verdict published between a read that ran ahead of it and the server taking it was lost.
+    // SUBSCRIBE again changes nothing on the server, and its answer says the subscription is in place.
+    const subscribed = Effect.promise(() =>
+      within(subscriber.subscribe(channel), RESUBSCRIBE_WAIT_MILLIS).then(
+        () => {},
+        () => {}
+      )
+    )
+    // The names whose members were there when a connection became ready (the ones that may have
+    // missed a publication; a member that joins later reads the store itself when it connects),
+    // noted at the event: the resync runs later, after the subscription is in place.
+    const due = new Set<string>()
+    const noteDue = () => {
+      for (const name of members.names()) due.add(name)
+    }
+    // On the same events as the resync itself (on a cluster, a node lost too).
+    for (const c of [client, subscriber]) for (const event of Connection.readyEvents(c)) c.on(event, noteDue)
     yield* Connection.onReady(
       [client, subscriber],
-      Effect.suspend(() =>
-        Effect.forEach(
-          members.names(),
-          (name) =>
-            read(name).pipe(
-              Effect.tap((found) =>
-                Effect.sync(() => {
-                  if (Option.isNone(found)) return
-                  for (const member of members.of(name)) deliver(member, found.value)
-                })
+      Effect.zipRight(
+        subscribed,
+        Effect.suspend(() => {
+          const names = Array.from(due)
+          due.clear()
+          return Effect.forEach(
+            names,
+            (name) =>
+              read(name).pipe(
+                Effect.tap((found) =>
+                  Effect.sync(() => {
+                    if (Option.isNone(found)) return
+                    for (const member of members.of(name)) deliver(member, found.value)
+                  })
+                ),
+                Effect.ignore
               ),
-              Effect.ignore
-            ),
-          { discard: true }
-        )
+            { discard: true }
+          )
+        })
       )
     )
 

@@ -136,7 +136,9 @@ export const make = <E>(
     return { call }
   })
 
-const eventsOf = (client: Client): ReadonlyArray<string> => (client instanceof Cluster ? ["ready", "-node"] : ["ready"])
+/** The events `onReady` runs on for `client`. @internal */
+export const readyEvents = (client: Client): ReadonlyArray<string> =>
+  client instanceof Cluster ? ["ready", "-node"] : ["ready"]
 
 /**
  * Runs `effect` after every `ready` of any of `clients` (a first connection, or a reconnect after
@@ -156,11 +158,11 @@ export const onReady = (
     const ready = () => signal.unsafeOffer(undefined)
     yield* Effect.acquireRelease(
       Effect.sync(() => {
-        for (const client of clients) for (const event of eventsOf(client)) client.on(event, ready)
+        for (const client of clients) for (const event of readyEvents(client)) client.on(event, ready)
       }),
       () =>
         Effect.sync(() => {
-          for (const client of clients) for (const event of eventsOf(client)) client.off(event, ready)
+          for (const client of clients) for (const event of readyEvents(client)) client.off(event, ready)
         })
     )
     yield* Queue.take(signal).pipe(Effect.zipRight(effect), Effect.forever, Effect.forkScoped)

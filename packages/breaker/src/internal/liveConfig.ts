@@ -1,0 +1,244 @@
+/**
+ * A registry's options, resolved (validated once, into `InvalidBreakerOptions`), and the live
+ * config: a stream of options applied to the breakers the registry holds, in place.
+ *
+ * - Each value on the stream is taken over the layer's options, field by field (`defaults`,
+ *   `overrides`, `maxBreakers`, `maxOpen`): a field it gives replaces the layer's, a field it leaves
+ *   out (or gives as `undefined`) is the layer's. A value replaces the value before it; values do
+ *   not accumulate. `config` in a value is ignored.
+ * - A value that breaks a rule is reported (a warning with the typed error, and the
+ *   `circuitry_breaker_registry_configs_total{outcome="rejected"}` counter) and ignored: the
+ *   config before it stays. A stream that fails or dies is reported once; the last config stays.
+ * - A breaker keeps its state and its window (tracker.ts `adopt`): a failure-rate window of 100
+ *   calls with 30 failures holds them under a new threshold; a smaller count window keeps the most
+ *   recent calls that fit, a shorter time window the buckets still inside it. A window of another
+ *   kind (count to time, consecutive failures to a failure rate) starts empty. A new threshold is
+ *   judged at the next call (no call, no verdict: as the policy does everywhere).
+ * - An open episode keeps its `until`; the next one waits by the new `openFor`. A schedule that
+ *   did not change keeps its place; a new one starts from its first delay.
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import { identity } from "effect/Function"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import type * as Runtime from "effect/Runtime"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import type * as CB from "../CircuitBreaker.js"
+import type { Breaker } from "./breaker.js"
+import * as Ejection from "./ejection.js"
+import { InvalidBreakerOptions } from "./errors.js"
+import * as Options from "./options.js"
+import * as Policy from "./policy.js"
+import * as Rules from "./rules.js"
+
+/** What the registry runs on. @internal */
+export interface Resolved {
+  readonly defaults: Options.Resolved
+  readonly overrides: ReadonlyMap<string, Options.Resolved>
+  readonly maxBreakers: number
+  readonly maxOpen: Ejection.Limit | undefined
+}
+
+/** The fields a value of the config stream may set. @internal */
+export const FIELDS = ["defaults", "overrides", "maxBreakers", "maxOpen"] as const
+
+/** @internal */
+export const configsTotal = Metric.counter("circuitry_breaker_registry_configs_total", {
+  incremental: true,
+  description: "Values of a breaker registry's live config stream, by outcome: applied, rejected"
+})
+
+/** A config value taken over the layer's options (see the module's comment). @internal */
+export const over = (base: Readonly<Record<string, unknown>>, next: unknown): unknown => {
+  if (!Rules.isRecord(next)) return next // not options at all: `resolve` says so
+  const merged: Record<string, unknown> = {}
+  for (const field of FIELDS) {
+    const value = next[field] !== undefined ? next[field] : base[field]
+    if (value !== undefined) merged[field] = value
+  }
+  return merged
+}
+
+const fail = (message: string) => new InvalidBreakerOptions({ message })
+
+/**
+ * Checks a registry's options, every breaker option included (so that `get` cannot fail later).
+ * Nothing is trusted: a live config may come from JSON.
+ *
+ * @internal
+ */
+export const resolve = (input: unknown): Effect.Effect<Resolved, InvalidBreakerOptions> =>
+  Effect.gen(function* () {
+    if (input !== undefined && !Rules.isRecord(input)) {
+      return yield* fail(`registry options must be an object, got ${Rules.show(input)}`)
+    }
+    const o: Readonly<Record<string, unknown>> = input ?? {}
+    const defaults = o["defaults"] ?? {}
+    if (!Rules.isRecord(defaults)) {
+      return yield* fail(`defaults must be breaker options (an object), got ${Rules.show(defaults)}`)
+    }
+    const overrides = o["overrides"] ?? {}
+    if (!Rules.isRecord(overrides)) {
+      return yield* fail(`overrides must be an object of breaker options by name, got ${Rules.show(overrides)}`)
+    }
+    const maxBreakers = o["maxBreakers"] ?? Infinity
+    if (maxBreakers !== Infinity) yield* Either.mapLeft(Rules.check("maxBreakers", Rules.atLeastOne, maxBreakers), fail)
+    const maxOpen = yield* Either.mapLeft(Ejection.resolveLimit(o["maxOpen"]), fail)
+    const resolvedDefaults = yield* Options.validate({ ...defaults, name: "defaults" } as CB.Options)
+    const resolvedOverrides = new Map<string, Options.Resolved>()
+    for (const [name, override] of Object.entries(overrides)) {
+      if (!Rules.isRecord(override)) {
+        return yield* fail(`overrides["${name}"] must be breaker options (an object), got ${Rules.show(override)}`)
+      }
+      resolvedOverrides.set(name, yield* Options.validate({ ...defaults, ...override, name } as CB.Options))
+    }
+    return { defaults: resolvedDefaults, overrides: resolvedOverrides, maxBreakers: maxBreakers as number, maxOpen }
+  })
+
+/** The options of the breaker called `name` under `config`, but for the name (a live config compares them). @internal */
+export const optionsOf = (config: Resolved, name: string): Options.Resolved =>
+  config.overrides.get(name) ?? config.defaults
+
+/** The options of the breaker called `name`, under `config`. @internal */
+export const resolvedFor = (config: Resolved, name: string): Options.Resolved => {
+  const resolved = config.overrides.get(name) ?? config.defaults
+  // A name the registry was asked for is checked on the first `get`; the rest of the options are checked.
+  return name.length > 0 ? { ...resolved, name } : Either.getOrThrow(Options.named(resolved, name))
+}
+
+const sameOpenFor = (a: Options.Resolved["openFor"], b: Options.Resolved["openFor"]): boolean =>
+  a._tag === "Fixed" ? b._tag === "Fixed" && a.millis === b.millis : b._tag === "Schedule" && a.schedule === b.schedule
+
+/** Whether a breaker made with `a` runs exactly as one made with `b` (then a live config leaves it alone). */
+const sameRun = (a: Options.Resolved, b: Options.Resolved): boolean =>
+  a.policy === b.policy &&
+  sameOpenFor(a.openFor, b.openFor) &&
+  a.permits === b.permits &&
+  a.successesToClose === b.successesToClose &&
+  a.probeLeaseMillis === b.probeLeaseMillis &&
+  a.probeTimeoutMillis === b.probeTimeoutMillis &&
+  a.timeoutMillis === b.timeoutMillis &&
+  a.isFailure === b.isFailure
+
+/**
+ * Moves a live breaker from the options it was made with (`before`) to `after`, keeping its state
+ * and window (its name is its own: theirs is not read). Returns whether it changed anything.
+ *
+ * @internal
+ */
+export const reconfigure = (
+  breaker: Breaker,
+  before: Options.Resolved,
+  after: Options.Resolved,
+  runtime: Runtime.Runtime<never>,
+  now: number
+): boolean => {
+  if (sameRun(before, after)) return false
+  // Checked when the config was resolved (`validate`), so it gives a first delay.
+  const delays = sameOpenFor(before.openFor, after.openFor)
+    ? undefined
+    : Either.getOrThrow(Options.openDelays(after, runtime))
+  breaker.reconfigure(after, delays, now)
+  return true
+}
+
+// -- a config kept as JSON in a shared place -----------------------------------------------------
+
+/** A policy written as data (`{ "_tag": "ConsecutiveFailures", "threshold": 5 }`) as a `Policy`; anything else as it is. */
+const policyOf = (input: unknown): unknown => {
+  if (!Rules.isRecord(input)) return input
+  switch (input["_tag"]) {
+    case "ConsecutiveFailures":
+      return Policy.consecutiveFailures(input["threshold"] as number)
+    case "FailureRate": {
+      const { _tag, ...options } = input
+      return Policy.failureRate(options)
+    }
+    default:
+      return input
+  }
+}
+
+const breakerOptionsOf = (input: unknown): unknown =>
+  Rules.isRecord(input) && input["policy"] !== undefined ? { ...input, policy: policyOf(input["policy"]) } : input
+
+/**
+ * Reads a JSON document of registry options: policies as data, by `_tag` (windows are data
+ * already). What it holds is checked when the registry applies it, as any value.
+ *
+ * @internal
+ */
+export const parse = (text: string): Either.Either<unknown, InvalidBreakerOptions> =>
+  Either.flatMap(
+    Either.try({
+      try: () => JSON.parse(text) as unknown,
+      catch: (error) => fail(`config must be a JSON document of registry options: ${(error as Error).message}`)
+    }),
+    (json) => {
+      if (!Rules.isRecord(json)) return Either.right(json)
+      const out: Record<string, unknown> = { ...json }
+      if (json["defaults"] !== undefined) out["defaults"] = breakerOptionsOf(json["defaults"])
+      if (Rules.isRecord(json["overrides"])) {
+        out["overrides"] = Object.fromEntries(
+          Object.entries(json["overrides"]).map(([name, options]) => [name, breakerOptionsOf(options)])
+        )
+      }
+      return Either.right(out)
+    }
+  )
+
+/**
+ * Follows a document kept under one key somewhere every member reads (a Redis key, a row): reads
+ * it at once and then every `everyMillis`, and emits it when it changed. A key that is gone emits
+ * `{}` (the layer's options again); a document that is not JSON, and a read that fails, are
+ * reported (a warning; a read once per outage) and skipped, and the config before stays.
+ *
+ * @internal
+ */
+export const watch = <E, R>(
+  load: Effect.Effect<Option.Option<string>, E, R>,
+  everyMillis: number
+): Stream.Stream<unknown, never, R> =>
+  Stream.suspend(() => {
+    let last: string | undefined = undefined
+    let failing = false
+    const read = load.pipe(
+      Effect.tap(() => {
+        failing = false
+      }),
+      Effect.map(Option.some),
+      Effect.catchAllCause((cause) => {
+        if (failing) return Effect.succeed(Option.none())
+        failing = true
+        return Effect.as(
+          Effect.logWarning("breaker registry: the config could not be read; the config before stays", cause),
+          Option.none()
+        )
+      })
+    )
+    return Stream.repeatEffectWithSchedule(read, Schedule.spaced(everyMillis)).pipe(
+      Stream.filterMap(identity),
+      Stream.map((document) => Option.getOrElse(document, () => "{}")),
+      Stream.filter((document) => {
+        if (document === last) return false
+        last = document
+        return true
+      }),
+      Stream.mapEffect((document) =>
+        Either.match(parse(document), {
+          onLeft: (error) =>
+            Effect.as(
+              Effect.logWarning(
+                "breaker registry: a config value was rejected; the config before it stays",
+                error
+              ).pipe(Effect.zipRight(Metric.increment(Metric.tagged(configsTotal, "outcome", "rejected")))),
+              Option.none<unknown>()
+            ),
+          onRight: (options) => Effect.succeed(Option.some(options))
+        })
+      ),
+      Stream.filterMap(identity)
+    )
+  })
