@@ -7,6 +7,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as Queue from "effect/Queue"
 import * as TestClock from "effect/TestClock"
 import { serve } from "./utils.js"
 
@@ -218,6 +219,8 @@ describe("HealthRoute operations", () => {
           [["payments", "shared"]]
         )
 
+        // Who asked travels with the verdict: the other member's transition names the identity the hook allowed.
+        const heard = yield* elsewhere.subscribe
         const isolated = yield* post(`${server.url}/health/breakers/isolate`, { breaker: "payments" }, "admin")
         assert.strictEqual(isolated.status, 200)
         let seen = (yield* elsewhere.state)._tag
@@ -226,6 +229,14 @@ describe("HealthRoute operations", () => {
           seen = (yield* elsewhere.state)._tag
         }
         assert.strictEqual(seen, "Isolated")
+        const transition = yield* Queue.take(heard)
+        assert.strictEqual(transition.to, "Isolated")
+        assert.strictEqual(transition.by, "alice")
+
+        const reset = yield* post(`${server.url}/health/breakers/reset`, { breaker: "payments" }, "admin")
+        assert.strictEqual(reset.status, 200)
+        const closed = yield* Queue.take(heard)
+        assert.deepStrictEqual([closed.to, closed.by], ["Closed", "alice"])
       }).pipe(Effect.provide(Env))
   )
   it.scoped(

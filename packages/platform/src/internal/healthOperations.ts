@@ -118,7 +118,7 @@ const run = <R>(
     // `breakers`, not `get`: an operation must not create the breaker it names.
     const breaker = (yield* registry.breakers).find((b) => b.name === operation.breaker)
     if (breaker === undefined) return problem(404, `No breaker named "${operation.breaker}" in the registry.`)
-    const applied = yield* apply(breaker, operation)
+    const applied = yield* apply(breaker, operation, verdict.identity)
     if (applied !== undefined) return problem(409, applied)
     const snapshot = yield* breaker.snapshot
     const at = yield* Clock.currentTimeMillis
@@ -139,17 +139,24 @@ const run = <R>(
     )
   })
 
-/** Applies the operation; a string is why it could not be (409). */
-const apply = (breaker: CircuitBreaker.CircuitBreaker, operation: Operation): Effect.Effect<string | undefined> => {
+/**
+ * Applies the operation in the name of `by` (the identity the hook allowed), which the transition
+ * and, with a shared store, the fleet's verdict carry; a string is why it could not be (409).
+ */
+const apply = (
+  breaker: CircuitBreaker.CircuitBreaker,
+  operation: Operation,
+  by: string
+): Effect.Effect<string | undefined> => {
   switch (operation._tag) {
     case "Isolate":
-      return Effect.as(breaker.isolate, undefined)
+      return Effect.as(breaker.isolateBy(by), undefined)
     case "Reset":
-      return Effect.as(breaker.reset, undefined)
+      return Effect.as(breaker.resetBy(by), undefined)
     case "ExtendOpen":
       return Effect.flatMap(breaker.state, (state) =>
         state._tag === "Open"
-          ? Effect.as(breaker.extendOpen(operation.until), undefined)
+          ? Effect.as(breaker.extendOpen(operation.until, { by }), undefined)
           : Effect.succeed(`Circuit "${breaker.name}" is ${state._tag}, not Open: there is no open time to extend.`)
       )
   }
