@@ -21,6 +21,12 @@ export interface Algorithm<S> {
   readonly step: (state: S, sample: Sample) => S
   /** The whole-number limit a state stands for, within [min, max]. */
   readonly limitOf: (state: S) => number
+  /**
+   * Set when a sample whose round trip is not > 0 ms always gives back the same state (Gradient2,
+   * Vegas, Windowed: such a sample carries no latency): the limiter then skips the step for it. A
+   * call that answers within the Clock's resolution is the commonest sample of a fast dependency.
+   */
+  readonly ignoresZeroRtt?: true
 }
 
 export const clamp = (n: number, min: number, max: number): number => Math.max(min, Math.min(max, n))

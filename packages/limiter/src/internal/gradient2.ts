@@ -38,35 +38,35 @@ export interface State {
 
 const WARMUP = 10
 
-/** The long average after one more sample: a plain mean for the first 10, then exponential. */
-const average = (config: Config, state: State, rtt: number): { value: number; count: number } => {
-  if (state.count < WARMUP) {
-    return { value: (state.longRtt * state.count + rtt) / (state.count + 1), count: state.count + 1 }
-  }
-  const factor = 2 / (config.longWindow + 1)
-  return { value: state.longRtt * (1 - factor) + rtt * factor, count: state.count }
-}
-
 export const step = (config: Config, state: State, sample: Sample): State => {
   const rtt = sample.rtt
   if (!(rtt > 0)) return state
   const queueSize = config.queueSize(Math.floor(state.estimate))
-  const avg = average(config, state, rtt)
-  const longRtt = avg.value
+  // The long average after this sample: a plain mean for the first 10, then exponential.
+  let count = state.count
+  let longRtt: number
+  if (count < WARMUP) {
+    longRtt = (state.longRtt * count + rtt) / (count + 1)
+    count++
+  } else {
+    const factor = 2 / (config.longWindow + 1)
+    longRtt = state.longRtt * (1 - factor) + rtt * factor
+  }
   // Load has gone: bring the long average down without waiting for the exponential smoothing.
   const decayed = longRtt / rtt > 2 ? longRtt * 0.95 : longRtt
   const estimate = state.estimate
   // App limited: do not grow a limit that is not being used.
-  if (sample.inflight < estimate / 2) return { estimate, longRtt: decayed, count: avg.count, lastRtt: rtt }
+  if (sample.inflight < estimate / 2) return { estimate, longRtt: decayed, count, lastRtt: rtt }
   // The gradient uses the long average before the decay, as the original does.
   const gradient = clamp((config.rttTolerance * longRtt) / rtt, 0.5, 1)
   let next = estimate * gradient + queueSize
   next = estimate * (1 - config.smoothing) + next * config.smoothing
-  return { estimate: clamp(next, config.min, config.max), longRtt: decayed, count: avg.count, lastRtt: rtt }
+  return { estimate: clamp(next, config.min, config.max), longRtt: decayed, count, lastRtt: rtt }
 }
 
 export const make = (config: Config): Algorithm<State> => ({
   initial: { estimate: clamp(config.initial, config.min, config.max), longRtt: 0, count: 0, lastRtt: 0 },
   step: (state, sample) => step(config, state, sample),
-  limitOf: (state) => Math.floor(state.estimate)
+  limitOf: (state) => Math.floor(state.estimate),
+  ignoresZeroRtt: true
 })

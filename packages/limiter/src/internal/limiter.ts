@@ -161,6 +161,8 @@ class LimiterImpl implements Limiter {
   private announced = false
   private lastRejection: LimiterRejectedError | undefined
   private readonly adaptive: boolean
+  /** Whether a 0 ms round trip goes to the algorithm (only to one that may change on it). */
+  private readonly sampleZeroRtt: boolean
   private readonly min: number
   private readonly max: number
   private readonly isDrop: (cause: Cause.Cause<unknown>) => boolean
@@ -180,6 +182,7 @@ class LimiterImpl implements Limiter {
     this.state = this.algorithm.initial
     this.current = this.algorithm.limitOf(this.state)
     this.adaptive = resolved.limit._tag !== "Fixed"
+    this.sampleZeroRtt = this.adaptive && this.algorithm.ignoresZeroRtt !== true
     this.min = resolved.limit.min
     this.max = resolved.limit.max
     this.isDrop = resolved.isDrop
@@ -330,7 +333,7 @@ class LimiterImpl implements Limiter {
       const rtt = now - start
       this.metrics.call(p, outcome, rtt)
       this.avgRtt = this.avgRtt === 0 ? rtt : this.avgRtt + (rtt - this.avgRtt) * RTT_WEIGHT
-      if (this.adaptive) this.sample(start, rtt, inflight, outcome === "dropped", now)
+      if (rtt > 0 ? this.adaptive : this.sampleZeroRtt) this.sample(start, rtt, inflight, outcome === "dropped", now)
     }
     if (this.queue.length > 0) this.drain(now)
   }

@@ -96,6 +96,7 @@ export const make = (config: Config): Algorithm<State> => {
       seed
     },
     step: (state, sample) => step(config, state, sample),
-    limitOf: (state) => Math.floor(state.estimate)
+    limitOf: (state) => Math.floor(state.estimate),
+    ignoresZeroRtt: true
   }
 }

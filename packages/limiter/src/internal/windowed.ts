@@ -54,5 +54,6 @@ export const step = <S>(config: Config, inner: Algorithm<S>, state: State<S>, sa
 export const make = <S>(config: Config, inner: Algorithm<S>): Algorithm<State<S>> => ({
   initial: { inner: inner.initial, nextUpdate: 0, minRtt: Infinity, sum: 0, maxInFlight: 0, count: 0, drop: false },
   step: (state, sample) => step(config, inner, state, sample),
-  limitOf: (state) => inner.limitOf(state.inner)
+  limitOf: (state) => inner.limitOf(state.inner),
+  ignoresZeroRtt: true
 })
