@@ -9,7 +9,7 @@ import { RedisBreakerStore } from "@circuitry/redis"
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Either, Layer, Option, TestClock } from "effect"
 import { Redis } from "ioredis"
-import { proxy } from "./utils/proxy.js"
+import { tcpProxy } from "../../../test-support/proxy.js"
 import { cleanup, eventually, startServer, uniquePrefix } from "./utils/server.js"
 
 const URL = "redis://127.0.0.1:6379"
@@ -273,11 +273,11 @@ describe("sharing.quorum on Redis", () => {
     () =>
       Effect.gen(function* () {
         const server = yield* startServer
-        const path = yield* proxy(server.port)
+        const path = yield* tcpProxy(server.port)
         const prefix = uniquePrefix("partition")
         const sharing = { quorum: 2 } as const
         const connected = yield* Effect.all([1, 2, 3].map(() => member(prefix, sharing, server.url)))
-        const cutOff = yield* member(prefix, sharing, path.url)
+        const cutOff = yield* member(prefix, sharing, `redis://127.0.0.1:${path.port}`)
         const store = yield* watch(prefix, server.url)
         const everyone = [...connected, cutOff]
         yield* until(

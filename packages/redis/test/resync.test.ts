@@ -9,7 +9,7 @@ import { RedisBreakerStore } from "@circuitry/redis"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Redis } from "ioredis"
-import { subscribeHoldingProxy } from "./utils/subscribeProxy.js"
+import { tcpProxy } from "../../../test-support/proxy.js"
 import { cleanup, eventually, realSleep, uniquePrefix } from "./utils/server.js"
 
 const URL = "redis://127.0.0.1:6379"
@@ -36,15 +36,18 @@ describe("RedisBreakerStore: the resync waits for the subscription", () => {
           Effect.sync(() => new Redis(URL)),
           (client) => Effect.promise(() => cleanup(client, prefix).finally(() => client.disconnect()))
         )
-        const proxy = yield* subscribeHoldingProxy(6379)
-        const a = yield* member(proxy.url, prefix)
+        // holds back the SUBSCRIBE chunk of a connection, and every later one of it
+        const proxy = yield* tcpProxy(6379, {
+          marks: (chunk) => chunk.toString("latin1").toLowerCase().includes("subscribe")
+        })
+        const a = yield* member(`redis://127.0.0.1:${proxy.port}`, prefix)
         // a's subscriber connection is cut; it reconnects, and its ready starts the resync, but
         // the server does not take its SUBSCRIBE yet
-        yield* proxy.holdSubscribes
-        yield* proxy.cutSubscribers
+        yield* proxy.hold
+        yield* proxy.cutMarked
         assert.isTrue(
           yield* eventually(
-            Effect.map(proxy.heldSubscribes, (n) => n >= 1),
+            Effect.map(proxy.held, (n) => n >= 1),
             5_000,
             10
           )

@@ -9,49 +9,8 @@ import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { SqlBreakerStore } from "@circuitry/sql"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import * as net from "node:net"
+import { tcpProxy } from "../../../test-support/proxy.js"
 import { backends, pgConfig } from "./backends.js"
-
-/** A proxy in front of PostgreSQL that can turn into a blackhole: every byte is swallowed. */
-const blackholeProxy = (target: number) =>
-  Effect.gen(function* () {
-    const sockets = new Set<net.Socket>()
-    let swallowing = false
-    const server = net.createServer((client) => {
-      sockets.add(client)
-      client.on("error", () => {})
-      client.on("close", () => sockets.delete(client))
-      if (swallowing) return client.resume()
-      const upstream = net.connect(target, "127.0.0.1")
-      sockets.add(upstream)
-      upstream.on("error", () => {})
-      upstream.on("close", () => {
-        sockets.delete(upstream)
-        client.destroy()
-      })
-      client.pipe(upstream)
-      upstream.pipe(client)
-    })
-    const port = yield* Effect.acquireRelease(
-      Effect.async<number>((resume) => {
-        server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as net.AddressInfo).port)))
-      }),
-      () =>
-        Effect.async<void>((resume) => {
-          for (const s of sockets) s.destroy()
-          server.close(() => resume(Effect.void))
-        })
-    )
-    const swallow = Effect.sync(() => {
-      swallowing = true
-      for (const s of sockets) {
-        s.unpipe()
-        s.removeAllListeners("data")
-        s.resume() // read and drop
-      }
-    })
-    return { port, swallow }
-  })
 
 const pg = backends.find(([name]) => name === "pg")![1]
 
@@ -68,7 +27,7 @@ describe("a blackholed PostgreSQL never holds a call past the store deadlines", 
     () =>
       Effect.gen(function* () {
         const db = yield* pg
-        const hole = yield* blackholeProxy(pgConfig.port)
+        const hole = yield* tcpProxy(pgConfig.port)
         const ctx = yield* Layer.build(
           SqlBreakerStore.layerPg({ ...pgConfig, port: hole.port }, { table: db.table, pollInterval: "1 hour" })
         )
@@ -78,7 +37,7 @@ describe("a blackholed PostgreSQL never holds a call past the store deadlines", 
         const breaker = yield* make
         yield* Effect.either(breaker.execute(Effect.fail("boom")))
         assert.strictEqual((yield* breaker.state)._tag, "Open")
-        yield* hole.swallow
+        yield* hole.blackhole
 
         const [made, makeMillis] = yield* elapsed(make)
         assert.isBelow(makeMillis, 1_000, `make took ${makeMillis} ms`)

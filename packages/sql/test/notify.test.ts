@@ -17,7 +17,7 @@ import type { Db } from "./backends.js"
 import * as Notify from "../src/internal/notify.js"
 import { backends, eventually, pgConfig } from "./backends.js"
 import { privatePostgres } from "./fixtures/postgres.js"
-import { proxy } from "./fixtures/proxy.js"
+import { tcpProxy } from "../../../test-support/proxy.js"
 
 const pg = backends.find(([name]) => name === "pg")![1]
 const sqlite = backends.find(([name]) => name === "sqlite")![1]
@@ -245,7 +245,7 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
     () =>
       Effect.gen(function* () {
         const db = yield* pg
-        const link = yield* proxy(pgConfig.port)
+        const link = yield* tcpProxy(pgConfig.port)
         const a = yield* member(db, applicationName(), { pollInterval: "1 hour", listenInterval: "1 hour" })
         const b = yield* Layer.build(
           SqlBreakerStore.layerPg(

@@ -4,7 +4,7 @@ import { assert, describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Either, Layer, Option, Queue, TestClock } from "effect"
 import type { StoreContext } from "./backends.js"
 import { backends, eventually, pgConfig, row } from "./backends.js"
-import { proxy } from "./fixtures/proxy.js"
+import { tcpProxy } from "../../../test-support/proxy.js"
 
 const OPEN_FOR = 10_000
 
@@ -18,7 +18,7 @@ describe("an unreachable database never blocks or fails a call", () => {
   it.scoped("pg: calls carry on with local state, and the store catches up when it is back", () =>
     Effect.gen(function* () {
       const db = yield* pg
-      const link = yield* proxy(pgConfig.port)
+      const link = yield* tcpProxy(pgConfig.port)
       const ctx = yield* Layer.build(SqlBreakerStore.layerPg({ ...pgConfig, port: link.port }, { table: db.table }))
       const problems = yield* Context.get(ctx, SqlBreakerStore.SqlBreakerStore).subscribeProblems
       const breaker = yield* breakerIn(ctx, "payments")

@@ -3,13 +3,14 @@
  * dir, joined by `redis-cli --cluster create`, every node killed and the dir removed when the
  * scope closes (even on failure).
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { type ChildProcess, execFile } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Effect, type Scope } from "effect"
 import { Cluster, Redis } from "ioredis"
+import { launchRedis, stopRedis } from "./server.js"
 
 export interface ClusterNode {
   readonly host: string
@@ -52,59 +53,24 @@ const freePorts = async (n: number): Promise<Array<number>> => {
 }
 
 const launch = (port: number, dir: string, nodeTimeoutMillis: number): Promise<ChildProcess> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(
-      "redis-server",
-      [
-        "--port",
-        String(port),
-        "--bind",
-        "127.0.0.1",
-        "--dir",
-        dir,
-        "--cluster-enabled",
-        "yes",
-        "--cluster-config-file",
-        `nodes-${port}.conf`,
-        "--cluster-node-timeout",
-        String(nodeTimeoutMillis),
-        // A replica takes over however long it was apart from its primary (a loaded machine may
-        // have delayed its replication pings).
-        "--cluster-replica-validity-factor",
-        "0",
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-        "--daemonize",
-        "no"
-      ],
-      { stdio: ["ignore", "pipe", "pipe"] }
-    )
-    let output = ""
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL")
-      reject(new Error(`redis-server on ${port} did not start: ${output}`))
-    }, 15_000)
-    child.stdout!.on("data", (chunk: Buffer) => {
-      output += chunk.toString()
-      if (output.includes("Ready to accept connections")) {
-        clearTimeout(timer)
-        resolve(child)
-      }
-    })
-    child.once("exit", (code) => {
-      clearTimeout(timer)
-      reject(new Error(`redis-server on ${port} exited with ${code}: ${output}`))
-    })
-  })
-
-const stop = (child: ChildProcess): Promise<void> =>
-  new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve()
-    child.once("exit", () => resolve())
-    child.kill("SIGKILL")
-  })
+  launchRedis(
+    port,
+    [
+      "--dir",
+      dir,
+      "--cluster-enabled",
+      "yes",
+      "--cluster-config-file",
+      `nodes-${port}.conf`,
+      "--cluster-node-timeout",
+      String(nodeTimeoutMillis),
+      // A replica takes over however long it was apart from its primary (a loaded machine may
+      // have delayed its replication pings).
+      "--cluster-replica-validity-factor",
+      "0"
+    ],
+    15_000
+  )
 
 const run = (command: string, args: Array<string>, timeoutMillis: number): Promise<string> =>
   new Promise((resolve, reject) =>
@@ -166,7 +132,7 @@ export const startCluster = (options: {
     const ports = yield* Effect.promise(() => freePorts(count))
     const children = new Map<number, ChildProcess>()
     yield* Effect.addFinalizer(() =>
-      Effect.promise(() => Promise.all(Array.from(children.values(), stop)).then(() => undefined))
+      Effect.promise(() => Promise.all(Array.from(children.values(), stopRedis)).then(() => undefined))
     )
     yield* Effect.promise(() =>
       Promise.all(
@@ -230,7 +196,7 @@ export const startCluster = (options: {
       kill: (port) =>
         Effect.promise(async () => {
           const child = children.get(port)
-          if (child !== undefined) await stop(child)
+          if (child !== undefined) await stopRedis(child)
         }),
       healthy: (millis) =>
         Effect.promise(() =>

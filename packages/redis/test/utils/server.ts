@@ -47,18 +47,26 @@ const freePort = (): Promise<number> =>
     })
   })
 
-const launch = (port: number): Promise<ChildProcess> =>
+/**
+ * Spawns a redis-server on `port` (127.0.0.1, no persistence) with `args` on top, and resolves once
+ * it accepts connections, within `startMillis`.
+ */
+export const launchRedis = (
+  port: number,
+  args: ReadonlyArray<string> = [],
+  startMillis = 5_000
+): Promise<ChildProcess> =>
   new Promise((resolve, reject) => {
     const child = spawn(
       "redis-server",
-      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"],
+      ["--port", String(port), "--bind", "127.0.0.1", ...args, "--save", "", "--appendonly", "no", "--daemonize", "no"],
       { stdio: ["ignore", "pipe", "pipe"] }
     )
     let output = ""
     const timer = setTimeout(() => {
       child.kill("SIGKILL")
       reject(new Error(`redis-server on ${port} did not start: ${output}`))
-    }, 5_000)
+    }, startMillis)
     child.stdout!.on("data", (chunk: Buffer) => {
       output += chunk.toString()
       if (output.includes("Ready to accept connections")) {
@@ -72,7 +80,8 @@ const launch = (port: number): Promise<ChildProcess> =>
     })
   })
 
-const stop = (child: ChildProcess): Promise<void> =>
+/** Kills a redis-server `launchRedis` started (waking it first if paused); resolves once it exited. */
+export const stopRedis = (child: ChildProcess): Promise<void> =>
   new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve()
     child.once("exit", () => resolve())
@@ -84,8 +93,8 @@ const stop = (child: ChildProcess): Promise<void> =>
 export const startServer: Effect.Effect<TestServer, never, Scope.Scope> = Effect.gen(function* () {
   const port = yield* Effect.promise(freePort)
   let child: ChildProcess = yield* Effect.acquireRelease(
-    Effect.promise(() => launch(port)),
-    (): Effect.Effect<void> => Effect.promise(() => stop(child))
+    Effect.promise(() => launchRedis(port)),
+    (): Effect.Effect<void> => Effect.promise(() => stopRedis(child))
   )
   const admin = yield* Effect.acquireRelease(
     Effect.promise(async () => {
@@ -102,10 +111,10 @@ export const startServer: Effect.Effect<TestServer, never, Scope.Scope> = Effect
     admin,
     pause: Effect.sync(() => void child.kill("SIGSTOP")),
     resume: Effect.sync(() => void child.kill("SIGCONT")),
-    kill: Effect.promise(() => stop(child)),
+    kill: Effect.promise(() => stopRedis(child)),
     restart: Effect.promise(async () => {
-      await stop(child)
-      child = await launch(port)
+      await stopRedis(child)
+      child = await launchRedis(port)
     }),
     info: (field) =>
       Effect.promise(async () => {
