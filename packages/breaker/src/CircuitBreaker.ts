@@ -273,7 +273,9 @@ export const isCircuitBreaker: (u: unknown) => u is CircuitBreaker = internal.is
 /**
  * A call refused by the breaker. The refused effect was not run.
  *
- * `retryAfterMillis` is the time left in the open episode (0 when not known: HalfOpen, Isolated).
+ * `retryAfterMillis` is the time left in the open episode (0 when not known: HalfOpen, Isolated),
+ * or, HalfOpen with a shared store, the time until a member the fleet refused the probe lease asks
+ * for it again (at most 250 ms).
  *
  * @since 0.1.0
  * @category errors

@@ -204,9 +204,10 @@ layer(FleetLive, { timeout: 120_000, excludeTestServices: true })("a fleet of 50
           leased += figures.probes.length
           assert.deepStrictEqual(figures.twice, [], `storm-${r}: an episode probed twice`)
           assert.deepStrictEqual(figures.stale, [], `storm-${r}: a probe after its episode ended`)
-          // The cost is per episode (each member asks for the lease: its first half-open call, then
-          // each call until it hears the reopened verdict; the prober's verdict) and per trip (each
-          // member's failures before it, batched), never per call: the fleet calls 1,250 times a second.
+          // The cost is per episode (each member asks for the lease: its first half-open call, then,
+          // refused, once per back-off of 250 ms until it hears the reopened verdict; the prober's
+          // verdict) and per trip (each member's failures before it, batched), never per call: the
+          // fleet calls 1,250 times a second.
           assert.isBelow(figures.perSecond, 10 * fleet.size, `storm-${r}: round trips a second`)
         }
         // several episodes, each probed once by one member of the whole fleet

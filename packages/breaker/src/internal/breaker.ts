@@ -262,13 +262,16 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
       (exit) => this.outcome(exit),
       () => m.generation === generation,
       end,
+      generation,
       start,
       probeTimeout
     )
     return Effect.flatMap(probe, (result): Effect.Effect<A, E | BreakerOpenError, R> => {
       if (result === NO_PERMIT) {
         this.metrics.call("rejected")
-        return Effect.fail(rejection(this.name, "HalfOpen", 0))
+        // 0 (not known) when a probe of this member's holds the permits; the back-off when the fleet refused the lease
+        const retryAfter = probes.retryAfter(generation, clock.unsafeCurrentTimeMillis())
+        return Effect.fail(rejection(this.name, "HalfOpen", retryAfter))
       }
       if (result === READMIT) return restore(this.execute(self))
       return Effect.succeed(result)
@@ -313,7 +316,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
         const m = this.machine
         const allowed = m.wouldAdmit(clock.unsafeCurrentTimeMillis(), fiber.getFiberRef(repairTraffic))
         return allowed && m.tag === "HalfOpen" && this.probes !== undefined
-          ? this.probes.isPermitFree
+          ? this.probes.isPermitFree(m.generation, clock.unsafeCurrentTimeMillis())
           : Effect.succeed(allowed)
       })
     )

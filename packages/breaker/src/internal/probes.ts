@@ -2,6 +2,10 @@
  * Half-open probes: the permits (a count: every decision about them is synchronous), and, with a
  * shared store, the fleet's probe lease (sharing.ts). A probe holds both while it runs and gives
  * both back however it ends, or when it runs past its timeout, whichever comes first.
+ *
+ * A member the fleet refused the lease (another member probes) does not ask again in that episode
+ * for a short while (REFUSED_BACK_OFF_MILLIS): asked on every call, the store would pay a round trip per
+ * call until the member hears the prober's verdict.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -18,10 +22,21 @@ export const READMIT: unique symbol = Symbol("readmit")
 /** How long a lease waits, at most, for the probe's verdict to reach the store before it goes back. */
 const VERDICT_BEFORE_RELEASE = Duration.seconds(1)
 
+/**
+ * How long a member refused the fleet's lease rejects its half-open calls before it asks again
+ * (at most the lease's own time): short, so that a lease given back without a verdict (an
+ * interrupted probe) or run out (a prober that died) is taken up again promptly.
+ */
+const REFUSED_BACK_OFF_MILLIS = 250
+
 /** @internal */
 export class Probes {
   /** Probes holding a permit now (for snapshots). */
   inFlight = 0
+  /** The half-open episode (the machine's generation) in which the fleet last refused this member the lease. */
+  private refusedIn = -1
+  /** Until when (this breaker's clock) that refusal stands: no lease is asked for before then. */
+  private refusedUntil = 0
 
   constructor(
     /** Not readonly: a registry's live config may change them (taken probes keep their permits). */
@@ -30,9 +45,29 @@ export class Probes {
     private readonly link: Sharing.Link | undefined
   ) {}
 
-  /** Whether a permit is free now. */
-  get isPermitFree(): Effect.Effect<boolean> {
-    return Effect.sync(() => this.inFlight < this.permits)
+  /** Whether a probe of episode `generation` could start now: a permit is free, and the fleet did not just refuse the lease. */
+  isPermitFree(generation: number, now: number): Effect.Effect<boolean> {
+    return Effect.sync(() => this.inFlight < this.permits && this.retryAfter(generation, now) === 0)
+  }
+
+  /**
+   * Milliseconds until this member asks the fleet for the lease again in episode `generation`
+   * (0: it asks on the next call). A new episode forgets the refusal.
+   */
+  retryAfter(generation: number, now: number): number {
+    if (generation !== this.refusedIn || this.fleetLink === undefined) return 0
+    return Math.max(0, this.refusedUntil - now)
+  }
+
+  /** The link when a probe now takes the fleet's lease (with a quorum, a member whose fleet is closed probes alone). */
+  private get fleetLink(): Sharing.Link | undefined {
+    return this.link !== undefined && Sharing.probesForFleet(this.link) ? this.link : undefined
+  }
+
+  /** The fleet refused this member the lease in episode `generation`, at `now`. */
+  private refused(generation: number, now: number): void {
+    this.refusedIn = generation
+    this.refusedUntil = now + Math.min(this.leaseMillis, REFUSED_BACK_OFF_MILLIS)
   }
 
   /**
@@ -49,8 +84,9 @@ export class Probes {
   /**
    * Runs `self` (made interruptible by `restore`) as a probe, holding a permit and the fleet's lease.
    * Call it uninterruptibly. `isCurrent` says whether the decision to probe still holds once the
-   * permit is taken; `end` hears how the probe ended (INTERRUPTED when it never ran, or another
-   * member of the fleet probes), once, before the permit is given back.
+   * permit is taken (`generation`: the episode it was made in); `end` hears how the probe ended
+   * (INTERRUPTED when it never ran, or another member of the fleet probes), once, before the
+   * permit is given back.
    *
    * A probe still running `timeoutMillis` after it took its permit ends as a FAILURE there and
    * then (its permit and lease go back); the call itself goes on, and its late outcome is ignored.
@@ -61,12 +97,17 @@ export class Probes {
     outcome: (exit: Exit.Exit<A, E>) => Machine.Outcome,
     isCurrent: () => boolean,
     end: (outcome: Machine.Outcome) => void,
+    generation: number,
     now: number,
     timeoutMillis: number
   ): Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> {
     return Effect.suspend((): Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> => {
       if (this.inFlight >= this.permits) return Effect.succeed(NO_PERMIT)
       if (!isCurrent()) return Effect.succeed(READMIT)
+      // With a quorum, a member's own episode (its fleet closed) probes without the fleet's lease.
+      const link = this.fleetLink
+      // Refused the lease in this episode a moment ago: another member probes.
+      if (this.retryAfter(generation, now) > 0) return Effect.succeed(NO_PERMIT)
       this.inFlight++
       let done = false
       /** The fleet's lease, once it is held. */
@@ -86,8 +127,6 @@ export class Probes {
         return finish(Machine.FAILURE)
       })
       const run = Effect.onExit(restore(self), (exit) => finish(outcome(exit)))
-      // With a quorum, a member's own episode (its fleet closed) probes without the fleet's lease.
-      const link = this.link !== undefined && Sharing.probesForFleet(this.link) ? this.link : undefined
       const leased: Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> =
         link === undefined
           ? run
@@ -95,8 +134,11 @@ export class Probes {
               Effect.onInterrupt(() => finish(Machine.INTERRUPTED)),
               Effect.flatMap((lease): Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> => {
                 if (lease._tag === "Taken") {
-                  // another member probes: this one records nothing
-                  return Effect.as(finish(Machine.INTERRUPTED), NO_PERMIT)
+                  // another member probes: this one records nothing, and waits before it asks again
+                  return Effect.clockWith((clock) => {
+                    this.refused(generation, clock.unsafeCurrentTimeMillis())
+                    return Effect.as(finish(Machine.INTERRUPTED), NO_PERMIT)
+                  })
                 }
                 if (lease._tag === "Leased") release = lease.release
                 // The probe ran out of time waiting for its lease: the circuit reopened.

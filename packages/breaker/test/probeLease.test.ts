@@ -1,0 +1,167 @@
+import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Either, Fiber, TestClock } from "effect"
+import { call, dependency, fail, rejectedWith, succeed, tagOf } from "./utils.js"
+
+/** Lets the breakers' background fibers (store followers and writers) run. */
+const settle = Effect.gen(function* () {
+  for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+})
+
+/** How long a member refused the fleet's lease waits before it asks again (probes.ts). */
+const BACK_OFF = 250
+
+/**
+ * A member on the memory store whose lease requests are counted: `asks.n` is how many times it
+ * asked the store for the fleet's probe lease.
+ */
+const member = (memory: BreakerStore.BreakerStore["Type"], options: CircuitBreaker.Options) =>
+  Effect.gen(function* () {
+    const asks = { n: 0 }
+    const counted = BreakerStore.BreakerStore.of({
+      connect: (name) =>
+        Effect.map(memory.connect(name), (circuit) => ({
+          ...circuit,
+          acquireProbe: (lease: Parameters<BreakerStore.SharedCircuit["acquireProbe"]>[0]) =>
+            Effect.zipRight(
+              Effect.sync(() => asks.n++),
+              circuit.acquireProbe(lease)
+            )
+        }))
+    })
+    const breaker = yield* Effect.provideService(CircuitBreaker.make(options), BreakerStore.BreakerStore, counted)
+    return { breaker, asks }
+  })
+
+describe("the fleet's probe lease: a refused member backs off", () => {
+  it.scoped("a refused member does not ask the store again within the back-off, and asks after it", () =>
+    Effect.gen(function* () {
+      const memory = yield* BreakerStore.makeMemory
+      const options: CircuitBreaker.Options = {
+        name: "backoff",
+        policy: Policy.consecutiveFailures(2),
+        openFor: "10 seconds"
+      }
+      const a = yield* member(memory, options)
+      const b = yield* member(memory, options)
+      yield* call(a.breaker, fail)
+      yield* call(a.breaker, fail)
+      yield* settle
+      yield* TestClock.adjust("10 seconds")
+      // a probes, and its probe takes a while: it holds the fleet's lease
+      const gate = yield* Deferred.make<void>()
+      const probe = yield* Effect.fork(call(a.breaker, Effect.zipRight(Deferred.await(gate), succeed)))
+      yield* settle
+      assert.strictEqual(a.asks.n, 1)
+      // b asks once, is refused, and is told when it will ask again
+      const refused = rejectedWith(yield* call(b.breaker, succeed))
+      assert.strictEqual(b.asks.n, 1)
+      assert.strictEqual(refused.state, "HalfOpen")
+      assert.strictEqual(refused.retryAfterMillis, BACK_OFF)
+      // within the back-off: rejected here, without a round trip to the store
+      for (const elapsed of [0, 100, BACK_OFF - 1]) {
+        yield* TestClock.setTime(10_000 + elapsed)
+        const rejected = rejectedWith(yield* call(b.breaker, succeed))
+        assert.strictEqual(rejected.state, "HalfOpen")
+        assert.strictEqual(rejected.retryAfterMillis, BACK_OFF - elapsed)
+        assert.isFalse(yield* b.breaker.isCallAllowed)
+      }
+      assert.strictEqual(b.asks.n, 1)
+      // after it: b asks again (a still holds the lease: refused again, for another back-off)
+      yield* TestClock.setTime(10_000 + BACK_OFF)
+      assert.isTrue(yield* b.breaker.isCallAllowed)
+      assert.strictEqual(rejectedWith(yield* call(b.breaker, succeed)).retryAfterMillis, BACK_OFF)
+      assert.strictEqual(b.asks.n, 2)
+      yield* TestClock.setTime(10_000 + 2 * BACK_OFF - 1)
+      rejectedWith(yield* call(b.breaker, succeed))
+      assert.strictEqual(b.asks.n, 2)
+      // a's probe succeeds: the fleet closes, and b runs its calls again
+      yield* Deferred.succeed(gate, undefined)
+      assert.deepStrictEqual<unknown>(yield* Fiber.join(probe), Either.right("ok"))
+      yield* settle
+      assert.strictEqual(yield* tagOf(b.breaker), "Closed")
+      assert.deepStrictEqual<unknown>(yield* call(b.breaker, succeed), Either.right("ok"))
+      assert.strictEqual(b.asks.n, 2)
+    })
+  )
+
+  it.scoped("a new episode forgets the refusal: the member asks at once, even within the back-off", () =>
+    Effect.gen(function* () {
+      const memory = yield* BreakerStore.makeMemory
+      // open for less than the back-off, so that the next episode starts within it
+      const options: CircuitBreaker.Options = {
+        name: "episodes",
+        policy: Policy.consecutiveFailures(2),
+        openFor: "100 millis"
+      }
+      const a = yield* member(memory, options)
+      const b = yield* member(memory, options)
+      yield* call(a.breaker, fail)
+      yield* call(a.breaker, fail)
+      yield* settle
+      yield* TestClock.adjust("100 millis")
+      const gate = yield* Deferred.make<void>()
+      const probe = yield* Effect.fork(call(a.breaker, Effect.zipRight(Deferred.await(gate), fail)))
+      yield* settle
+      rejectedWith(yield* call(b.breaker, succeed))
+      assert.strictEqual(b.asks.n, 1)
+      // a's probe fails at 150: the fleet reopens until 250, which b hears (a new episode)
+      yield* TestClock.setTime(150)
+      yield* Deferred.succeed(gate, undefined)
+      assert.deepStrictEqual<unknown>(yield* Fiber.join(probe), Either.left("boom"))
+      yield* settle
+      assert.deepStrictEqual(yield* b.breaker.state, CircuitBreaker.State.Open({ until: 250 }))
+      // at 250 b is half-open in the new episode, 150 ms into the old refusal's back-off: it asks,
+      // gets the lease (a's went back once its reopening was in the store), and probes
+      yield* TestClock.setTime(250)
+      const dep = yield* dependency
+      assert.deepStrictEqual<unknown>(yield* call(b.breaker, dep.effect), Either.right("ok"))
+      assert.strictEqual(b.asks.n, 2)
+      assert.strictEqual(yield* dep.calls, 1)
+      assert.strictEqual(yield* tagOf(b.breaker), "Closed")
+    })
+  )
+
+  it.scoped("a prober that dies holding the lease is replaced once the lease runs out, after the back-off", () =>
+    Effect.gen(function* () {
+      const memory = yield* BreakerStore.makeMemory
+      const circuit = yield* memory.connect("orphaned")
+      // another process opened the circuit for a second, then took the lease at 1 s and died
+      yield* circuit.save({ state: "Open", remainingMillis: 1_000, ageMillis: 0, origin: "a-process-that-died" })
+      const b = yield* member(memory, { name: "orphaned", halfOpen: { probeLease: "1 second" } })
+      assert.strictEqual(yield* tagOf(b.breaker), "Open")
+      yield* TestClock.setTime(1_000)
+      assert.isTrue((yield* circuit.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1_000 }))._tag === "Some")
+      // b calls every 50 ms: it asks at 1,000, then once per back-off, and probes when the lease ran out
+      const dep = yield* dependency
+      const results: Array<Either.Either<unknown, unknown>> = []
+      for (let t = 1_000; t <= 2_000; t += 50) {
+        yield* TestClock.setTime(t)
+        results.push(yield* call(b.breaker, dep.effect))
+      }
+      assert.strictEqual(b.asks.n, 5) // at 1,000, 1,250, 1,500, 1,750 and 2,000
+      assert.strictEqual(yield* dep.calls, 1)
+      assert.deepStrictEqual<unknown>(results.at(-1), Either.right("ok"))
+      for (const rejected of results.slice(0, -1)) assert.strictEqual(rejectedWith(rejected).state, "HalfOpen")
+      assert.strictEqual(yield* tagOf(b.breaker), "Closed")
+    })
+  )
+
+  it.scoped("the back-off is at most the lease's time", () =>
+    Effect.gen(function* () {
+      const memory = yield* BreakerStore.makeMemory
+      const circuit = yield* memory.connect("short")
+      yield* circuit.save({ state: "Open", remainingMillis: 1_000, ageMillis: 0, origin: "another-process" })
+      const b = yield* member(memory, { name: "short", halfOpen: { probeLease: "100 millis" } })
+      yield* TestClock.setTime(1_000)
+      assert.isTrue((yield* circuit.acquireProbe({ permits: 1, leaseMillis: 100, now: 1_000 }))._tag === "Some")
+      assert.strictEqual(rejectedWith(yield* call(b.breaker, succeed)).retryAfterMillis, 100)
+      yield* TestClock.setTime(1_099)
+      rejectedWith(yield* call(b.breaker, succeed))
+      assert.strictEqual(b.asks.n, 1)
+      yield* TestClock.setTime(1_100)
+      assert.deepStrictEqual<unknown>(yield* call(b.breaker, succeed), Either.right("ok"))
+      assert.strictEqual(b.asks.n, 2)
+    })
+  )
+})
