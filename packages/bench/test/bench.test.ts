@@ -273,11 +273,11 @@ describe("report", () => {
       rounds: 3,
       results: [
         { label: "a failing call", memoryMicros: 4.84, redisMicros: 9.2, ratio: 1.9 },
-        { label: "a cycle", memoryMicros: 6.8, redisMicros: 17.6, ratio: 2.59 }
+        { label: "a cycle", memoryMicros: 6.8, redisMicros: 17.6, ratio: 2.59, rawMicros: 35.2 }
       ]
     })
-    assert.include(breaker, "| a failing call | 4.8 | 9.2 | 1.9x | PASS |")
-    assert.include(breaker, "| a cycle | 6.8 | 17.6 | 2.59x | **FAIL** |")
+    assert.include(breaker, "| a failing call | 4.8 | 9.2 | 1.9x | PASS |  |  |")
+    assert.include(breaker, "| a cycle | 6.8 | 17.6 | 2.59x | **FAIL** | 35.2 | 0.5x |")
     assert.isUndefined(renderRedisBreaker({ results: "no" }))
     assert.isUndefined(renderCache({ something: "else" }))
     const stdout = `progress\n${JSON.stringify({ figures: [] })}\n`

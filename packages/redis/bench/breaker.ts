@@ -8,7 +8,8 @@
  *
  * REDIS_URL (default redis://127.0.0.1:6379), CALLS (per round, default 2000), ROUNDS (default 7).
  * Each figure is the median over the rounds of this process's CPU microseconds per call; memory and
- * Redis rounds alternate, so that drift on the machine hits both. The goal (issue 13): with the Redis
+ * Redis rounds alternate, so that drift on the machine hits both. The cycle also has a baseline: the
+ * same Redis traffic sent with raw ioredis (three commands, two publications heard back). The goal (issue 13): with the Redis
  * store, each path costs at most 2x the in-memory breaker's.
  */
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
@@ -84,28 +85,62 @@ const main = async () => {
         )
       )
     const shared = paths(await makeShared("shared", neverTrips), await makeShared("shared-cycle", tripsAtOnce))
+    // What the cycle's I/O costs by itself: the same traffic with raw ioredis, sent as the breaker
+    // sends it (without waiting for replies): the trip's verdict and the reset's, each a command
+    // whose publication this process hears back on a subscriber, and the trip's failure time.
+    const subscriber = new Redis(url)
+    const channel = `${prefix}raw-verdicts`
+    await subscriber.subscribe(channel)
+    subscriber.on("message", (_channel: string, message: string) => JSON.parse(message))
+    const verdict = JSON.stringify({ name: "raw", state: "Open", remainingMillis: 60_000, ageMillis: 0, origin: "raw" })
+    const rawCycle = () => {
+      void raw.publish(channel, verdict)
+      void raw.hincrby(`${prefix}raw`, "failures", 0)
+      void raw.publish(channel, verdict)
+      return Promise.resolve()
+    }
     const cases = [
       { id: "failing-call", label: "a failing call (closed, the failure reported)", pick: (p: Paths) => p.failingCall },
       {
         id: "open-close",
         label: "an open + close cycle (a failure trips it, then reset)",
-        pick: (p: Paths) => p.openClose
+        pick: (p: Paths) => p.openClose,
+        raw: rawCycle
       }
     ] as const
-    const results: Array<{ id: string; label: string; memoryMicros: number; redisMicros: number; ratio: number }> = []
+    const results: Array<{
+      id: string
+      label: string
+      memoryMicros: number
+      redisMicros: number
+      ratio: number
+      rawMicros?: number
+    }> = []
     for (const c of cases) {
+      const baseline = "raw" in c ? c.raw : undefined
       await cpuPerCall(Math.min(calls, 500), c.pick(memory))
       await cpuPerCall(Math.min(calls, 500), c.pick(shared))
+      if (baseline !== undefined) await cpuPerCall(Math.min(calls, 500), baseline)
       const inMemory: Array<number> = []
       const withRedis: Array<number> = []
+      const withRaw: Array<number> = []
       for (let r = 0; r < rounds; r++) {
         inMemory.push(await cpuPerCall(calls, c.pick(memory)))
         withRedis.push(await cpuPerCall(calls, c.pick(shared)))
+        if (baseline !== undefined) withRaw.push(await cpuPerCall(calls, baseline))
       }
       const memoryMicros = median(inMemory)
       const redisMicros = median(withRedis)
-      results.push({ id: c.id, label: c.label, memoryMicros, redisMicros, ratio: redisMicros / memoryMicros })
+      results.push({
+        id: c.id,
+        label: c.label,
+        memoryMicros,
+        redisMicros,
+        ratio: redisMicros / memoryMicros,
+        ...(withRaw.length > 0 ? { rawMicros: median(withRaw) } : {})
+      })
     }
+    subscriber.disconnect()
     if (json) {
       process.stdout.write(JSON.stringify({ url, calls, rounds, results }) + "\n")
       return
@@ -115,7 +150,9 @@ const main = async () => {
       console.log(
         `${r.label.padEnd(50)} memory ${r.memoryMicros.toFixed(1).padStart(6)}  redis ${r.redisMicros
           .toFixed(1)
-          .padStart(6)}  ${r.ratio.toFixed(2)}x  <= 2x: ${r.ratio <= 2 ? "PASS" : "FAIL"}`
+          .padStart(6)}  ${r.ratio.toFixed(2)}x  <= 2x: ${r.ratio <= 2 ? "PASS" : "FAIL"}${
+          r.rawMicros === undefined ? "" : `  (raw ioredis, the same traffic: ${r.rawMicros.toFixed(1)})`
+        }`
       )
     }
   } finally {
