@@ -202,21 +202,19 @@ export const follow = (
 ): Effect.Effect<void, never, Scope.Scope> => {
   const origin = link.outbox.origin
   const quorum = link.quorum
+  const adoptAt = (adopted: Adopted, now: number): void => {
+    quorum?.heard(adopted)
+    if (adopted.origin !== origin) adopt(adopted, now)
+  }
   /** A verdict already on this breaker's clock (a load's). */
   const adoptLoaded = (adopted: Adopted) =>
-    Effect.clockWith((clock) =>
-      Effect.sync(() => {
-        quorum?.heard(adopted)
-        if (adopted.origin !== origin) adopt(adopted, clock.unsafeCurrentTimeMillis())
-      })
-    )
+    Effect.clockWith((clock) => Effect.sync(() => adoptAt(adopted, clock.unsafeCurrentTimeMillis())))
+  /** A verdict as the store sent it: put on this breaker's clock as it arrives. */
   const adoptOne = (verdict: BreakerStore.Verdict) =>
     Effect.clockWith((clock) =>
       Effect.sync(() => {
         const now = clock.unsafeCurrentTimeMillis()
-        const adopted = onClock(verdict, now)
-        quorum?.heard(adopted)
-        if (verdict.origin !== origin) adopt(adopted, now)
+        adoptAt(onClock(verdict, now), now)
       })
     )
   return Effect.gen(function* () {
