@@ -103,7 +103,7 @@ export const optionsOf = (config: Resolved, name: string): Options.Resolved =>
 
 /** The options of the breaker called `name`, under `config`. @internal */
 export const resolvedFor = (config: Resolved, name: string): Options.Resolved => {
-  const resolved = config.overrides.get(name) ?? config.defaults
+  const resolved = optionsOf(config, name)
   // A name the registry was asked for is checked on the first `get`; the rest of the options are checked.
   return name.length > 0 ? { ...resolved, name } : Either.getOrThrow(Options.named(resolved, name))
 }
@@ -202,7 +202,6 @@ export const watch = <E, R>(
   everyMillis: number
 ): Stream.Stream<unknown, never, R> =>
   Stream.suspend(() => {
-    let last: string | undefined = undefined
     let failing = false
     const read = load.pipe(
       Effect.tap(() => {
@@ -221,11 +220,7 @@ export const watch = <E, R>(
     return Stream.repeatEffectWithSchedule(read, Schedule.spaced(everyMillis)).pipe(
       Stream.filterMap(identity),
       Stream.map((document) => Option.getOrElse(document, () => "{}")),
-      Stream.filter((document) => {
-        if (document === last) return false
-        last = document
-        return true
-      }),
+      Stream.changes,
       Stream.mapEffect((document) =>
         Either.match(parse(document), {
           onLeft: (error) =>
