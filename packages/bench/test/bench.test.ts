@@ -7,7 +7,8 @@ import { rejectionCases } from "../src/groups/rejection.js"
 import { renderCache, renderOutput, renderRedis, renderRedisBreaker, extras } from "../src/extras.js"
 import { measure } from "../src/harness.js"
 import { markdown } from "../src/report.js"
-import type { GroupResult, TimedGroup } from "../src/protocol.js"
+import type { GroupResult } from "../src/protocol.js"
+import { timed } from "./utils.js"
 import { MARKER, parse } from "../src/protocol.js"
 import { median, pairedRatio, spread } from "../src/stats.js"
 import * as S from "../src/subjects.js"
@@ -119,21 +120,6 @@ describe("memory", () => {
 })
 
 describe("report", () => {
-  const timed = (group: string, rows: Record<string, number>): TimedGroup => ({
-    _tag: "Timed",
-    group,
-    floor: "floor",
-    notes: [],
-    rows: Object.entries(rows).map(([id, nsPerCall]) => ({
-      id,
-      label: id,
-      nsPerCall,
-      wallNsPerCall: nsPerCall,
-      spread: 0,
-      samples: [nsPerCall],
-      callsPerSample: 1
-    }))
-  })
   const memory = (id: string, bytesPerBreaker: number): GroupResult => ({
     _tag: "Memory",
     group: `memory:${id}`,

@@ -1,22 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as limiter from "../src/groups/limiter.js"
-import type { GroupResult, TimedGroup } from "../src/protocol.js"
-
-const timed = (group: string, rows: Record<string, number>): TimedGroup => ({
-  _tag: "Timed",
-  group,
-  floor: "floor",
-  notes: [],
-  rows: Object.entries(rows).map(([id, nsPerCall]) => ({
-    id,
-    label: id,
-    nsPerCall,
-    wallNsPerCall: nsPerCall,
-    spread: 0,
-    samples: [nsPerCall],
-    callsPerSample: 1
-  }))
-})
+import type { GroupResult } from "../src/protocol.js"
+import { timed } from "./utils.js"
 
 describe("limiter group", () => {
   it("verdicts: ratios to the floor at most 1.2x pass, and at most 1 KB per limiter", () => {
