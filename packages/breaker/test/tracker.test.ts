@@ -142,6 +142,29 @@ describe("TimeWindow", () => {
     assert.isFalse(old.record(true, 1_000, 0)) // the first failure left: 1 call in the window
   })
 
+  it("slow calls below the slow-call threshold keep it closed; reaching it trips", () => {
+    const t = new Tracker.TimeWindow(
+      1_000,
+      rate({ threshold: 1, minimumCalls: 4, slowMillis: 100, slowThreshold: 0.5 })
+    )
+    assert.isFalse(t.record(false, 0, 200)) // slow, below minimumCalls
+    assert.isFalse(t.record(false, 0, 0))
+    assert.isFalse(t.record(false, 0, 0))
+    assert.isFalse(t.record(false, 0, 0)) // 1 slow of 4 = 0.25 < 0.5
+    assert.deepStrictEqual(t.counts(0), counts(4, 0, 1, 0))
+    assert.isFalse(t.record(false, 0, 101)) // 2 slow of 5 = 0.4
+    assert.isTrue(t.record(false, 0, 101)) // 3 slow of 6 = 0.5
+  })
+
+  it("the clock moving back, then forward within the window, keeps every bucket still in it", () => {
+    const t = new Tracker.TimeWindow(1_000, rate({ threshold: 1, minimumCalls: 100 }))
+    t.record(true, 500, 0) // bucket 10
+    t.record(false, 250, 0) // the clock went back: bucket 5
+    t.record(false, 550, 0) // forward to bucket 11: buckets 5 and 10 are still in the window
+    assert.deepStrictEqual(t.counts(550), counts(3, 1, 0, 0))
+    assert.deepStrictEqual(t.counts(1_275), counts(2, 1, 0, 0)) // bucket 25: 5 left, 10 and 11 are still in
+  })
+
   it("reset empties every bucket", () => {
     const t = new Tracker.TimeWindow(1_000, rate({ threshold: 1, minimumCalls: 100, slowMillis: 1 }))
     t.record(true, 0, 5)
@@ -208,6 +231,18 @@ describe("adopt (a registry's live config replaces a policy)", () => {
     const back = new Tracker.TimeWindow(10_000, rate())
     back.adopt(again, 4_000) // the clock went back: the call at 8 s is ahead of now, the one at 0 s is kept
     assert.deepStrictEqual(back.counts(4_000), counts(1, 1, 0, 2))
+  })
+
+  it("a time window adopts no bucket exactly one of its windows old, and keeps one a bucket younger", () => {
+    const old = new Tracker.TimeWindow(2_000, rate()) // 100 ms buckets: both calls are still in it at 1 s
+    old.record(true, 0, 0)
+    old.record(true, 50, 0)
+    const shorter = new Tracker.TimeWindow(1_000, rate()) // 50 ms buckets
+    shorter.adopt(old, 1_000) // its bucket 20: bucket 0 (the call at 0 ms) is exactly one window old
+    assert.deepStrictEqual(shorter.counts(1_000), counts(0, 0, 0, 2))
+    const later = new Tracker.TimeWindow(1_000, rate())
+    later.adopt(old, 999) // its bucket 19: bucket 0 is still in
+    assert.deepStrictEqual(later.counts(999), counts(2, 2, 0, 2))
   })
 
   it("a count window not yet full is copied from its start", () => {
