@@ -6,6 +6,9 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { parseArgs } from "node:util"
 import type { Incident, Planned } from "./Incident.js"
 
@@ -150,7 +153,7 @@ faults for every strategy, the same numbers on every run.
 ${incidents.map((i) => `                           ${i.name.padEnd(14)} ${i.title}`).join("\n")}
   --interval <time>      one table row per interval                (default 10s)
   --out <folder>         write the SVG charts and report.html there
-                         (default: a folder in the temporary folder)
+                         (default: a new folder in the temporary folder, per run)
   --color / --no-color   colour the terminal (default: when the output is a terminal)
   --help                 this text
 ${incidents
@@ -208,3 +211,10 @@ export const parse = (
     return Either.left(new InvalidFlag({ flag: "", message }))
   }
 }
+
+/**
+ * Where the charts and the report go: `--out`, relative to `cwd` (where the command was typed), or
+ * a new folder in the temporary folder, so that two runs never overwrite each other's charts.
+ */
+export const outputFolder = (out: string | undefined, cwd: string): string =>
+  out === undefined ? fs.mkdtempSync(path.join(os.tmpdir(), "circuitry-incident-replay-")) : path.resolve(cwd, out)

@@ -3,7 +3,6 @@
  */
 import { Effect, Either } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as Flags from "./Flags.js"
 import * as Html from "./Html.js"
@@ -24,11 +23,8 @@ if (command.help) {
 }
 
 const color = command.color ?? (process.stdout.isTTY === true && process.env.NO_COLOR === undefined)
-// A relative --out is relative to where the command was typed (pnpm runs scripts in the package).
-const out = path.resolve(
-  process.env.INIT_CWD ?? process.cwd(),
-  command.out ?? path.join(os.tmpdir(), "circuitry-incident-replay")
-)
+// pnpm runs scripts in the package: a relative --out is relative to where the command was typed.
+const out = Flags.outputFolder(command.out, process.env.INIT_CWD ?? process.cwd())
 const bold = (s: string) => (color ? `\x1b[1m${s}\x1b[0m` : s)
 
 const started = performance.now()

@@ -1,5 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import * as CacheStall from "../src/cacheStall/CacheStall.js"
 import * as CacheStallIncident from "../src/cacheStall/incident.js"
 import * as Flags from "../src/Flags.js"
@@ -234,5 +237,20 @@ describe("flags", () => {
       assert.include(help, flag)
     }
     assert.include(help, "cache-stall")
+  })
+
+  it("each run without --out writes to a new folder; a relative --out is relative to where the command was typed", () => {
+    const first = Flags.outputFolder(undefined, "/ignored")
+    const second = Flags.outputFolder(undefined, "/ignored")
+    try {
+      assert.notStrictEqual(first, second)
+      assert.isTrue(fs.statSync(first).isDirectory() && fs.statSync(second).isDirectory())
+      assert.strictEqual(path.dirname(first), os.tmpdir())
+    } finally {
+      fs.rmSync(first, { recursive: true, force: true })
+      fs.rmSync(second, { recursive: true, force: true })
+    }
+    assert.strictEqual(Flags.outputFolder("charts", "/home/me/app"), "/home/me/app/charts")
+    assert.strictEqual(Flags.outputFolder("/srv/out", "/home/me/app"), "/srv/out")
   })
 })
