@@ -165,3 +165,50 @@ describe("the fleet's probe lease: a refused member backs off", () => {
     })
   )
 })
+
+describe("the fleet's probe lease: what a lost release costs", () => {
+  /** A member whose releases never reach the store (its holder could not give the lease back). */
+  const forgetful = (memory: BreakerStore.BreakerStore["Type"], options: CircuitBreaker.Options) =>
+    Effect.provideService(
+      CircuitBreaker.make(options),
+      BreakerStore.BreakerStore,
+      BreakerStore.BreakerStore.of({
+        connect: (name) =>
+          Effect.map(memory.connect(name), (circuit) => ({ ...circuit, releaseProbe: () => Effect.void }))
+      })
+    )
+
+  it.scoped("a lease never given back holds the fleet for the probe's timeout plus 2 s, not for probeLease", () =>
+    Effect.gen(function* () {
+      const memory = yield* BreakerStore.makeMemory
+      const options: CircuitBreaker.Options = {
+        name: "lost-release",
+        policy: Policy.consecutiveFailures(1),
+        openFor: "1 second",
+        halfOpen: { probeLease: "20 seconds", probeTimeout: "1 second" }
+      }
+      const a = yield* forgetful(memory, options)
+      const b = yield* member(memory, options)
+      yield* call(a, fail)
+      yield* settle
+      yield* TestClock.setTime(1_000)
+      // a probes at 1 s and hangs: its probe times out at 2 s (the fleet reopens until 3 s), and
+      // its lease, taken at 1 s, is never given back
+      yield* Effect.fork(call(a, Effect.never))
+      yield* settle
+      yield* TestClock.setTime(2_000)
+      yield* settle
+      assert.deepStrictEqual(yield* b.breaker.state, CircuitBreaker.State.Open({ until: 3_000 }))
+      // half-open again at 3 s: the lost lease still stands until 1 s + 1 s + 2 s
+      const dep = yield* dependency
+      for (const t of [3_000, 3_250, 3_500, 3_750]) {
+        yield* TestClock.setTime(t)
+        assert.strictEqual(rejectedWith(yield* call(b.breaker, dep.effect)).state, "HalfOpen")
+      }
+      yield* TestClock.setTime(4_000)
+      assert.deepStrictEqual<unknown>(yield* call(b.breaker, dep.effect), Either.right("ok"))
+      assert.strictEqual(yield* dep.calls, 1)
+      assert.strictEqual(yield* tagOf(b.breaker), "Closed")
+    })
+  )
+})
