@@ -92,7 +92,11 @@ export class Probes {
   private giveBack(release: Effect.Effect<void> | undefined): Effect.Effect<void> {
     const link = this.link
     if (release === undefined || link === undefined) return Effect.void
-    return Effect.asVoid(Effect.forkDaemon(Effect.zipRight(link.outbox.verdictSent(VERDICT_BEFORE_RELEASE), release)))
+    // Interruptible: forked from the probe's uninterruptible region, the wait's deadline could not
+    // interrupt it, and the lease would wait for the verdict however long the store takes.
+    return Effect.asVoid(
+      Effect.forkDaemon(Effect.interruptible(Effect.zipRight(link.outbox.verdictSent(VERDICT_BEFORE_RELEASE), release)))
+    )
   }
 
   /**

@@ -285,9 +285,13 @@ export const leaseProbe = (
   Effect.suspend(() => {
     const circuit = link.circuit
     // A release outlives the probe (and the breaker: the fleet should not wait for the lease to run
-    // out), but never a store that does not answer.
+    // out), but never a store that does not answer (interruptible, so that the deadline holds).
     const release = (token: string): Effect.Effect<void> =>
-      Effect.asVoid(Effect.forkDaemon(Effect.ignore(Effect.timeout(circuit.releaseProbe(token), STORE_DEADLINE))))
+      Effect.asVoid(
+        Effect.forkDaemon(
+          Effect.interruptible(Effect.ignore(Effect.timeout(circuit.releaseProbe(token), STORE_DEADLINE)))
+        )
+      )
     let abandoned = false
     let landed: string | undefined
     const request = circuit.acquireProbe(options).pipe(
