@@ -322,8 +322,9 @@ export const leaseProbe = (
         }
         const exit = waited.value
         if (Exit.isFailure(exit)) {
-          if (Cause.isInterruptedOnly(exit.cause)) return Effect.succeed(alone)
-          return Effect.as(link.health.failed(Cause.squash(exit.cause)), alone)
+          // interrupted with the breaker's scope (not the store's doing), or failed
+          if (Cause.isInterruptedOnly(exit.cause)) return Effect.as(abandon, alone)
+          return abandon.pipe(Effect.zipRight(link.health.failed(Cause.squash(exit.cause))), Effect.as(alone))
         }
         landed = undefined
         const answer = exit.value

@@ -17,7 +17,7 @@ import { NOW } from "./serverClock.js"
 // KEYS[1] is the circuit, then one key per permit slot, each taken with SET NX PX. A lease also
 // carries its expiry on the Effect Clock, so a lease that is over by the breakers' clock is taken
 // over even before Redis expires it (PX is the backstop for a holder that is gone). No lease while
-// the stored verdict is still open by the server's clock (the clock that dated its \`until\`): the
+// the stored verdict is still open by the server's clock (the clock that dated its `until`): the
 // episode's probe failed and the fleet reopened, and a member that has not heard yet would probe
 // that episode a second time.
 /** @internal */
@@ -70,11 +70,6 @@ export class Leases {
   private readonly owed = new Map<string, ReadonlyArray<string>>()
 
   constructor(private readonly release: Release) {}
-
-  /** How many releases are owed (for tests). */
-  get owing(): number {
-    return this.owed.size
-  }
 
   /**
    * Runs `call` (which sends `send`'s command), a request that may leave `token` holding a lease:
