@@ -33,7 +33,7 @@ describe("a shared-store breaker used after its scope closed", () => {
       assert.deepStrictEqual(exit, Exit.succeed("probe"))
       assert.strictEqual(yield* tagOf(breaker), "Closed")
       // and every later call too
-      for (let i = 0; i < 3; i++) assert.deepStrictEqual(yield* call(breaker, succeed), Either.right("ok"))
+      for (let i = 0; i < 3; i++) assert.deepStrictEqual<unknown>(yield* call(breaker, succeed), Either.right("ok"))
     })
   )
 
@@ -42,9 +42,9 @@ describe("a shared-store breaker used after its scope closed", () => {
       const { breaker, close } = yield* closedScopeBreaker({ ...options, policy: Policy.consecutiveFailures(2) })
       yield* close
       // counted: one failure does not open it, two do
-      assert.deepStrictEqual(yield* call(breaker, fail), Either.left("boom"))
+      assert.deepStrictEqual<unknown>(yield* call(breaker, fail), Either.left("boom"))
       assert.strictEqual(yield* tagOf(breaker), "Closed")
-      assert.deepStrictEqual(yield* call(breaker, fail), Either.left("boom"))
+      assert.deepStrictEqual<unknown>(yield* call(breaker, fail), Either.left("boom"))
       assert.strictEqual(yield* tagOf(breaker), "Open")
       assert.strictEqual(rejectedWith(yield* call(breaker, succeed)).state, "Open")
       // a failed probe reopens it
@@ -54,7 +54,7 @@ describe("a shared-store breaker used after its scope closed", () => {
       assert.strictEqual(yield* tagOf(breaker), "Open")
       // a successful one closes it, and failures count again from there
       yield* TestClock.adjust("1 second")
-      assert.deepStrictEqual(yield* call(breaker, succeed), Either.right("ok"))
+      assert.deepStrictEqual<unknown>(yield* call(breaker, succeed), Either.right("ok"))
       assert.strictEqual(yield* tagOf(breaker), "Closed")
       yield* call(breaker, fail)
       yield* call(breaker, fail)
@@ -103,7 +103,10 @@ describe("a shared-store breaker used after its scope closed", () => {
       yield* call(breaker, fail)
       assert.strictEqual(yield* tagOf(breaker), "Open")
       yield* TestClock.adjust("1 second")
-      assert.deepStrictEqual(yield* Effect.exit(CircuitBreaker.withBreaker(succeed, breaker)), Exit.succeed("ok"))
+      assert.deepStrictEqual<unknown>(
+        yield* Effect.exit(CircuitBreaker.withBreaker(succeed, breaker)),
+        Exit.succeed("ok")
+      )
       assert.strictEqual(yield* tagOf(breaker), "Closed")
     })
   )

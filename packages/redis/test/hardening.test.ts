@@ -78,7 +78,12 @@ const halfOpenFleet = (tag: string, extras: Omit<Extras, "asked" | "released"> =
     const asked = yield* Deferred.make<void>()
     const released = yield* Deferred.make<void>()
     const a = yield* member(server.url, prefix, "payments", { ...extras, asked, released })
-    const b = yield* member(server.url, prefix, "payments", { halfOpen: extras.halfOpen })
+    const b = yield* member(
+      server.url,
+      prefix,
+      "payments",
+      extras.halfOpen === undefined ? {} : { halfOpen: extras.halfOpen }
+    )
     yield* Effect.either(CircuitBreaker.withBreaker(failing, a))
     assert.isTrue(yield* eventually(Effect.map(tagOf(b), (t) => t === "Open")))
     // the open time passes on the server's clock (real time), then on the members' TestClock
