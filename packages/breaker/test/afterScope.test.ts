@@ -1,4 +1,4 @@
-import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
+import { BreakerRegistry, BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Either, Exit, Fiber, Layer, Scope, TestClock } from "effect"
 import { call, fail, rejectedWith, succeed, tagOf } from "./utils.js"
@@ -109,5 +109,28 @@ describe("a shared-store breaker used after its scope closed", () => {
       )
       assert.strictEqual(yield* tagOf(breaker), "Closed")
     })
+  )
+
+  it.scoped("a breaker a shared registry evicted, still held by a caller, answers its half-open calls", () =>
+    Effect.gen(function* () {
+      const registry = yield* BreakerRegistry.BreakerRegistry
+      const a = yield* registry.get("a")
+      yield* call(a, fail)
+      assert.strictEqual(yield* tagOf(a), "Open")
+      // "b" evicts "a" (maxBreakers 1): a's scope closes, and its caller still holds it
+      yield* registry.get("b")
+      assert.deepStrictEqual(yield* registry.names, ["b"])
+      yield* TestClock.adjust("1 second")
+      assert.deepStrictEqual<unknown>(yield* Effect.exit(CircuitBreaker.withBreaker(succeed, a)), Exit.succeed("ok"))
+      assert.strictEqual(yield* tagOf(a), "Closed")
+    }).pipe(
+      Effect.provide(
+        BreakerRegistry.layer({
+          defaults: { policy: Policy.consecutiveFailures(1), openFor: "1 second" },
+          maxBreakers: 1
+        })
+      ),
+      Effect.provide(BreakerStore.layerMemory)
+    )
   )
 })
