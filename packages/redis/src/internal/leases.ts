@@ -74,7 +74,8 @@ export class Leases {
   /**
    * Runs `call` (which sends `send`'s command), a request that may leave `token` holding a lease:
    * if its caller does not take the answer (a failure, an interruption), `held` says which of
-   * `slots` the late answer holds, and those are released; with no answer at all, every slot is.
+   * `slots` the late answer holds, and those are released as it lands; with no answer at all (the
+   * call was lost with its connection, or never sent), every slot is, once the connection is ready.
    */
   guard<A, E>(
     call: (send: () => Promise<A>) => Effect.Effect<A, E>,
@@ -102,7 +103,10 @@ export class Leases {
     })
   }
 
-  /** Sends every release owed: on every ready of the connection (a reconnect, or a paused server that answers again). */
+  /**
+   * Sends every release owed: on every ready of the connection (a reconnect). A server that was
+   * paused without the connection being lost answers the calls themselves, late: `guard` hears it.
+   */
   get retry(): Effect.Effect<void> {
     return Effect.sync(() => {
       const owed = Array.from(this.owed)
