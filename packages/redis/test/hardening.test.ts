@@ -138,42 +138,44 @@ describe("RedisBreakerStore, breaker side", () => {
     })
   )
 
-  it.scoped("Redis paused 1.1 s under a lease request: the lease it took is released as Redis answers", () =>
-    Effect.gen(function* () {
-      // a lease of 60 s (the default probeLease, and a probe timeout longer still)
-      const { a, asked, leasesGone, server } = yield* halfOpenFleet("lease-paused", {
-        halfOpen: { probeTimeout: "1 minute" }
+  it.scoped(
+    "Redis paused for 1.1 s of the Clock under a lease request: the lease it took is released as Redis answers",
+    () =>
+      Effect.gen(function* () {
+        // a lease of 60 s (the default probeLease, and a probe timeout longer still)
+        const { a, asked, leasesGone, server } = yield* halfOpenFleet("lease-paused", {
+          halfOpen: { probeTimeout: "1 minute" }
+        })
+        yield* server.pause
+        const probe = yield* Effect.fork(CircuitBreaker.withBreaker(failing, a))
+        yield* Deferred.await(asked)
+        // 250 ms of the Clock: a probes alone and fails (Open again); at 1.1 s the store's deadline
+        // (1 s) has passed for the request too, whose answer the store then drops
+        yield* TestClock.adjust("250 millis")
+        assert.isTrue(Exit.isFailure(yield* Fiber.await(probe)))
+        yield* TestClock.adjust("850 millis")
+        // Redis wakes up and runs the request: the lease it takes is no one's, and must go back
+        yield* server.resume
+        assert.isTrue(yield* leasesGone, "the lease taken after the deadline is still held")
+        // a probes again once the fleet's open time is over (by the server's clock, real time),
+        // well before the lease would have run out: each try waits out a's back-off on the Clock
+        const start = Date.now()
+        let clock = 0
+        const admitted = yield* eventually(
+          Effect.gen(function* () {
+            yield* TestClock.adjust("250 millis")
+            clock += 250
+            return Exit.isSuccess(yield* Effect.exit(CircuitBreaker.withBreaker(Effect.succeed("probed"), a)))
+          }),
+          3_000,
+          50
+        )
+        assert.isTrue(admitted, `not admitted after ${clock} ms of the Clock, ${Date.now() - start} ms of real time`)
+        assert.isBelow(clock, 10_000)
+        assert.strictEqual(yield* tagOf(a), "Closed")
+        // and that probe's lease goes back too, once its verdict is in the store
+        assert.isTrue(yield* leasesGone)
       })
-      yield* server.pause
-      const probe = yield* Effect.fork(CircuitBreaker.withBreaker(failing, a))
-      yield* Deferred.await(asked)
-      // 250 ms of the Clock: a probes alone and fails (Open again); at 1.1 s the store's deadline
-      // (1 s) has passed for the request too, whose answer the store then drops
-      yield* TestClock.adjust("250 millis")
-      assert.isTrue(Exit.isFailure(yield* Fiber.await(probe)))
-      yield* TestClock.adjust("850 millis")
-      // Redis wakes up and runs the request: the lease it takes is no one's, and must go back
-      yield* server.resume
-      assert.isTrue(yield* leasesGone, "the lease taken after the deadline is still held")
-      // a probes again once the fleet's open time is over (by the server's clock, real time),
-      // well before the lease would have run out: each try waits out a's back-off on the Clock
-      const start = Date.now()
-      let clock = 0
-      const admitted = yield* eventually(
-        Effect.gen(function* () {
-          yield* TestClock.adjust("250 millis")
-          clock += 250
-          return Exit.isSuccess(yield* Effect.exit(CircuitBreaker.withBreaker(Effect.succeed("probed"), a)))
-        }),
-        3_000,
-        50
-      )
-      assert.isTrue(admitted, `not admitted after ${clock} ms of the Clock, ${Date.now() - start} ms of real time`)
-      assert.isBelow(clock, 10_000)
-      assert.strictEqual(yield* tagOf(a), "Closed")
-      // and that probe's lease goes back too, once its verdict is in the store
-      assert.isTrue(yield* leasesGone)
-    })
   )
 
   it.scoped("a release sent while the connection is down goes once the connection is ready again", () => {
