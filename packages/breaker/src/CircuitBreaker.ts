@@ -103,8 +103,10 @@ export interface Options {
         /** Successful probes needed to close. Default 1. */
         readonly successesToClose?: number | undefined
         /**
-         * With a shared store: how long a member's fleet-wide probe lease lasts if it is never
-         * released (the member died). Longer than the slowest probe. Default `"60 seconds"`.
+         * With a shared store: the longest a member's fleet-wide probe lease lasts if it is never
+         * released (the member died, or its release was lost). A lease is asked for the probe's
+         * timeout plus 2 s (a live holder has given it back by then), never longer than this.
+         * Default `"60 seconds"`.
          */
         readonly probeLease?: Duration.DurationInput | undefined
         /**
@@ -344,6 +346,11 @@ export type InvalidBreakerOptions = errors.InvalidBreakerOptions
  * Uses the `BreakerStore` in the context when there is one (so breakers of the same name share a
  * verdict), and keeps its state in memory otherwise.
  *
+ * The scope holds the breaker's link to the store (the fibers that follow the fleet's verdicts and
+ * send this breaker's). A breaker used after its scope closed still answers every call: it decides
+ * locally, as a breaker without a store does (it counts, opens, probes and closes on its own, shares
+ * nothing more, and its `snapshot.store.connected` is `false`). It never interrupts a caller.
+ *
  * @since 0.1.0
  * @category constructors
  * @example
@@ -368,7 +375,8 @@ export const make: {
 
 /**
  * A breaker as a `Layer` for the given tag. A breaker with a `timeout` needs a tag whose service is
- * `CircuitBreaker<BreakerTimeoutError>`.
+ * `CircuitBreaker<BreakerTimeoutError>`. Once the layer's scope closes, a breaker still held
+ * decides locally, as `make` says.
  *
  * @since 0.1.0
  * @category layers

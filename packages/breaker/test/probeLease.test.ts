@@ -1,6 +1,6 @@
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Fiber, TestClock } from "effect"
+import { Deferred, Effect, Either, Fiber, Option, TestClock } from "effect"
 import { call, dependency, fail, rejectedWith, succeed, tagOf } from "./utils.js"
 
 /** Lets the breakers' background fibers (store followers and writers) run. */
@@ -163,5 +163,97 @@ describe("the fleet's probe lease: a refused member backs off", () => {
       assert.deepStrictEqual<unknown>(yield* call(b.breaker, succeed), Either.right("ok"))
       assert.strictEqual(b.asks.n, 2)
     })
+  )
+})
+
+describe("the fleet's probe lease: what a lost release costs", () => {
+  /** A member whose releases never reach the store (its holder could not give the lease back). */
+  const forgetful = (memory: BreakerStore.BreakerStore["Type"], options: CircuitBreaker.Options) =>
+    Effect.provideService(
+      CircuitBreaker.make(options),
+      BreakerStore.BreakerStore,
+      BreakerStore.BreakerStore.of({
+        connect: (name) =>
+          Effect.map(memory.connect(name), (circuit) => ({ ...circuit, releaseProbe: () => Effect.void }))
+      })
+    )
+
+  it.scoped("a lease never given back holds the fleet for the probe's timeout plus 2 s, not for probeLease", () =>
+    Effect.gen(function* () {
+      const memory = yield* BreakerStore.makeMemory
+      const options: CircuitBreaker.Options = {
+        name: "lost-release",
+        policy: Policy.consecutiveFailures(1),
+        openFor: "1 second",
+        halfOpen: { probeLease: "20 seconds", probeTimeout: "1 second" }
+      }
+      const a = yield* forgetful(memory, options)
+      const b = yield* member(memory, options)
+      yield* call(a, fail)
+      yield* settle
+      yield* TestClock.setTime(1_000)
+      // a probes at 1 s and hangs: its probe times out at 2 s (the fleet reopens until 3 s), and
+      // its lease, taken at 1 s, is never given back
+      yield* Effect.fork(call(a, Effect.never))
+      yield* settle
+      yield* TestClock.setTime(2_000)
+      yield* settle
+      assert.deepStrictEqual(yield* b.breaker.state, CircuitBreaker.State.Open({ until: 3_000 }))
+      // half-open again at 3 s: the lost lease still stands until 1 s + 1 s + 2 s
+      const dep = yield* dependency
+      for (const t of [3_000, 3_250, 3_500, 3_750]) {
+        yield* TestClock.setTime(t)
+        assert.strictEqual(rejectedWith(yield* call(b.breaker, dep.effect)).state, "HalfOpen")
+      }
+      yield* TestClock.setTime(4_000)
+      assert.deepStrictEqual<unknown>(yield* call(b.breaker, dep.effect), Either.right("ok"))
+      assert.strictEqual(yield* dep.calls, 1)
+      assert.strictEqual(yield* tagOf(b.breaker), "Closed")
+    })
+  )
+
+  it.scoped(
+    "a failed probe's lease goes back 1 s after its verdict, even when the store never answers the verdict",
+    () =>
+      Effect.gen(function* () {
+        const memory = yield* BreakerStore.makeMemory
+        const circuit = yield* memory.connect("slow-verdict")
+        const options: CircuitBreaker.Options = {
+          name: "slow-verdict",
+          policy: Policy.consecutiveFailures(1),
+          openFor: "1 second"
+        }
+        // a's store takes leases but answers no verdict until the test is over
+        const answer = yield* Deferred.make<void>()
+        const a = yield* Effect.provideService(
+          CircuitBreaker.make(options),
+          BreakerStore.BreakerStore,
+          BreakerStore.BreakerStore.of({
+            connect: (name) =>
+              Effect.map(memory.connect(name), (c) => ({
+                ...c,
+                save: (verdict: BreakerStore.Verdict) => Effect.zipRight(Deferred.await(answer), c.save(verdict))
+              }))
+          })
+        )
+        // added after the breaker, so it runs first: the breaker's last flush then gets its answer
+        yield* Effect.addFinalizer(() => Deferred.succeed(answer, undefined))
+        yield* call(a, fail)
+        yield* TestClock.setTime(1_000)
+        // a's probe fails at 1 s: its lease waits for the reopening to reach the store, at most 1 s
+        assert.deepStrictEqual<unknown>(yield* call(a, fail), Either.left("boom"))
+        const probeLease = (now: number) => circuit.acquireProbe({ permits: 1, leaseMillis: 1_000, now })
+        yield* settle
+        yield* TestClock.setTime(1_999)
+        yield* settle
+        assert.isTrue(Option.isNone(yield* probeLease(1_999)), "given back before its verdict's wait was over")
+        yield* TestClock.setTime(2_000)
+        yield* settle
+        // given back at 2 s: taken at once (it would run out at 1 s + 1 s + 2 s = 4 s)
+        assert.isTrue(
+          Option.isSome(yield* probeLease(2_000)),
+          "the lease still waits for a verdict the store never answers"
+        )
+      })
   )
 })

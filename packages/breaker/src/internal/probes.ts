@@ -20,7 +20,16 @@ export const NO_PERMIT: unique symbol = Symbol("no permit")
 export const READMIT: unique symbol = Symbol("readmit")
 
 /** How long a lease waits, at most, for the probe's verdict to reach the store before it goes back. */
-const VERDICT_BEFORE_RELEASE = Duration.seconds(1)
+const VERDICT_BEFORE_RELEASE_MILLIS = 1_000
+const VERDICT_BEFORE_RELEASE = Duration.millis(VERDICT_BEFORE_RELEASE_MILLIS)
+
+/**
+ * A lease is asked for the probe's timeout and this much more (the wait for the verdict, and a
+ * second for the release to reach the store), never more than `probeLease`: a live holder has
+ * given it back by then, so a release that is lost (a holder gone, a store that never answered it)
+ * costs the fleet at most that long without a probe.
+ */
+const LEASE_MARGIN_MILLIS = VERDICT_BEFORE_RELEASE_MILLIS + 1_000
 
 /**
  * How long a member refused the fleet's lease rejects its half-open calls before it asks again
@@ -64,6 +73,11 @@ export class Probes {
     return this.link !== undefined && Sharing.probesForFleet(this.link) ? this.link : undefined
   }
 
+  /** How long the fleet's lease is asked for, for a probe that times out after `timeoutMillis`. */
+  leaseFor(timeoutMillis: number): number {
+    return Math.min(this.leaseMillis, timeoutMillis + LEASE_MARGIN_MILLIS)
+  }
+
   /** The fleet refused this member the lease in episode `generation`, at `now`. */
   private refused(generation: number, now: number): void {
     this.refusedIn = generation
@@ -78,7 +92,11 @@ export class Probes {
   private giveBack(release: Effect.Effect<void> | undefined): Effect.Effect<void> {
     const link = this.link
     if (release === undefined || link === undefined) return Effect.void
-    return Effect.asVoid(Effect.forkDaemon(Effect.zipRight(link.outbox.verdictSent(VERDICT_BEFORE_RELEASE), release)))
+    // Interruptible: forked from the probe's uninterruptible region, the wait's deadline could not
+    // interrupt it, and the lease would wait for the verdict however long the store takes.
+    return Effect.asVoid(
+      Effect.forkDaemon(Effect.interruptible(Effect.zipRight(link.outbox.verdictSent(VERDICT_BEFORE_RELEASE), release)))
+    )
   }
 
   /**
@@ -130,7 +148,11 @@ export class Probes {
       const leased: Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> =
         link === undefined
           ? run
-          : Sharing.leaseProbe(link, { permits: this.permits, leaseMillis: this.leaseMillis, now }, restore).pipe(
+          : Sharing.leaseProbe(
+              link,
+              { permits: this.permits, leaseMillis: this.leaseFor(timeoutMillis), now },
+              restore
+            ).pipe(
               Effect.onInterrupt(() => finish(Machine.INTERRUPTED)),
               Effect.flatMap((lease): Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> => {
                 if (lease._tag === "Taken") {

@@ -109,6 +109,11 @@ export interface Link {
   readonly initial: Option.Option<Adopted> | undefined
   /** The breaker's scope: lease requests still in flight when it closes are interrupted with it. */
   readonly scope: Scope.Scope
+  /**
+   * The breaker's scope closed: the link follows, sends and leases nothing more, and the breaker
+   * (still usable) decides locally, as a breaker without a store does.
+   */
+  closed: boolean
   /** With `sharing.quorum`: the fleet's verdict as this member knows it, and its heartbeat. */
   readonly quorum: Quorum | undefined
 }
@@ -119,7 +124,8 @@ export interface Link {
  *
  * @internal
  */
-export const probesForFleet = (link: Link): boolean => link.quorum === undefined || link.quorum.fleetOpen
+export const probesForFleet = (link: Link): boolean =>
+  !link.closed && (link.quorum === undefined || link.quorum.fleetOpen)
 
 /**
  * Whether the breaker's state is its own verdict rather than the fleet's: with a quorum, a member
@@ -129,11 +135,14 @@ export const probesForFleet = (link: Link): boolean => link.quorum === undefined
  */
 export const isLocalVerdict = (link: Link, state: string): boolean => !probesForFleet(link) && state !== "Closed"
 
-/** What a snapshot says of the store: whether it answers, and (with a quorum) whether the state is the breaker's own. @internal */
-export const storeView = (link: Link, state: string): { readonly connected: boolean; readonly local?: boolean } =>
-  link.quorum === undefined
-    ? { connected: link.health.connected }
-    : { connected: link.health.connected, local: isLocalVerdict(link, state) }
+/**
+ * What a snapshot says of the store: whether it answers (never, once the breaker's scope closed),
+ * and (with a quorum) whether the state is the breaker's own. @internal
+ */
+export const storeView = (link: Link, state: string): { readonly connected: boolean; readonly local?: boolean } => {
+  const connected = link.health.connected && !link.closed
+  return link.quorum === undefined ? { connected } : { connected, local: isLocalVerdict(link, state) }
+}
 
 /**
  * The stored verdict, within STORE_DEADLINE. Disconnected: at the deadline the caller goes on
@@ -177,14 +186,22 @@ export const connect = (
     const origin = `${name}#${Math.random().toString(36).slice(2, 10)}`
     const fleet = quorum === undefined ? undefined : new Quorum(quorum, circuit, origin)
     const outbox = new Outbox(circuit, origin, yield* Queue.sliding<void>(1), health, fleet)
-    return {
+    const link: Link = {
       circuit,
       outbox,
       health,
       initial: Option.getOrUndefined(initial),
       scope: yield* Effect.scope,
+      closed: false,
       quorum: fleet
     }
+    // Added first, so it runs last: the last verdict's flush (`follow`) still goes out.
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        link.closed = true
+      })
+    )
+    return link
   })
 
 /**
@@ -268,9 +285,13 @@ export const leaseProbe = (
   Effect.suspend(() => {
     const circuit = link.circuit
     // A release outlives the probe (and the breaker: the fleet should not wait for the lease to run
-    // out), but never a store that does not answer.
+    // out), but never a store that does not answer (interruptible, so that the deadline holds).
     const release = (token: string): Effect.Effect<void> =>
-      Effect.asVoid(Effect.forkDaemon(Effect.ignore(Effect.timeout(circuit.releaseProbe(token), STORE_DEADLINE))))
+      Effect.asVoid(
+        Effect.forkDaemon(
+          Effect.interruptible(Effect.ignore(Effect.timeout(circuit.releaseProbe(token), STORE_DEADLINE)))
+        )
+      )
     let abandoned = false
     let landed: string | undefined
     const request = circuit.acquireProbe(options).pipe(
@@ -291,10 +312,18 @@ export const leaseProbe = (
       return token === undefined ? Effect.void : release(token)
     })
     // In the breaker's scope: a request to a store that never answers ends when the breaker does.
+    // Awaited, not joined: a request interrupted with that scope leaves this probe alone, and only
+    // the caller's own interruption interrupts the caller.
     return Effect.flatMap(Effect.forkIn(request, link.scope), (fiber) =>
-      Effect.flatMap(Effect.exit(restore(Effect.timeout(Fiber.join(fiber), STORE_DEADLINE))), (exit) => {
+      Effect.flatMap(Effect.exit(restore(Effect.timeout(Fiber.await(fiber), STORE_DEADLINE))), (waited) => {
+        if (Exit.isFailure(waited)) {
+          if (Cause.isInterruptedOnly(waited.cause)) return Effect.zipRight(abandon, Effect.interrupt)
+          return abandon.pipe(Effect.zipRight(link.health.failed(Cause.squash(waited.cause))), Effect.as(alone))
+        }
+        const exit = waited.value
         if (Exit.isFailure(exit)) {
-          if (Cause.isInterruptedOnly(exit.cause)) return Effect.zipRight(abandon, Effect.interrupt)
+          // interrupted with the breaker's scope (not the store's doing), or failed
+          if (Cause.isInterruptedOnly(exit.cause)) return Effect.as(abandon, alone)
           return abandon.pipe(Effect.zipRight(link.health.failed(Cause.squash(exit.cause))), Effect.as(alone))
         }
         landed = undefined

@@ -14,7 +14,9 @@ import {
 } from "./client.js"
 import * as Connection from "./connection.js"
 import * as Keys from "./keys.js"
+import { ACQUIRE, Leases, RELEASE } from "./leases.js"
 import * as options from "./options.js"
+import { NOW } from "./serverClock.js"
 
 type Verdict = BreakerStore.Verdict
 
@@ -29,15 +31,6 @@ const STARTUP_WAIT_MILLIS = 1_000
 const RESUBSCRIBE_WAIT_MILLIS = 5_000
 
 // -- Lua: each atomic step ---------------------------------------------------------------------
-
-// The server's clock, in epoch milliseconds: the one clock that dates and ages verdicts, whatever
-// the members' clocks say (a verdict arrives as durations: made `age` ago, open `remaining` more).
-const NOW = `
-local function nowMillis()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local function digits(n) return string.format('%.0f', n) end`
 
 // save: a verdict made before the stored one (a late retry, its age grown while it waited) does
 // not overwrite it; the stored one is published again instead, so that the member that sent the
@@ -82,42 +75,6 @@ local last = tonumber(redis.call('HGET', KEYS[1], 'lastFailureAt'))
 if not last or last < tonumber(ARGV[2]) then redis.call('HSET', KEYS[1], 'lastFailureAt', ARGV[2]) end
 return 1`
 
-// KEYS[1] is the circuit, then one key per permit slot, each taken with SET NX PX. A lease also
-// carries its expiry on the Effect Clock, so a lease that is over by the breakers' clock is taken
-// over even before Redis expires it (PX is the backstop for a holder that is gone). No lease while
-// the stored verdict is still open by the server's clock (the clock that dated its \`until\`): the
-// episode's probe failed and the fleet reopened, and a member that has not heard yet would probe
-// that episode a second time.
-const ACQUIRE = `${NOW}
-local now = tonumber(ARGV[2])
-if redis.call('TYPE', KEYS[1]).ok == 'hash' then
-  local stored = redis.call('HMGET', KEYS[1], 'state', 'until')
-  local untilMillis = tonumber(stored[2])
-  if stored[1] == 'Open' and untilMillis and untilMillis > nowMillis() then return 0 end
-end
-local expires = now + tonumber(ARGV[3])
-local value = ARGV[1] .. '|' .. expires
-for i = 2, #KEYS do
-  local key = KEYS[i]
-  if redis.call('SET', key, value, 'NX', 'PX', ARGV[3]) then return i - 1 end
-  local held = redis.call('GET', key)
-  local heldUntil = held and tonumber(string.match(held, '|(-?%d+)$'))
-  if not heldUntil or heldUntil <= now then
-    redis.call('SET', key, value, 'PX', ARGV[3])
-    return i - 1
-  end
-end
-return 0`
-
-// Only the holder's token releases a lease (a lease taken over after expiry is not released by
-// its old holder).
-const RELEASE = `
-local held = redis.call('GET', KEYS[1])
-if held and string.sub(held, 1, string.len(ARGV[1]) + 1) == ARGV[1] .. '|' then
-  return redis.call('DEL', KEYS[1])
-end
-return 0`
-
 // Fleet membership and trips: one sorted set each per circuit, scored by the members' Effect Clock
 // times. A heartbeat keeps each member's latest beat (ZADD GT) and forgets beats before \`since\`.
 const HEARTBEAT = `
@@ -151,7 +108,7 @@ type Client = Connected & {
   circuitryLoad(key: string): Promise<Array<string | null>>
   circuitryRecordFailures(key: string, count: string, at: string): Promise<number>
   circuitryAcquire(...args: Array<string | number>): Promise<number>
-  circuitryRelease(key: string, token: string): Promise<number>
+  circuitryRelease(keyCount: number, ...args: Array<string | number>): Promise<number>
   circuitryHeartbeat(key: string, member: string, now: string, since: string): Promise<number>
   circuitryTrips(
     tripsKey: string,
@@ -168,7 +125,7 @@ const defineCommands = (client: Connected): Client => {
   client.defineCommand("circuitryLoad", { numberOfKeys: 1, lua: LOAD })
   client.defineCommand("circuitryRecordFailures", { numberOfKeys: 1, lua: RECORD_FAILURES })
   client.defineCommand("circuitryAcquire", { lua: ACQUIRE })
-  client.defineCommand("circuitryRelease", { numberOfKeys: 1, lua: RELEASE })
+  client.defineCommand("circuitryRelease", { lua: RELEASE })
   client.defineCommand("circuitryHeartbeat", { numberOfKeys: 1, lua: HEARTBEAT })
   client.defineCommand("circuitryTrips", { numberOfKeys: 2, lua: TRIPS })
   return client as Client
@@ -247,6 +204,10 @@ export const make = (
       if (read === undefined || typeof p.name !== "string") return
       for (const member of members.of(p.name)) deliver(member, read)
     })
+
+    // Leases a request or release left in doubt are released when the connection is ready again.
+    const leases = new Leases((keyCount, ...args) => client.circuitryRelease(keyCount, ...args))
+    yield* Connection.onReady([client], leases.retry)
 
     const { call } = yield* Connection.make(
       client,
@@ -379,21 +340,37 @@ export const make = (
           acquireProbe: ({ leaseMillis, now, permits }) =>
             Effect.suspend(() => {
               const token = BreakerStoreKit.makeToken()
-              const keys = [key, ...Array.from({ length: permits }, (_, i) => slotKey(name, i))]
+              const slots = Array.from({ length: permits }, (_, i) => slotKey(name, i))
               const ttl = Math.max(1, Math.ceil(leaseMillis))
-              return call("acquireProbe", () =>
-                client.circuitryAcquire(keys.length, ...keys, token, String(now), String(ttl))
-              ).pipe(
-                Effect.map((slot) =>
-                  slot > 0 ? Option.some(BreakerStoreKit.encodeLease({ slot: slot - 1, token })) : Option.none()
+              return leases
+                .guard(
+                  (send) => call("acquireProbe", send),
+                  () => client.circuitryAcquire(slots.length + 1, key, ...slots, token, String(now), String(ttl)),
+                  token,
+                  slots,
+                  (slot) => (slot > 0 ? [slots[slot - 1]!] : [])
                 )
-              )
+                .pipe(
+                  Effect.map((slot) =>
+                    slot > 0 ? Option.some(BreakerStoreKit.encodeLease({ slot: slot - 1, token })) : Option.none()
+                  )
+                )
             }),
           releaseProbe: (lease) =>
             Option.match(BreakerStoreKit.decodeLease(lease), {
               onNone: () => Effect.void,
-              onSome: ({ slot, token }) =>
-                call("releaseProbe", () => client.circuitryRelease(slotKey(name, slot), token)).pipe(Effect.asVoid)
+              onSome: ({ slot, token }) => {
+                const slots = [slotKey(name, slot)]
+                return leases
+                  .guard(
+                    (send) => call("releaseProbe", send),
+                    () => client.circuitryRelease(1, slots[0]!, token),
+                    token,
+                    slots,
+                    () => []
+                  )
+                  .pipe(Effect.asVoid)
+              }
             }),
           heartbeat: ({ member, now, since }) =>
             call("heartbeat", () => client.circuitryHeartbeat(membersKey(name), member, String(now), String(since))),
