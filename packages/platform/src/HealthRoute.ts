@@ -1,5 +1,6 @@
 /**
- * A health route listing every breaker in the `BreakerRegistry`: its state, the counts in its
+ * A health route listing every breaker in the `BreakerRegistry` (or in the registries it is
+ * given) and every breaker handed to it: its state, the counts in its
  * window and when it reopens, and, when a `LimiterRegistry` is provided too, every limiter's limit,
  * calls in flight and rejections; as JSON for machines, as server-sent events, and as a small HTML
  * page for a person that updates itself live. Reading it records nothing and does not count as use
@@ -13,6 +14,7 @@ import type { Limiter } from "@circuitry/limiter"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import type * as HttpRouter from "@effect/platform/HttpRouter"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -134,6 +136,89 @@ export interface Health {
 export const health: Effect.Effect<Health, never, BreakerRegistry.BreakerRegistry> = internal.health
 
 /**
+ * A breaker handed to the route: a value, or a tag whose breaker the route reads from its context
+ * (any breaker, with or without a `timeout`).
+ *
+ * @since 0.2.0
+ * @category sources
+ */
+export type BreakerSource =
+  | CircuitBreaker.CircuitBreaker<unknown>
+  // A tag's service type is invariant: any tag whose service is a breaker, with or without a timeout.
+  | (Context.Tag<any, any> & { readonly Service: CircuitBreaker.CircuitBreaker<unknown> })
+
+/**
+ * A registry whose breakers the route lists: a value, or a tag read from the route's context (a
+ * registry with timeouts lives under a tag of the application's).
+ *
+ * @since 0.2.0
+ * @category sources
+ */
+export type RegistrySource =
+  | BreakerRegistry.BreakerRegistry<unknown>
+  | (Context.Tag<any, any> & { readonly Service: BreakerRegistry.BreakerRegistry<unknown> })
+
+/**
+ * The registries a route lists when it is given none: the `BreakerRegistry` in its context.
+ *
+ * @since 0.2.0
+ * @category sources
+ */
+export type DefaultRegistries = readonly [Context.Tag<BreakerRegistry.BreakerRegistry, BreakerRegistry.BreakerRegistry>]
+
+/**
+ * What reading the sources needs from the context: the service of each tag among them.
+ *
+ * @since 0.2.0
+ * @category sources
+ */
+export type SourceContext<S> = S extends Context.Tag<infer I, any> ? I : never
+
+/**
+ * The breakers a route shows: every breaker of `registries` (default: the `BreakerRegistry` in the
+ * context; `[]` for none) and every breaker in `breakers`, each once, sorted by name, read afresh
+ * on every request. A breaker made with `CircuitBreaker.make` or `layer`, which no registry holds
+ * (one with a `timeout`, say), is shown only when it is handed here.
+ *
+ * @since 0.2.0
+ * @category sources
+ */
+export interface Sources<
+  B extends ReadonlyArray<BreakerSource> = ReadonlyArray<never>,
+  G extends ReadonlyArray<RegistrySource> = DefaultRegistries
+> {
+  /** Breakers the route shows beside its registries', values or tags. Default none. */
+  readonly breakers?: B | undefined
+  /** Registries whose breakers the route shows, values or tags. Default `[BreakerRegistry.BreakerRegistry]`. */
+  readonly registries?: G | undefined
+}
+
+/**
+ * `health` over the given sources (see `Sources`): the breakers of `registries` and those handed.
+ *
+ * @since 0.2.0
+ * @category reading
+ * @example
+ * ```ts
+ * import { CircuitBreaker } from "@circuitry/breaker"
+ * import { HealthRoute } from "@circuitry/platform"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const db = yield* CircuitBreaker.make({ name: "users-db", timeout: "1 second" })
+ *   const health = yield* HealthRoute.healthOf({ breakers: [db], registries: [] })
+ *   return health.open // 0 while "users-db" is closed
+ * }).pipe(Effect.scoped)
+ * ```
+ */
+export const healthOf: <
+  B extends ReadonlyArray<BreakerSource> = ReadonlyArray<never>,
+  G extends ReadonlyArray<RegistrySource> = DefaultRegistries
+>(
+  sources: Sources<B, G>
+) => Effect.Effect<Health, never, SourceContext<B[number] | G[number]>> = internal.healthOf as typeof healthOf
+
+/**
  * The JSON view: `200` with a `Health` body. The status stays 200 while circuits are open: an open
  * circuit is this service protecting itself from a dependency, not this service being down.
  *
@@ -240,10 +325,18 @@ export type Authorize<R = never> = (
 ) => Effect.Effect<Authorization, never, R>
 
 /**
+ * The route's options: where it is served, what it shows (`Sources`: `breakers`, `registries`) and
+ * the `authorize` hook of its operations.
+ *
  * @since 0.1.0
  * @category models
  */
-export interface RouterOptions<R = never> extends HtmlOptions {
+export interface RouterOptions<
+  R = never,
+  B extends ReadonlyArray<BreakerSource> = ReadonlyArray<never>,
+  G extends ReadonlyArray<RegistrySource> = DefaultRegistries
+>
+  extends HtmlOptions, Sources<B, G> {
   /**
    * Where the JSON is served; the HTML view is at `${path}/view`, its live stream at
    * `${path}/view/events`, the JSON event stream at `${path}/events`. Default `"/health/breakers"`.
@@ -252,7 +345,8 @@ export interface RouterOptions<R = never> extends HtmlOptions {
   /**
    * Mounts `POST ${path}/isolate`, `${path}/reset` and `${path}/extend-open` (JSON bodies
    * `{ "breaker": name }`, plus `"for": "5 minutes"` or `"until": ISO 8601` for extend-open), each
-   * decided by this hook. Absent, those paths are not mounted (404).
+   * decided by this hook. Absent, those paths are not mounted (404). An operation applies to every
+   * breaker of that name the route shows (a registry's and one handed to it are one circuit).
    */
   readonly authorize?: Authorize<R> | undefined
 }
@@ -274,16 +368,38 @@ export interface RouterOptions<R = never> extends HtmlOptions {
  *   HttpRouter.concat(HealthRoute.router()) // GET /health/breakers and /health/breakers/view
  * )
  * ```
+ *
+ * A breaker that no registry holds (made with `CircuitBreaker.make` or `layer`, e.g. one with a
+ * `timeout`) is shown when it is handed to the route, as a value or a tag:
+ *
+ * ```ts
+ * import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
+ * import { HealthRoute } from "@circuitry/platform"
+ * import { Context } from "effect"
+ *
+ * class UsersDb extends Context.Tag("UsersDb")<UsersDb, CircuitBreaker.CircuitBreaker<CircuitBreaker.BreakerTimeoutError>>() {}
+ *
+ * // needs UsersDb and the BreakerRegistry in the context
+ * const routes = HealthRoute.router({ breakers: [UsersDb], registries: [BreakerRegistry.BreakerRegistry] })
+ * ```
  */
-export const router: <R = never>(
-  options?: RouterOptions<R>
-) => HttpRouter.HttpRouter<never, BreakerRegistry.BreakerRegistry | R> = internal.router
+export const router: <
+  R = never,
+  B extends ReadonlyArray<BreakerSource> = ReadonlyArray<never>,
+  G extends ReadonlyArray<RegistrySource> = DefaultRegistries
+>(
+  options?: RouterOptions<R, B, G>
+) => HttpRouter.HttpRouter<never, R | SourceContext<B[number] | G[number]>> = internal.router as typeof router
 
 /**
  * @since 0.1.0
  * @category models
  */
-export interface MakeOptions<R = never> extends RouterOptions<R> {
+export interface MakeOptions<
+  R = never,
+  B extends ReadonlyArray<BreakerSource> = ReadonlyArray<never>,
+  G extends ReadonlyArray<RegistrySource> = DefaultRegistries
+> extends RouterOptions<R, B, G> {
   readonly history?:
     | {
         /** Samples kept per breaker (a whole number >= 1). Default 30. */
@@ -297,7 +413,8 @@ export interface MakeOptions<R = never> extends RouterOptions<R> {
 /**
  * `router` plus a short history per breaker (failure rate and transitions over the last minutes),
  * in the JSON and the HTML view. The history is sampled by a fiber that lives as long as the
- * scope. Fails with `InvalidBreakerOptions` naming the history option that is out of range.
+ * scope. Fails with `InvalidBreakerOptions` naming the history option that is out of range, or the
+ * entry of `breakers` or `registries` that is not a breaker or a registry (or a tag of one).
  *
  * @since 0.1.0
  * @category routes
@@ -318,10 +435,14 @@ export interface MakeOptions<R = never> extends RouterOptions<R> {
  * })
  * ```
  */
-export const make: <R = never>(
-  options?: MakeOptions<R>
+export const make: <
+  R = never,
+  B extends ReadonlyArray<BreakerSource> = ReadonlyArray<never>,
+  G extends ReadonlyArray<RegistrySource> = DefaultRegistries
+>(
+  options?: MakeOptions<R, B, G>
 ) => Effect.Effect<
-  HttpRouter.HttpRouter<never, BreakerRegistry.BreakerRegistry | R>,
+  HttpRouter.HttpRouter<never, R | SourceContext<B[number] | G[number]>>,
   CircuitBreaker.InvalidBreakerOptions,
-  Scope.Scope | BreakerRegistry.BreakerRegistry
-> = internal.make
+  Scope.Scope | SourceContext<B[number] | G[number]>
+> = internal.make as typeof make
