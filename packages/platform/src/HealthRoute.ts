@@ -14,10 +14,10 @@ import type { Limiter } from "@circuitry/limiter"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import type * as HttpRouter from "@effect/platform/HttpRouter"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import type { Breakers, DefaultRegistries, Registries, SourceContext, Sources } from "./HealthSources.js"
 import * as internal from "./internal/healthRoute.js"
 import * as operations from "./internal/healthOperations.js"
 
@@ -136,65 +136,7 @@ export interface Health {
 export const health: Effect.Effect<Health, never, BreakerRegistry.BreakerRegistry> = internal.health
 
 /**
- * A breaker handed to the route: a value, or a tag whose breaker the route reads from its context
- * (any breaker, with or without a `timeout`).
- *
- * @since 0.2.0
- * @category sources
- */
-export type BreakerSource =
-  | CircuitBreaker.CircuitBreaker<unknown>
-  // A tag's service type is invariant: any tag whose service is a breaker, with or without a timeout.
-  | (Context.Tag<any, any> & { readonly Service: CircuitBreaker.CircuitBreaker<unknown> })
-
-/**
- * A registry whose breakers the route lists: a value, or a tag read from the route's context (a
- * registry with timeouts lives under a tag of the application's).
- *
- * @since 0.2.0
- * @category sources
- */
-export type RegistrySource =
-  | BreakerRegistry.BreakerRegistry<unknown>
-  | (Context.Tag<any, any> & { readonly Service: BreakerRegistry.BreakerRegistry<unknown> })
-
-/**
- * The registries a route lists when it is given none: the `BreakerRegistry` in its context.
- *
- * @since 0.2.0
- * @category sources
- */
-export type DefaultRegistries = readonly [Context.Tag<BreakerRegistry.BreakerRegistry, BreakerRegistry.BreakerRegistry>]
-
-/**
- * What reading the sources needs from the context: the service of each tag among them.
- *
- * @since 0.2.0
- * @category sources
- */
-export type SourceContext<S> = S extends Context.Tag<infer I, any> ? I : never
-
-/**
- * The breakers a route shows: every breaker of `registries` (default: the `BreakerRegistry` in the
- * context; `[]` for none) and every breaker in `breakers`, each once, sorted by name, read afresh
- * on every request. A breaker made with `CircuitBreaker.make` or `layer`, which no registry holds
- * (one with a `timeout`, say), is shown only when it is handed here.
- *
- * @since 0.2.0
- * @category sources
- */
-export interface Sources<
-  B extends ReadonlyArray<BreakerSource> = ReadonlyArray<never>,
-  G extends ReadonlyArray<RegistrySource> = DefaultRegistries
-> {
-  /** Breakers the route shows beside its registries', values or tags. Default none. */
-  readonly breakers?: B | undefined
-  /** Registries whose breakers the route shows, values or tags. Default `[BreakerRegistry.BreakerRegistry]`. */
-  readonly registries?: G | undefined
-}
-
-/**
- * `health` over the given sources (see `Sources`): the breakers of `registries` and those handed.
+ * `health` over the given sources (see `HealthSources.Sources`): the breakers of `registries` and those handed.
  *
  * @since 0.2.0
  * @category reading
@@ -211,10 +153,7 @@ export interface Sources<
  * }).pipe(Effect.scoped)
  * ```
  */
-export const healthOf: <
-  B extends ReadonlyArray<BreakerSource> = ReadonlyArray<never>,
-  G extends ReadonlyArray<RegistrySource> = DefaultRegistries
->(
+export const healthOf: <B extends Breakers = [], G extends Registries = DefaultRegistries>(
   sources: Sources<B, G>
 ) => Effect.Effect<Health, never, SourceContext<B[number] | G[number]>> = internal.healthOf as typeof healthOf
 
@@ -325,17 +264,13 @@ export type Authorize<R = never> = (
 ) => Effect.Effect<Authorization, never, R>
 
 /**
- * The route's options: where it is served, what it shows (`Sources`: `breakers`, `registries`) and
+ * The route's options: where it is served, what it shows (`HealthSources.Sources`: `breakers`, `registries`) and
  * the `authorize` hook of its operations.
  *
  * @since 0.1.0
  * @category models
  */
-export interface RouterOptions<
-  R = never,
-  B extends ReadonlyArray<BreakerSource> = ReadonlyArray<never>,
-  G extends ReadonlyArray<RegistrySource> = DefaultRegistries
->
+export interface RouterOptions<R = never, B extends Breakers = [], G extends Registries = DefaultRegistries>
   extends HtmlOptions, Sources<B, G> {
   /**
    * Where the JSON is served; the HTML view is at `${path}/view`, its live stream at
@@ -368,26 +303,8 @@ export interface RouterOptions<
  *   HttpRouter.concat(HealthRoute.router()) // GET /health/breakers and /health/breakers/view
  * )
  * ```
- *
- * A breaker that no registry holds (made with `CircuitBreaker.make` or `layer`, e.g. one with a
- * `timeout`) is shown when it is handed to the route, as a value or a tag:
- *
- * ```ts
- * import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
- * import { HealthRoute } from "@circuitry/platform"
- * import { Context } from "effect"
- *
- * class UsersDb extends Context.Tag("UsersDb")<UsersDb, CircuitBreaker.CircuitBreaker<CircuitBreaker.BreakerTimeoutError>>() {}
- *
- * // needs UsersDb and the BreakerRegistry in the context
- * const routes = HealthRoute.router({ breakers: [UsersDb], registries: [BreakerRegistry.BreakerRegistry] })
- * ```
  */
-export const router: <
-  R = never,
-  B extends ReadonlyArray<BreakerSource> = ReadonlyArray<never>,
-  G extends ReadonlyArray<RegistrySource> = DefaultRegistries
->(
+export const router: <R = never, B extends Breakers = [], G extends Registries = DefaultRegistries>(
   options?: RouterOptions<R, B, G>
 ) => HttpRouter.HttpRouter<never, R | SourceContext<B[number] | G[number]>> = internal.router as typeof router
 
@@ -397,8 +314,8 @@ export const router: <
  */
 export interface MakeOptions<
   R = never,
-  B extends ReadonlyArray<BreakerSource> = ReadonlyArray<never>,
-  G extends ReadonlyArray<RegistrySource> = DefaultRegistries
+  B extends Breakers = [],
+  G extends Registries = DefaultRegistries
 > extends RouterOptions<R, B, G> {
   readonly history?:
     | {
@@ -435,11 +352,7 @@ export interface MakeOptions<
  * })
  * ```
  */
-export const make: <
-  R = never,
-  B extends ReadonlyArray<BreakerSource> = ReadonlyArray<never>,
-  G extends ReadonlyArray<RegistrySource> = DefaultRegistries
->(
+export const make: <R = never, B extends Breakers = [], G extends Registries = DefaultRegistries>(
   options?: MakeOptions<R, B, G>
 ) => Effect.Effect<
   HttpRouter.HttpRouter<never, R | SourceContext<B[number] | G[number]>>,
