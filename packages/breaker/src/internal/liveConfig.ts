@@ -16,6 +16,9 @@
  *   judged at the next call (no call, no verdict: as the policy does everywhere).
  * - An open episode keeps its `until`; the next one waits by the new `openFor`. A schedule that
  *   did not change keeps its place; a new one starts from its first delay.
+ * - A `timeout` is taken only by a registry made with one (`carriesTimeout`): the registry's type
+ *   says whether its calls may fail with `BreakerTimeoutError`, and a config cannot change a type.
+ *   A config kept as JSON is read and checked in jsonConfig.ts.
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

@@ -205,7 +205,7 @@ export const openDelays = (
  * Checks options as `make` would, without making a breaker (nor joining a shared store), and
  * returns them resolved: a registry resolves its defaults and overrides once, not once per breaker.
  * `timeouts` says whether the registry's breakers are typed with `BreakerTimeoutError` (it was made
- * with a timeout); when not, a `timeout` (from a JSON config, or a cast) is refused here rather than
+ * with a timeout); when not, a `timeout` (one a live config gives later) is refused here rather than
  * failing calls with an error their type does not have.
  *
  * @internal
