@@ -4,42 +4,39 @@
  *
  * @since 0.1.0
  */
-import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
-import * as Exit from "effect/Exit"
-import { dual, identity } from "effect/Function"
+import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
-import * as Option from "effect/Option"
-import * as PubSub from "effect/PubSub"
+import type * as Metric from "effect/Metric"
+import type * as Option from "effect/Option"
 import type * as Queue from "effect/Queue"
-import * as Runtime from "effect/Runtime"
-import * as Scope from "effect/Scope"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as BreakerStore from "./BreakerStore.js"
 import type * as CircuitBreaker from "./CircuitBreaker.js"
-import * as internal from "./internal/circuitBreaker.js"
-import * as Ejection from "./internal/ejection.js"
 import { InvalidBreakerOptions } from "./internal/errors.js"
+import * as JsonConfig from "./internal/jsonConfig.js"
 import * as LiveConfig from "./internal/liveConfig.js"
+import * as internal from "./internal/registry.js"
 import * as Rules from "./internal/rules.js"
 
 /**
+ * A registry. `TimeoutE` is what its breakers' `timeout` adds to a call's error channel: `never`
+ * for a registry made without a timeout, `BreakerTimeoutError` for one whose defaults or overrides
+ * carry one (made from `TimeoutRegistryOptions`).
+ *
  * @since 0.1.0
  * @category models
  */
-export interface BreakerRegistry {
+export interface BreakerRegistry<out TimeoutE = never> {
   /** The breaker called `name`, made on first use: same name, same breaker. */
-  readonly get: (name: string) => Effect.Effect<CircuitBreaker.CircuitBreaker>
+  readonly get: (name: string) => Effect.Effect<CircuitBreaker.CircuitBreaker<TimeoutE>>
   /** The names held now, least recently used first. */
   readonly names: Effect.Effect<ReadonlyArray<string>>
   /** The breakers held now, least recently used first. Does not count as use. */
-  readonly breakers: Effect.Effect<ReadonlyArray<CircuitBreaker.CircuitBreaker>>
+  readonly breakers: Effect.Effect<ReadonlyArray<CircuitBreaker.CircuitBreaker<TimeoutE>>>
   /**
    * A queue of the trips `maxOpen` refuses, one per spell (see `RegistryOptions.maxOpen`),
    * subscribed when this effect returns.
@@ -74,6 +71,9 @@ export interface CappedTrip {
 }
 
 /**
+ * The options of a registry whose breakers have no call deadline. A registry with a `timeout` in its
+ * defaults or overrides is made from `TimeoutRegistryOptions`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -117,42 +117,31 @@ export interface RegistryOptions {
    * `until`; the next one uses the new `openFor`. A value that breaks a rule is reported (a warning
    * with the `InvalidBreakerOptions`, and `circuitry_breaker_registry_configs_total{outcome="rejected"}`)
    * and ignored: the config before it stays. A stream that fails is reported; the last config stays.
-   * `config` inside a value is ignored. See `configFromJson` for a config kept as JSON in a shared place.
+   * `config` inside a value is ignored. See `watchConfig` for a config kept as JSON in a shared place.
+   *
+   * A value may carry a `timeout` only for a registry made with one (`TimeoutRegistryOptions`: its
+   * type has `BreakerTimeoutError`); for a registry made without, such a value is rejected as above.
    */
-  readonly config?: Stream.Stream<RegistryOptions, unknown> | undefined
+  readonly config?: Stream.Stream<TimeoutRegistryOptions, unknown> | undefined
 }
 
 /**
- * A held breaker. A `get` only stamps `used`, so a hit moves nothing; the map keeps entries in the
- * order they were placed, and eviction passes over (and places again, at the end) each entry used
- * since it was placed: a second chance, as in a CLOCK cache, in O(1) amortised per eviction.
+ * The options of a registry whose breakers may have a call deadline: a `timeout` in the defaults
+ * (every breaker) or in an override (that name). Its type is `BreakerRegistry<BreakerTimeoutError>`:
+ * a call through one of its breakers may fail with `BreakerTimeoutError` at the deadline, answered
+ * at once whatever the call's interruption costs (see `CircuitBreaker.TimeoutOptions.timeout`).
+ * Whether a registry takes timeouts is decided when it is made: its live `config` may then set,
+ * change or lift them per name.
+ *
+ * @since 0.2.0
+ * @category models
  */
-interface Entry {
-  readonly breaker: internal.Breaker
-  readonly scope: Scope.CloseableScope | undefined
-  /** The tick of its last `get`. */
-  used: number
-  /** The tick at which it was put at the end of the map. */
-  placed: number
+export interface TimeoutRegistryOptions extends Omit<RegistryOptions, "defaults" | "overrides"> {
+  /** Options of every breaker, `timeout` included (their `name` is ignored). */
+  readonly defaults?: CircuitBreaker.TimeoutOptions | undefined
+  /** Options for particular names, over the defaults: a name's own `timeout`. */
+  readonly overrides?: Record<string, CircuitBreaker.TimeoutOptions> | undefined
 }
-
-const byUse = (a: Entry, b: Entry) => a.used - b.used
-
-/** Breakers a live config moves in one synchronous step. */
-const APPLY_SLICE = 1_000
-
-/**
- * Lets timers and I/O run. `Effect.yieldNow` lets other fibers run but, with nothing else scheduled,
- * goes on in a microtask: a live config over 100,000 breakers held the event loop for 0.3-0.7 s.
- * A timer, not the Clock: virtual time (TestClock) must not stop it.
- */
-const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume) => {
-  const timer = setTimeout(() => resume(Effect.void), 0)
-  return Effect.sync(() => clearTimeout(timer))
-})
-
-const isStream = (u: unknown): u is Stream.Stream<unknown, unknown> =>
-  typeof u === "object" && u !== null && Stream.StreamTypeId in u
 
 /**
  * Trips refused by a registry's `maxOpen`, a counter (one per spell; see `RegistryOptions.maxOpen`).
@@ -162,10 +151,7 @@ const isStream = (u: unknown): u is Stream.Stream<unknown, unknown> =>
  * @since 0.1.0
  * @category metrics
  */
-export const tripsCapped: Metric.Metric.Counter<number> = Metric.counter("circuitry_breaker_trips_capped_total", {
-  incremental: true,
-  description: "Trips a breaker registry's maxOpen refused (the breaker stayed closed), once per spell"
-})
+export const tripsCapped: Metric.Metric.Counter<number> = internal.tripsCapped
 
 /**
  * Values of a registry's live `config` stream, a counter tagged `outcome`: `applied` or `rejected`.
@@ -175,12 +161,10 @@ export const tripsCapped: Metric.Metric.Counter<number> = Metric.counter("circui
  */
 export const configsTotal: Metric.Metric.Counter<number> = LiveConfig.configsTotal
 
-const rejectedConfigs = Metric.tagged(configsTotal, "outcome", "rejected")
-const appliedConfigs = Metric.tagged(configsTotal, "outcome", "applied")
-
 /**
  * Makes a registry in the current scope (its breakers, and its `config` stream's fiber, last as
- * long as it does). Every option is validated here, into `InvalidBreakerOptions`.
+ * long as it does). Every option is validated here, into `InvalidBreakerOptions`. A `timeout` in the
+ * defaults or an override gives a `BreakerRegistry<BreakerTimeoutError>`.
  *
  * @since 0.1.0
  * @category constructors
@@ -197,200 +181,32 @@ const appliedConfigs = Metric.tagged(configsTotal, "outcome", "applied")
  *   const breaker = yield* registry.get("10.0.0.7:8080")
  *   return (yield* breaker.snapshot).capped // true while the cap keeps it closed
  * }).pipe(Effect.scoped)
+ *
+ * // With a deadline for one name: a BreakerRegistry<BreakerTimeoutError>
+ * const bounded = BreakerRegistry.make({ overrides: { "users-db": { timeout: "1 second" } } })
  * ```
  */
-export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, InvalidBreakerOptions, Scope.Scope> =>
-  Effect.gen(function* () {
-    const base: Readonly<Record<string, unknown>> = Rules.isRecord(options) ? options : {}
-    // Validate everything now, so that `get` cannot fail later.
-    let config = yield* LiveConfig.resolve(options)
-
-    const scope = yield* Effect.scope
-    // A breaker holds resources (fibers) only when it shares its state through a store.
-    const shared = Option.isSome(yield* Effect.serviceOption(BreakerStore.BreakerStore))
-    const context = yield* Effect.context<never>()
-    const runtime = yield* Effect.runtime<never>()
-    const entries = new Map<string, Entry>()
-    const lock = yield* Effect.makeSemaphore(1)
-    // The breakers' metric series go with the registry.
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        for (const entry of entries.values()) entry.breaker.release()
-      })
-    )
-
-    const capped = yield* PubSub.unbounded<CappedTrip>()
-    const reportCapped = (trip: CappedTrip): void => {
-      Runtime.runSync(runtime)(
-        Effect.logWarning(
-          `circuit "${trip.breaker}": its policy trips, but ${trip.open} of ${trip.breakers} breakers are open (maxOpen ${trip.maxOpen}): it stays closed`
-        ).pipe(Effect.annotateLogs({ breaker: trip.breaker }), Effect.zipRight(Metric.increment(tripsCapped)))
-      )
-      capped.unsafeOffer(trip)
-    }
-    const ejection = new Ejection.Ejection(config.maxOpen, () => entries.size, reportCapped)
-    /** Only a registry with a cap gives its breakers a gate (an object per breaker). */
-    const joinCap = (breaker: internal.Breaker) => {
-      if (ejection.limit !== undefined) ejection.join(breaker)
-    }
-
-    let tick = 0
-
-    /** The first closed entry not used since it was placed (an open one only when none is closed). */
-    const victimName = (): string | undefined => {
-      let open: string | undefined
-      for (const [name, entry] of entries) {
-        if (entry.used > entry.placed) {
-          // Used since it was placed: a second chance, at the end (this loop meets it again).
-          entries.delete(name)
-          entry.placed = ++tick
-          entries.set(name, entry)
-          continue
-        }
-        if (entry.breaker.machine.tag === "Closed") return name
-        open ??= name
-      }
-      return open
-    }
-
-    /** Drops one breaker; returns its scope to close, if it has one (a shared breaker's fibers). */
-    const dropOne = (): Scope.CloseableScope | undefined => {
-      const victim = victimName()
-      if (victim === undefined) return undefined
-      const entry = entries.get(victim)!
-      entries.delete(victim)
-      ejection.leave(entry.breaker)
-      entry.breaker.release()
-      return entry.scope
-    }
-
-    const evictOne = Effect.suspend(() => {
-      const scope = dropOne()
-      return scope === undefined ? Effect.void : Scope.close(scope, Exit.void)
-    })
-
-    /**
-     * Without a store a breaker holds no resources and is made synchronously, so a miss needs no
-     * lock (a synchronous step is atomic) and no fiber: this is the request path of a registry
-     * keyed by host or tenant.
-     */
-    const createLocal = (name: string): internal.Breaker => {
-      while (entries.size >= config.maxBreakers) dropOne()
-      const breaker = internal.makeLocal(LiveConfig.resolvedFor(config, name), runtime)
-      const now = ++tick
-      entries.set(name, { breaker, scope: undefined, used: now, placed: now })
-      joinCap(breaker)
-      return breaker
-    }
-
-    const create = (name: string) =>
-      Effect.gen(function* () {
-        const existing = entries.get(name)
-        if (existing !== undefined) return existing.breaker
-        while (entries.size >= config.maxBreakers) yield* evictOne
-        const own = shared ? yield* Scope.fork(scope, ExecutionStrategy.sequential) : undefined
-        const breaker = yield* internal.makeResolved(LiveConfig.resolvedFor(config, name)).pipe(
-          Scope.extend(own ?? scope),
-          Effect.provide(context),
-          Effect.orDie // validated above
-        )
-        const now = ++tick
-        entries.set(name, { breaker, scope: own, used: now, placed: now })
-        joinCap(breaker)
-        return breaker
-      })
-
-    /** Applies one value of the live config stream (or fails, changing nothing). */
-    const apply = (value: unknown) =>
-      Effect.gen(function* () {
-        const next = yield* LiveConfig.resolve(LiveConfig.over(base, value))
-        const now = yield* Clock.currentTimeMillis
-        const before = config
-        config = next
-        ejection.limit = next.maxOpen
-        for (const entry of entries.values()) joinCap(entry.breaker)
-        // In slices, so that a registry of 100,000 breakers does not hold every caller up at once.
-        // A breaker made meanwhile runs on `next` already; one dropped meanwhile is passed over.
-        const held = Array.from(entries)
-        for (let i = 0; i < held.length; i++) {
-          if (i > 0 && i % APPLY_SLICE === 0) yield* yieldToEventLoop
-          const [name, entry] = held[i]!
-          if (entries.get(name) !== entry) continue
-          LiveConfig.reconfigure(
-            entry.breaker,
-            LiveConfig.optionsOf(before, name),
-            LiveConfig.optionsOf(next, name),
-            runtime,
-            now
-          )
-        }
-        // A lower maxBreakers: down to it now.
-        while (entries.size > next.maxBreakers) yield* evictOne
-      })
-
-    const follow = (stream: Stream.Stream<RegistryOptions, unknown>) =>
-      Stream.runForEach(stream, (value) =>
-        apply(value).pipe(
-          Effect.matchCauseEffect({
-            onSuccess: () => Metric.increment(appliedConfigs),
-            onFailure: (cause) =>
-              Effect.logWarning(
-                "breaker registry: a config value was rejected; the config before it stays",
-                cause
-              ).pipe(Effect.zipRight(Metric.increment(rejectedConfigs)))
-          }),
-          // With a store, `create` waits on the store under the lock: a config is not applied meanwhile.
-          shared ? lock.withPermits(1) : identity
-        )
-      ).pipe(
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
-            ? Effect.void
-            : Effect.logWarning("breaker registry: the config stream failed; the last config stays", cause)
-        )
-      )
-    const configStream = Rules.isRecord(options) ? options["config"] : undefined
-    if (configStream !== undefined) {
-      if (!isStream(configStream)) {
-        return yield* new InvalidBreakerOptions({
-          message: `config must be a Stream of registry options, got ${Rules.show(configStream)}`
-        })
-      }
-      yield* Effect.forkIn(follow(configStream as Stream.Stream<RegistryOptions, unknown>), scope)
-    }
-
-    return BreakerRegistry.of({
-      get: (name) =>
-        Effect.suspend(() => {
-          const entry = entries.get(name)
-          if (entry !== undefined) {
-            entry.used = ++tick
-            return Effect.succeed(entry.breaker)
-          }
-          return shared ? lock.withPermits(1)(create(name)) : Effect.succeed(createLocal(name))
-        }),
-      names: Effect.sync(() =>
-        Array.from(entries.values())
-          .sort(byUse)
-          .map((entry) => entry.breaker.name)
-      ),
-      breakers: Effect.sync(() =>
-        Array.from(entries.values())
-          .sort(byUse)
-          .map((entry) => entry.breaker)
-      ),
-      cappedTrips: PubSub.subscribe(capped)
-    })
-  })
+export const make: {
+  (options?: RegistryOptions): Effect.Effect<BreakerRegistry, InvalidBreakerOptions, Scope.Scope>
+  (
+    options?: TimeoutRegistryOptions
+  ): Effect.Effect<BreakerRegistry<CircuitBreaker.BreakerTimeoutError>, InvalidBreakerOptions, Scope.Scope>
+} = internal.make as (
+  options?: TimeoutRegistryOptions
+) => Effect.Effect<BreakerRegistry<never>, InvalidBreakerOptions, Scope.Scope>
 
 /**
  * Reads a JSON document of registry options, as a live `config` kept as text would hold it.
  * Policies are written as data, by `_tag`: `{ "_tag": "ConsecutiveFailures", "threshold": 5 }`,
  * `{ "_tag": "FailureRate", "threshold": 0.5, "minimumCalls": 20, "window": { "_tag": "CountWindow",
- * "size": 100 } }` (a window is `Policy.countWindow`'s or `Policy.timeWindow`'s value; a duration is
- * a string such as `"30 seconds"` or milliseconds). `isFailure` and schedules cannot be written in
- * JSON. Fails only on text that is not JSON; what the document holds is checked when a registry
- * applies it.
+ * "size": 100 } }` (a window is `Policy.countWindow`'s or `Policy.timeWindow`'s value); a duration
+ * (`openFor`, `timeout`, ...) is milliseconds or a string such as `"30 seconds"`. `isFailure` and
+ * schedules cannot be written in JSON.
+ *
+ * The document is checked here: text that is not JSON, a field a registry does not know, a policy
+ * of another `_tag`, or a value that breaks its option's rule is an `InvalidBreakerOptions` that
+ * names the field and says what is valid (`defaults.policy._tag must be "ConsecutiveFailures" or
+ * "FailureRate", got "Nope"`). A `timeout` is read, and taken only by a registry made with one.
  *
  * @since 0.1.0
  * @category config
@@ -403,17 +219,18 @@ export const make = (options?: RegistryOptions): Effect.Effect<BreakerRegistry, 
  * )
  * ```
  */
-export const parseConfig: (text: string) => Either.Either<RegistryOptions, InvalidBreakerOptions> =
-  LiveConfig.parse as (text: string) => Either.Either<RegistryOptions, InvalidBreakerOptions>
+export const parseConfig: (text: string) => Either.Either<TimeoutRegistryOptions, InvalidBreakerOptions> =
+  JsonConfig.parse as (text: string) => Either.Either<TimeoutRegistryOptions, InvalidBreakerOptions>
 
 /**
  * A live `config` kept as JSON (see `parseConfig`) under one key that every member of a fleet
  * reads, so that one change reaches the fleet: `load` reads the key (`CacheStore.get(key)` of
  * `@circuitry/redis`, a SQL row, a file), at once and then every `every` (default 5 seconds), and
  * the document is emitted when it changed. A key that is gone emits `{}`: the layer's options
- * again. A document that is not JSON is reported and skipped; a read that fails is reported once
- * per outage and tried again at the next tick; the config before stays. Each member sees a change
- * within `every`. A bad `every` fails the stream with `InvalidBreakerOptions` (the registry reports it).
+ * again. A document that `parseConfig` rejects is reported and skipped; a read that fails is
+ * reported once per outage and tried again at the next tick; the config before stays. Each member
+ * sees a change within `every`. A bad `every` fails the stream with `InvalidBreakerOptions` (the
+ * registry reports it).
  *
  * @since 0.1.0
  * @category config
@@ -436,19 +253,23 @@ export const parseConfig: (text: string) => Either.Either<RegistryOptions, Inval
 export const watchConfig = <E, R>(
   load: Effect.Effect<Option.Option<string>, E, R>,
   options?: { readonly every?: Duration.DurationInput | undefined }
-): Stream.Stream<RegistryOptions, InvalidBreakerOptions, R> =>
+): Stream.Stream<TimeoutRegistryOptions, InvalidBreakerOptions, R> =>
   Either.match(Rules.check("every", Rules.durationAboveZero, options?.every ?? "5 seconds"), {
     onLeft: (message) => Stream.fail(new InvalidBreakerOptions({ message: `watchConfig: ${message}` })),
-    onRight: (millis) => LiveConfig.watch(load, millis) as Stream.Stream<RegistryOptions, never, R>
+    onRight: (millis) => JsonConfig.watch(load, millis) as Stream.Stream<TimeoutRegistryOptions, never, R>
   })
 
 /**
+ * A registry as a `Layer`: for the `BreakerRegistry` tag, or for a tag of the application's. A
+ * registry with a `timeout` needs a tag whose service is `BreakerRegistry<BreakerTimeoutError>`
+ * (the `BreakerRegistry` tag's registry is typed without it).
+ *
  * @since 0.1.0
  * @category layers
  * @example
  * ```ts
- * import { BreakerRegistry, Policy } from "@circuitry/breaker"
- * import { Effect } from "effect"
+ * import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
+ * import { Context, Effect } from "effect"
  *
  * const RegistryLive = BreakerRegistry.layer({
  *   defaults: { policy: Policy.consecutiveFailures(5), openFor: "30 seconds" },
@@ -459,13 +280,37 @@ export const watchConfig = <E, R>(
  *
  * const charge = Effect.succeed("ok").pipe(BreakerRegistry.withBreakerFor("payment-gateway"))
  * const main = charge.pipe(Effect.provide(RegistryLive))
+ *
+ * // Breakers with deadlines, under a tag of the application's
+ * class Databases extends Context.Tag("Databases")<
+ *   Databases,
+ *   BreakerRegistry.BreakerRegistry<CircuitBreaker.BreakerTimeoutError>
+ * >() {}
+ * const DatabasesLive = BreakerRegistry.layer(Databases, { defaults: { timeout: "1 second" } })
+ * const read = Effect.succeed("row").pipe(
+ *   BreakerRegistry.withBreakerFor("users-db", Databases),
+ *   Effect.catchTag("BreakerTimeoutError", () => Effect.succeed("fallback"))
+ * )
+ * const app = read.pipe(Effect.provide(DatabasesLive))
  * ```
  */
-export const layer = (options?: RegistryOptions): Layer.Layer<BreakerRegistry, InvalidBreakerOptions> =>
-  Layer.scoped(BreakerRegistry, make(options))
+export const layer: {
+  <I>(tag: Context.Tag<I, BreakerRegistry>, options?: RegistryOptions): Layer.Layer<I, InvalidBreakerOptions>
+  <I>(
+    tag: Context.Tag<I, BreakerRegistry<CircuitBreaker.BreakerTimeoutError>>,
+    options?: TimeoutRegistryOptions
+  ): Layer.Layer<I, InvalidBreakerOptions>
+  (options?: RegistryOptions): Layer.Layer<BreakerRegistry, InvalidBreakerOptions>
+} = ((tagOrOptions?: unknown, options?: TimeoutRegistryOptions) =>
+  Context.isTag(tagOrOptions)
+    ? Layer.scoped(tagOrOptions as Context.Tag<unknown, unknown>, internal.make(options))
+    : Layer.scoped(BreakerRegistry, make(tagOrOptions as RegistryOptions | undefined))) as typeof layer
 
 /**
- * Runs an effect through the registry's breaker called `name`. Data-first and data-last.
+ * Runs an effect through the breaker called `name` of a registry: the `BreakerRegistry` in the
+ * context, or the one given (a value, or a tag of the application's). The error channel adds
+ * `BreakerOpenError`, and `BreakerTimeoutError` when the registry's type has it. Data-first and
+ * data-last.
  *
  * @since 0.1.0
  * @category combinators
@@ -484,17 +329,30 @@ export const withBreakerFor: {
   ): <A, E, R>(
     self: Effect.Effect<A, E, R>
   ) => Effect.Effect<A, E | CircuitBreaker.BreakerOpenError, R | BreakerRegistry>
+  <I = never, TimeoutE = never>(
+    name: string,
+    registry: BreakerRegistry<TimeoutE> | Context.Tag<I, BreakerRegistry<TimeoutE>>
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | CircuitBreaker.BreakerOpenError | TimeoutE, R | I>
   <A, E, R>(
     self: Effect.Effect<A, E, R>,
     name: string
   ): Effect.Effect<A, E | CircuitBreaker.BreakerOpenError, R | BreakerRegistry>
+  <A, E, R, I = never, TimeoutE = never>(
+    self: Effect.Effect<A, E, R>,
+    name: string,
+    registry: BreakerRegistry<TimeoutE> | Context.Tag<I, BreakerRegistry<TimeoutE>>
+  ): Effect.Effect<A, E | CircuitBreaker.BreakerOpenError | TimeoutE, R | I>
 } = dual(
-  2,
+  (args) => Effect.isEffect(args[0]),
   <A, E, R>(
     self: Effect.Effect<A, E, R>,
-    name: string
-  ): Effect.Effect<A, E | CircuitBreaker.BreakerOpenError, R | BreakerRegistry> =>
-    Effect.flatMap(BreakerRegistry, (registry) =>
-      Effect.flatMap(registry.get(name), (breaker) => breaker.execute(self))
+    name: string,
+    registry: unknown = BreakerRegistry
+  ): Effect.Effect<A, unknown, unknown> =>
+    Effect.flatMap(
+      Context.isTag(registry)
+        ? (registry as Context.Tag<unknown, internal.Registry>)
+        : Effect.succeed(registry as internal.Registry),
+      (r) => Effect.flatMap(r.get(name), (breaker) => breaker.execute(self))
     )
 )

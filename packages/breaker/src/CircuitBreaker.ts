@@ -167,7 +167,8 @@ export interface TimeoutOptions extends Omit<Options, "timeout"> {
    * background: `Effect.disconnect`), with the failure `BreakerTimeoutError`, and the call counts
    * as a failure, whatever `isFailure` says. Prefer this to `Effect.timeout` inside `withBreaker`,
    * which waits for the interruption to finish (a driver's cancel: seconds with `@effect/sql-pg`).
-   * Default: none. A `BreakerRegistry` refuses it (its breakers are typed without the error).
+   * Default: none. A `BreakerRegistry` takes it in its defaults or overrides
+   * (`BreakerRegistry.TimeoutRegistryOptions`), and is then a `BreakerRegistry<BreakerTimeoutError>`.
    */
   readonly timeout?: Duration.DurationInput | undefined
 }

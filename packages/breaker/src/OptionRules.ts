@@ -11,7 +11,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { show } from "./internal/show.js"
+import { show as showInput } from "./internal/show.js"
 
 const isNegative = (input: unknown): boolean =>
   ((typeof input === "number" || typeof input === "bigint") && !(input >= 0)) ||
@@ -98,6 +98,22 @@ export const Text: Schema.Schema<string> = Schema.String.annotations({ message: 
  */
 export const Flag: Schema.Schema<boolean> = Schema.Boolean.annotations({ message: () => "a boolean" })
 
+/**
+ * Shows an input in an option error as the user wrote it: a number as a number (`got -5`), a
+ * string quoted (`got "-5"`), anything else as JSON (or "a function"), so that a message never
+ * shows a number as a string. `decode` shows the value it refuses this way.
+ *
+ * @since 0.2.0
+ * @category decoding
+ * @example
+ * ```ts
+ * import { OptionRules } from "@circuitry/breaker"
+ *
+ * const message = `openFor must be a finite duration >= 0, got ${OptionRules.show(-5)}` // "... got -5"
+ * ```
+ */
+export const show: (input: unknown) => string = showInput
+
 const at = (input: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
   path.reduce<unknown>(
     (value, key) =>
@@ -132,13 +148,13 @@ export const decode = <A, I, E>(
 ): Either.Either<A, E> => {
   if (input === undefined) input = {}
   if (typeof input !== "object" || input === null) {
-    return Either.left(error(`options must be an object, got ${show(input)}`))
+    return Either.left(error(`options must be an object, got ${showInput(input)}`))
   }
   return Either.mapLeft(Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })(input), (parseError) => {
     const issue = ParseResult.ArrayFormatter.formatErrorSync(parseError)[0]
     const path = issue?.path ?? []
     const option = path.length === 0 ? "options" : path.map(String).join(".")
     const rule = issue?.message ?? "valid"
-    return error(`${option} must be ${rule}, got ${show(at(input, path))}`)
+    return error(`${option} must be ${rule}, got ${showInput(at(input, path))}`)
   })
 }

@@ -73,7 +73,7 @@ describe("make remembers the last options it resolved", () => {
       options.openFor = -1
       assert.strictEqual(
         yield* messageOf(options),
-        'openFor must be a finite duration >= 0 or a Schedule, got "-1" (breaker "mutable")'
+        'openFor must be a finite duration >= 0 or a Schedule, got -1 (breaker "mutable")'
       )
     })
   )

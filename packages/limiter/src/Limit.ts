@@ -10,7 +10,7 @@ import type { Algorithm } from "./internal/algorithm.js"
 import * as Aimd from "./internal/aimd.js"
 import * as Fixed from "./internal/fixed.js"
 import * as Gradient2 from "./internal/gradient2.js"
-import { isBetween, isWhole, millis } from "./internal/validation.js"
+import { isBetween, isWhole, millis, show } from "./internal/validation.js"
 import * as Vegas from "./internal/vegas.js"
 import * as Windowed from "./internal/windowed.js"
 
@@ -61,11 +61,11 @@ const firstProblem = (name: string, rules: ReadonlyArray<Rule>): string | undefi
 }
 
 const bounds = (initial: number, min: number, max: number): ReadonlyArray<Rule> => [
-  [isWhole(min, 1), `min must be a whole number >= 1, got ${min}`],
-  [isWhole(max, 1) && max >= min, `max must be a whole number >= min (${min}), got ${max}`],
+  [isWhole(min, 1), `min must be a whole number >= 1, got ${show(min)}`],
+  [isWhole(max, 1) && max >= min, `max must be a whole number >= min (${min}), got ${show(max)}`],
   [
     isWhole(initial, 1) && initial >= min && initial <= max,
-    `initial must be a whole number in [min, max] = [${min}, ${max}], got ${initial}`
+    `initial must be a whole number in [min, max] = [${min}, ${max}], got ${show(initial)}`
   ]
 ]
 
@@ -103,7 +103,7 @@ export const fixed = (limit: number): Limit =>
     `fixed(${limit})`,
     limit,
     limit,
-    isWhole(limit, 1) ? undefined : `limit: fixed limit must be a whole number >= 1, got ${limit}`,
+    isWhole(limit, 1) ? undefined : `limit: fixed limit must be a whole number >= 1, got ${show(limit)}`,
     () => Fixed.make(limit)
   )
 
@@ -137,7 +137,7 @@ export const aimd = (options?: {
   const timeoutMillis = millis(options?.timeout ?? "5 seconds")
   const problem = firstProblem("aimd", [
     ...bounds(initial, min, max),
-    [isBetween(backoff, 0, 1), `backoff must be a number with 0 < backoff < 1, got ${backoff}`],
+    [isBetween(backoff, 0, 1), `backoff must be a number with 0 < backoff < 1, got ${show(backoff)}`],
     [timeoutMillis !== undefined && timeoutMillis > 0, `timeout must be a finite duration > 0`]
   ])
   return make("AIMD", `aimd(initial ${initial}, min ${min}, max ${max}, backoff ${backoff})`, min, max, problem, () =>
@@ -181,15 +181,15 @@ export const gradient2 = (options?: {
   const queueSize = options?.queueSize ?? 4
   const problem = firstProblem("gradient2", [
     ...bounds(initial, min, max),
-    [isBetween(smoothing, 0, 1, true), `smoothing must be a number with 0 < smoothing <= 1, got ${smoothing}`],
-    [isWhole(longWindow, 1), `longWindow must be a whole number >= 1, got ${longWindow}`],
+    [isBetween(smoothing, 0, 1, true), `smoothing must be a number with 0 < smoothing <= 1, got ${show(smoothing)}`],
+    [isWhole(longWindow, 1), `longWindow must be a whole number >= 1, got ${show(longWindow)}`],
     [
       typeof rttTolerance === "number" && Number.isFinite(rttTolerance) && rttTolerance >= 1,
-      `rttTolerance must be a number >= 1, got ${rttTolerance}`
+      `rttTolerance must be a number >= 1, got ${show(rttTolerance)}`
     ],
     [
       isNumberOrFunction(queueSize, (n) => Number.isFinite(n) && n >= 0),
-      `queueSize must be a number >= 0 or a function of the limit, got ${String(queueSize)}`
+      `queueSize must be a number >= 0 or a function of the limit, got ${show(queueSize)}`
     ]
   ])
   const queueOf = ofLimit(queueSize)
@@ -249,15 +249,15 @@ export const vegas = (options?: {
     ...bounds(initial, min, max),
     [
       isNumberOrFunction(alpha, (n) => Number.isFinite(n) && n >= 0),
-      `alpha must be a number >= 0 or a function of the limit, got ${String(alpha)}`
+      `alpha must be a number >= 0 or a function of the limit, got ${show(alpha)}`
     ],
     [
       isNumberOrFunction(beta, (n) => Number.isFinite(n) && n >= 0) &&
         !(typeof alpha === "number" && typeof beta === "number" && beta < alpha),
-      `beta must be a number >= alpha or a function of the limit, got ${String(beta)}`
+      `beta must be a number >= alpha or a function of the limit, got ${show(beta)}`
     ],
-    [isBetween(smoothing, 0, 1, true), `smoothing must be a number with 0 < smoothing <= 1, got ${smoothing}`],
-    [isWhole(probeMultiplier, 1), `probeMultiplier must be a whole number >= 1, got ${probeMultiplier}`]
+    [isBetween(smoothing, 0, 1, true), `smoothing must be a number with 0 < smoothing <= 1, got ${show(smoothing)}`],
+    [isWhole(probeMultiplier, 1), `probeMultiplier must be a whole number >= 1, got ${show(probeMultiplier)}`]
   ])
   return make("Vegas", `vegas(initial ${initial}, min ${min}, max ${max})`, min, max, problem, () =>
     Vegas.make({
@@ -321,7 +321,7 @@ export const windowed = (
             maxWindowMillis !== undefined && maxWindowMillis >= (minWindowMillis ?? 100),
             `maxWindow must be a duration of at least minWindow`
           ],
-          [isWhole(windowSize, 10), `windowSize must be a whole number >= 10, got ${windowSize}`]
+          [isWhole(windowSize, 10), `windowSize must be a whole number >= 10, got ${show(windowSize)}`]
         ]))
   return make("Windowed", `windowed(${inner?.description ?? "?"})`, inner?.min ?? 1, inner?.max ?? 1, problem, () =>
     Windowed.make(

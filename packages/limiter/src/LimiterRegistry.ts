@@ -10,6 +10,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { InvalidLimiterOptions } from "./internal/errors.js"
 import * as internal from "./internal/limiter.js"
+import { show } from "./internal/validation.js"
 import type * as Limiter from "./Limiter.js"
 
 /**
@@ -61,7 +62,7 @@ export const make = (options?: RegistryOptions): Effect.Effect<LimiterRegistry, 
     const maxLimiters = options?.maxLimiters ?? Infinity
     if (maxLimiters !== Infinity && !(Number.isInteger(maxLimiters) && maxLimiters >= 1)) {
       return yield* new InvalidLimiterOptions({
-        message: `maxLimiters must be a whole number >= 1, got ${maxLimiters}`
+        message: `maxLimiters must be a whole number >= 1, got ${show(maxLimiters)}`
       })
     }
     const optionsFor = (name: string): Limiter.Options => ({ ...defaults, ...overrides[name], name })

@@ -276,7 +276,13 @@ describe("Limiter", () => {
         ],
         [{ queue: { size: -1 } }, "queue.size must be a whole number between 0 and 1000000, got -1"],
         [{ queue: { size: 1, timeout: "forever" as never } }, "queue.timeout must be a finite duration >= 0"],
-        [{ queue: { timeout: -5 } }, "queue.timeout"],
+        // numbers show as numbers, strings as strings
+        [{ queue: { timeout: -5 } }, "queue.timeout must be a finite duration >= 0, got -5 ("],
+        [{ queue: { size: "2" as never } }, 'queue.size must be a whole number between 0 and 1000000, got "2" ('],
+        [
+          { limit: Limit.aimd({ backoff: "0.5" as never }) },
+          'aimd backoff must be a number with 0 < backoff < 1, got "0.5"'
+        ],
         [{ partitions: { a: 0 } }, "partitions.a must be a share with 0 < share <= 1, got 0"],
         [{ partitions: { a: 0.7, b: 0.4 } }, "partitions' shares must add up to at most 1"],
         [{ isDrop: "yes" as never }, "isDrop must be a function of a Cause, got string"]

@@ -1,5 +1,6 @@
 /**
- * A health route listing every breaker in the `BreakerRegistry`: its state, the counts in its
+ * A health route listing every breaker in the `BreakerRegistry` (or in the registries it is
+ * given) and every breaker handed to it: its state, the counts in its
  * window and when it reopens, and, when a `LimiterRegistry` is provided too, every limiter's limit,
  * calls in flight and rejections; as JSON for machines, as server-sent events, and as a small HTML
  * page for a person that updates itself live. Reading it records nothing and does not count as use
@@ -16,6 +17,7 @@ import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import type { Breakers, DefaultRegistries, Registries, SourceContext, Sources } from "./HealthSources.js"
 import * as internal from "./internal/healthRoute.js"
 import * as operations from "./internal/healthOperations.js"
 
@@ -134,6 +136,28 @@ export interface Health {
 export const health: Effect.Effect<Health, never, BreakerRegistry.BreakerRegistry> = internal.health
 
 /**
+ * `health` over the given sources (see `HealthSources.Sources`): the breakers of `registries` and those handed.
+ *
+ * @since 0.2.0
+ * @category reading
+ * @example
+ * ```ts
+ * import { CircuitBreaker } from "@circuitry/breaker"
+ * import { HealthRoute } from "@circuitry/platform"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const db = yield* CircuitBreaker.make({ name: "users-db", timeout: "1 second" })
+ *   const health = yield* HealthRoute.healthOf({ breakers: [db], registries: [] })
+ *   return health.open // 0 while "users-db" is closed
+ * }).pipe(Effect.scoped)
+ * ```
+ */
+export const healthOf: <B extends Breakers = [], G extends Registries = DefaultRegistries>(
+  sources: Sources<B, G>
+) => Effect.Effect<Health, never, SourceContext<B[number] | G[number]>> = internal.healthOf as typeof healthOf
+
+/**
  * The JSON view: `200` with a `Health` body. The status stays 200 while circuits are open: an open
  * circuit is this service protecting itself from a dependency, not this service being down.
  *
@@ -240,10 +264,14 @@ export type Authorize<R = never> = (
 ) => Effect.Effect<Authorization, never, R>
 
 /**
+ * The route's options: where it is served, what it shows (`HealthSources.Sources`: `breakers`, `registries`) and
+ * the `authorize` hook of its operations.
+ *
  * @since 0.1.0
  * @category models
  */
-export interface RouterOptions<R = never> extends HtmlOptions {
+export interface RouterOptions<R = never, B extends Breakers = [], G extends Registries = DefaultRegistries>
+  extends HtmlOptions, Sources<B, G> {
   /**
    * Where the JSON is served; the HTML view is at `${path}/view`, its live stream at
    * `${path}/view/events`, the JSON event stream at `${path}/events`. Default `"/health/breakers"`.
@@ -252,7 +280,8 @@ export interface RouterOptions<R = never> extends HtmlOptions {
   /**
    * Mounts `POST ${path}/isolate`, `${path}/reset` and `${path}/extend-open` (JSON bodies
    * `{ "breaker": name }`, plus `"for": "5 minutes"` or `"until": ISO 8601` for extend-open), each
-   * decided by this hook. Absent, those paths are not mounted (404).
+   * decided by this hook. Absent, those paths are not mounted (404). An operation applies to every
+   * breaker of that name the route shows (a registry's and one handed to it are one circuit).
    */
   readonly authorize?: Authorize<R> | undefined
 }
@@ -275,15 +304,19 @@ export interface RouterOptions<R = never> extends HtmlOptions {
  * )
  * ```
  */
-export const router: <R = never>(
-  options?: RouterOptions<R>
-) => HttpRouter.HttpRouter<never, BreakerRegistry.BreakerRegistry | R> = internal.router
+export const router: <R = never, B extends Breakers = [], G extends Registries = DefaultRegistries>(
+  options?: RouterOptions<R, B, G>
+) => HttpRouter.HttpRouter<never, R | SourceContext<B[number] | G[number]>> = internal.router as typeof router
 
 /**
  * @since 0.1.0
  * @category models
  */
-export interface MakeOptions<R = never> extends RouterOptions<R> {
+export interface MakeOptions<
+  R = never,
+  B extends Breakers = [],
+  G extends Registries = DefaultRegistries
+> extends RouterOptions<R, B, G> {
   readonly history?:
     | {
         /** Samples kept per breaker (a whole number >= 1). Default 30. */
@@ -297,7 +330,8 @@ export interface MakeOptions<R = never> extends RouterOptions<R> {
 /**
  * `router` plus a short history per breaker (failure rate and transitions over the last minutes),
  * in the JSON and the HTML view. The history is sampled by a fiber that lives as long as the
- * scope. Fails with `InvalidBreakerOptions` naming the history option that is out of range.
+ * scope. Fails with `InvalidBreakerOptions` naming the history option that is out of range, or the
+ * entry of `breakers` or `registries` that is not a breaker or a registry (or a tag of one).
  *
  * @since 0.1.0
  * @category routes
@@ -318,10 +352,10 @@ export interface MakeOptions<R = never> extends RouterOptions<R> {
  * })
  * ```
  */
-export const make: <R = never>(
-  options?: MakeOptions<R>
+export const make: <R = never, B extends Breakers = [], G extends Registries = DefaultRegistries>(
+  options?: MakeOptions<R, B, G>
 ) => Effect.Effect<
-  HttpRouter.HttpRouter<never, BreakerRegistry.BreakerRegistry | R>,
+  HttpRouter.HttpRouter<never, R | SourceContext<B[number] | G[number]>>,
   CircuitBreaker.InvalidBreakerOptions,
-  Scope.Scope | BreakerRegistry.BreakerRegistry
-> = internal.make
+  Scope.Scope | SourceContext<B[number] | G[number]>
+> = internal.make as typeof make

@@ -14,6 +14,11 @@ export * as BreakerHttpServer from "./BreakerHttpServer.js"
 export * as HealthRoute from "./HealthRoute.js"
 
 /**
+ * @since 0.2.0
+ */
+export * as HealthSources from "./HealthSources.js"
+
+/**
  * @since 0.1.0
  */
 export * as LimiterHttpClient from "./LimiterHttpClient.js"

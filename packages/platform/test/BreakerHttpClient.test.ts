@@ -306,7 +306,10 @@ describe("BreakerHttpClient", () => {
     Effect.gen(function* () {
       const error = yield* Effect.flip(BreakerHttpClient.make({ timeout: "soon" as never }))
       assert.strictEqual(error._tag, "InvalidBreakerOptions")
-      assert.include(error.message, "timeout must be a finite duration > 0")
+      assert.include(error.message, 'timeout must be a finite duration > 0, got "soon"')
+      // a number shows as a number
+      const negative = yield* Effect.flip(BreakerHttpClient.make({ maxRetryAfter: -5 }))
+      assert.strictEqual(negative.message, "BreakerHttpClient: maxRetryAfter must be a finite duration > 0, got -5")
       const key = yield* Effect.flip(BreakerHttpClient.make({ key: "host" as never }))
       assert.include(key.message, "key must be a function")
     }).pipe(Effect.provide(Env))

@@ -147,7 +147,7 @@ describe("HealthRoute operations", () => {
       const server = yield* serve(HealthRoute.router({ authorize }))
       const unknown = yield* post(`${server.url}/health/breakers/isolate`, { breaker: "nope" }, "admin")
       assert.strictEqual(unknown.status, 404)
-      assert.strictEqual(unknown.body.detail, `No breaker named "nope" in the registry.`)
+      assert.strictEqual(unknown.body.detail, `No breaker named "nope" on this route.`)
       assert.deepStrictEqual(yield* registry.names, ["payments"])
 
       const url = `${server.url}/health/breakers/extend-open`

@@ -149,7 +149,8 @@ describe("RedisRetryBudget", () => {
     Effect.gen(function* () {
       for (const [options, message] of [
         [{ url: "http://x" }, "url must be a redis:// or rediss:// URL"],
-        [{ timeout: "0 millis" }, "timeout must be a finite duration > 0"],
+        [{ timeout: "0 millis" }, 'timeout must be a finite duration > 0, got "0 millis"'],
+        [{ timeout: -5 }, "timeout must be a finite duration > 0, got -5"],
         [{ ratio: -1 }, "ratio must be a finite number >= 0"]
       ] as const) {
         const result = yield* Effect.either(RedisRetryBudget.make(options as RedisRetryBudget.Options))

@@ -82,8 +82,8 @@ export const makeLocal = (resolved: Options.Resolved, runtime: Runtime.Runtime<n
   new Breaker(resolved, Either.getOrThrow(Options.openDelays(resolved, runtime)), undefined)
 
 /**
- * The breaker's own type says no timeout (a registry's breakers never have one); `make` says
- * `BreakerTimeoutError` whenever its options may give a timeout, which is the one way it fails.
+ * The breaker's own type says no timeout; `make` says `BreakerTimeoutError` whenever its options
+ * may give a timeout (a registry's types do the same for its breakers, in BreakerRegistry.ts).
  *
  * @internal
  */

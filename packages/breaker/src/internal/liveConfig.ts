@@ -16,21 +16,19 @@
  *   judged at the next call (no call, no verdict: as the policy does everywhere).
  * - An open episode keeps its `until`; the next one waits by the new `openFor`. A schedule that
  *   did not change keeps its place; a new one starts from its first delay.
+ * - A `timeout` is taken only by a registry made with one (`carriesTimeout`): the registry's type
+ *   says whether its calls may fail with `BreakerTimeoutError`, and a config cannot change a type.
+ *   A config kept as JSON is read and checked in jsonConfig.ts.
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { identity } from "effect/Function"
 import * as Metric from "effect/Metric"
-import * as Option from "effect/Option"
 import type * as Runtime from "effect/Runtime"
-import * as Schedule from "effect/Schedule"
-import * as Stream from "effect/Stream"
 import type * as CB from "../CircuitBreaker.js"
 import type { Breaker } from "./breaker.js"
 import * as Ejection from "./ejection.js"
 import { InvalidBreakerOptions } from "./errors.js"
 import * as Options from "./options.js"
-import * as Policy from "./policy.js"
 import * as Rules from "./rules.js"
 
 /** What the registry runs on. @internal */
@@ -65,11 +63,12 @@ const fail = (message: string) => new InvalidBreakerOptions({ message })
 
 /**
  * Checks a registry's options, every breaker option included (so that `get` cannot fail later).
- * Nothing is trusted: a live config may come from JSON.
+ * Nothing is trusted: a live config may come from JSON. `timeouts`: whether the registry's type
+ * has `BreakerTimeoutError` (see `carriesTimeout`); without it a `timeout` is refused.
  *
  * @internal
  */
-export const resolve = (input: unknown): Effect.Effect<Resolved, InvalidBreakerOptions> =>
+export const resolve = (input: unknown, timeouts: boolean): Effect.Effect<Resolved, InvalidBreakerOptions> =>
   Effect.gen(function* () {
     if (input !== undefined && !Rules.isRecord(input)) {
       return yield* fail(`registry options must be an object, got ${Rules.show(input)}`)
@@ -86,16 +85,33 @@ export const resolve = (input: unknown): Effect.Effect<Resolved, InvalidBreakerO
     const maxBreakers = o["maxBreakers"] ?? Infinity
     if (maxBreakers !== Infinity) yield* Either.mapLeft(Rules.check("maxBreakers", Rules.atLeastOne, maxBreakers), fail)
     const maxOpen = yield* Either.mapLeft(Ejection.resolveLimit(o["maxOpen"]), fail)
-    const resolvedDefaults = yield* Options.validate({ ...defaults, name: "defaults" } as CB.Options)
+    const resolvedDefaults = yield* Options.validate({ ...defaults, name: "defaults" } as CB.TimeoutOptions, timeouts)
     const resolvedOverrides = new Map<string, Options.Resolved>()
     for (const [name, override] of Object.entries(overrides)) {
       if (!Rules.isRecord(override)) {
         return yield* fail(`overrides["${name}"] must be breaker options (an object), got ${Rules.show(override)}`)
       }
-      resolvedOverrides.set(name, yield* Options.validate({ ...defaults, ...override, name } as CB.Options))
+      resolvedOverrides.set(
+        name,
+        yield* Options.validate({ ...defaults, ...override, name } as CB.TimeoutOptions, timeouts)
+      )
     }
     return { defaults: resolvedDefaults, overrides: resolvedOverrides, maxBreakers: maxBreakers as number, maxOpen }
   })
+
+/**
+ * Whether a registry made with these options is typed `BreakerRegistry<BreakerTimeoutError>`: its
+ * defaults or one of its overrides carry a timeout, as the overloads of `make` and `layer` read
+ * them. Decided once, when it is made: a live config may then set, change or lift timeouts per name.
+ *
+ * @internal
+ */
+export const carriesTimeout = (options: unknown): boolean => {
+  if (!Rules.isRecord(options)) return false
+  const has = (o: unknown) => Rules.isRecord(o) && o["timeout"] !== undefined
+  const overrides = options["overrides"]
+  return has(options["defaults"]) || (Rules.isRecord(overrides) && Object.values(overrides).some(has))
+}
 
 /** The options of the breaker called `name` under `config`, but for the name (a live config compares them). @internal */
 export const optionsOf = (config: Resolved, name: string): Options.Resolved =>
@@ -143,97 +159,3 @@ export const reconfigure = (
   breaker.reconfigure(after, delays, now)
   return true
 }
-
-// -- a config kept as JSON in a shared place -----------------------------------------------------
-
-/** A policy written as data (`{ "_tag": "ConsecutiveFailures", "threshold": 5 }`) as a `Policy`; anything else as it is. */
-const policyOf = (input: unknown): unknown => {
-  if (!Rules.isRecord(input)) return input
-  switch (input["_tag"]) {
-    case "ConsecutiveFailures":
-      return Policy.consecutiveFailures(input["threshold"] as number)
-    case "FailureRate": {
-      const { _tag, ...options } = input
-      return Policy.failureRate(options)
-    }
-    default:
-      return input
-  }
-}
-
-const breakerOptionsOf = (input: unknown): unknown =>
-  Rules.isRecord(input) && input["policy"] !== undefined ? { ...input, policy: policyOf(input["policy"]) } : input
-
-/**
- * Reads a JSON document of registry options: policies as data, by `_tag` (windows are data
- * already). What it holds is checked when the registry applies it, as any value.
- *
- * @internal
- */
-export const parse = (text: string): Either.Either<unknown, InvalidBreakerOptions> =>
-  Either.flatMap(
-    Either.try({
-      try: () => JSON.parse(text) as unknown,
-      catch: (error) => fail(`config must be a JSON document of registry options: ${(error as Error).message}`)
-    }),
-    (json) => {
-      if (!Rules.isRecord(json)) return Either.right(json)
-      const out: Record<string, unknown> = { ...json }
-      if (json["defaults"] !== undefined) out["defaults"] = breakerOptionsOf(json["defaults"])
-      if (Rules.isRecord(json["overrides"])) {
-        out["overrides"] = Object.fromEntries(
-          Object.entries(json["overrides"]).map(([name, options]) => [name, breakerOptionsOf(options)])
-        )
-      }
-      return Either.right(out)
-    }
-  )
-
-/**
- * Follows a document kept under one key somewhere every member reads (a Redis key, a row): reads
- * it at once and then every `everyMillis`, and emits it when it changed. A key that is gone emits
- * `{}` (the layer's options again); a document that is not JSON, and a read that fails, are
- * reported (a warning; a read once per outage) and skipped, and the config before stays.
- *
- * @internal
- */
-export const watch = <E, R>(
-  load: Effect.Effect<Option.Option<string>, E, R>,
-  everyMillis: number
-): Stream.Stream<unknown, never, R> =>
-  Stream.suspend(() => {
-    let failing = false
-    const read = load.pipe(
-      Effect.tap(() => {
-        failing = false
-      }),
-      Effect.map(Option.some),
-      Effect.catchAllCause((cause) => {
-        if (failing) return Effect.succeed(Option.none())
-        failing = true
-        return Effect.as(
-          Effect.logWarning("breaker registry: the config could not be read; the config before stays", cause),
-          Option.none()
-        )
-      })
-    )
-    return Stream.repeatEffectWithSchedule(read, Schedule.spaced(everyMillis)).pipe(
-      Stream.filterMap(identity),
-      Stream.map((document) => Option.getOrElse(document, () => "{}")),
-      Stream.changes,
-      Stream.mapEffect((document) =>
-        Either.match(parse(document), {
-          onLeft: (error) =>
-            Effect.as(
-              Effect.logWarning(
-                "breaker registry: a config value was rejected; the config before it stays",
-                error
-              ).pipe(Effect.zipRight(Metric.increment(Metric.tagged(configsTotal, "outcome", "rejected")))),
-              Option.none<unknown>()
-            ),
-          onRight: (options) => Effect.succeed(Option.some(options))
-        })
-      ),
-      Stream.filterMap(identity)
-    )
-  })

@@ -56,8 +56,18 @@ export const resolve = (options: CB.TimeoutOptions | undefined): Either.Either<R
   const o: Readonly<Record<string, unknown>> = options ?? {}
   const name = Rules.check("name", Rules.nonEmptyString, o["name"] ?? "default")
   if (Either.isLeft(name)) return fail(name.left)
-  const within = (problem: string) => fail(`${problem} (breaker "${name.right}")`)
-  const resolved = Either.gen(function* () {
+  const resolved = resolveFields(o, name.right)
+  return Either.isLeft(resolved) ? fail(`${resolved.left} (breaker "${name.right}")`) : Either.right(resolved.right)
+}
+
+/**
+ * Options but the name, resolved, or the first rule they break in words (`"openFor must be ..."`),
+ * for the caller to place: a breaker names itself, a JSON config names the field.
+ *
+ * @internal
+ */
+export const resolveFields = (o: Readonly<Record<string, unknown>>, name: string): Either.Either<Resolved, string> =>
+  Either.gen(function* () {
     const policy = yield* Policy.resolve(o["policy"] ?? Policy.consecutiveFailures(5))
     const openFor = yield* resolveOpenFor(o["openFor"] ?? "30 seconds")
     const halfOpen = o["halfOpen"] === undefined ? {} : o["halfOpen"]
@@ -85,7 +95,7 @@ export const resolve = (options: CB.TimeoutOptions | undefined): Either.Either<R
     }
     const quorum = yield* resolveSharing(o["sharing"])
     return {
-      name: name.right,
+      name,
       policy,
       openFor,
       permits,
@@ -97,8 +107,6 @@ export const resolve = (options: CB.TimeoutOptions | undefined): Either.Either<R
       quorum
     }
   })
-  return Either.isLeft(resolved) ? within(resolved.left) : Either.right(resolved.right)
-}
 
 const fail = (message: string) => Either.left(new InvalidBreakerOptions({ message }))
 
@@ -108,7 +116,7 @@ const resolveOpenFor = (input: unknown): Either.Either<Resolved["openFor"], stri
     : Either.map(
         Either.mapLeft(
           Rules.check("openFor", Rules.durationAtLeastZero, input),
-          () => `openFor must be a finite duration >= 0 or a Schedule, got ${JSON.stringify(String(input))}`
+          () => `openFor must be a finite duration >= 0 or a Schedule, got ${Rules.show(input)}`
         ),
         (millis) => ({ _tag: "Fixed", millis })
       )
@@ -196,18 +204,21 @@ export const openDelays = (
 /**
  * Checks options as `make` would, without making a breaker (nor joining a shared store), and
  * returns them resolved: a registry resolves its defaults and overrides once, not once per breaker.
- * A registry's breakers are typed without `BreakerTimeoutError`, so a `timeout` (from a JSON
- * config: the type refuses it) is refused here rather than failing calls with an error their
- * type does not have.
+ * `timeouts` says whether the registry's breakers are typed with `BreakerTimeoutError` (it was made
+ * with a timeout); when not, a `timeout` (one a live config gives later) is refused here rather than
+ * failing calls with an error their type does not have.
  *
  * @internal
  */
-export const validate = (options?: CB.Options): Effect.Effect<Resolved, InvalidBreakerOptions> =>
+export const validate = (
+  options: CB.TimeoutOptions,
+  timeouts: boolean
+): Effect.Effect<Resolved, InvalidBreakerOptions> =>
   Effect.gen(function* () {
     const resolved = yield* resolve(options)
-    if (resolved.timeoutMillis !== undefined) {
+    if (resolved.timeoutMillis !== undefined && !timeouts) {
       return yield* fail(
-        `timeout is an option of CircuitBreaker.make and layer, not of a registry's breakers, whose type has no BreakerTimeoutError (breaker "${resolved.name}")`
+        `timeout cannot be given to a registry made without one: its breakers are typed without BreakerTimeoutError. Give the registry's defaults or overrides a timeout when it is made (breaker "${resolved.name}")`
       )
     }
     yield* openDelays(resolved, yield* Effect.runtime<never>())

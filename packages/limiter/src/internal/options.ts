@@ -4,7 +4,7 @@ import * as Either from "effect/Either"
 import * as Limit from "../Limit.js"
 import type * as L from "../Limiter.js"
 import { InvalidLimiterOptions } from "./errors.js"
-import { isBetween, isWhole, millis } from "./validation.js"
+import { isBetween, isWhole, millis, show } from "./validation.js"
 
 /** @internal */
 export interface Resolved {
@@ -47,7 +47,7 @@ export const resolve = (options: L.Options | undefined): Either.Either<Resolved,
   const o = options ?? {}
   const name = o.name ?? "default"
   if (typeof name !== "string" || name.length === 0) {
-    return fail(`name must be a non-empty string, got ${JSON.stringify(name)}`)
+    return fail(`name must be a non-empty string, got ${show(name)}`)
   }
   const at = ` (limiter "${name}")`
   const limit = o.limit ?? Limit.gradient2()
@@ -58,11 +58,11 @@ export const resolve = (options: L.Options | undefined): Either.Either<Resolved,
   }
   const queueSize = o.queue?.size ?? 0
   if (!isWhole(queueSize, 0) || queueSize > MAX_QUEUE) {
-    return fail(`queue.size must be a whole number between 0 and ${MAX_QUEUE}, got ${queueSize}${at}`)
+    return fail(`queue.size must be a whole number between 0 and ${MAX_QUEUE}, got ${show(queueSize)}${at}`)
   }
   const queueTimeoutMillis = millis(o.queue?.timeout ?? "1 second")
   if (queueTimeoutMillis === undefined) {
-    return fail(`queue.timeout must be a finite duration >= 0, got ${JSON.stringify(String(o.queue?.timeout))}${at}`)
+    return fail(`queue.timeout must be a finite duration >= 0, got ${show(o.queue?.timeout)}${at}`)
   }
   if (o.partitions !== undefined && (typeof o.partitions !== "object" || o.partitions === null)) {
     return fail(`partitions must be an object of shares by name${at}`)
@@ -71,7 +71,7 @@ export const resolve = (options: L.Options | undefined): Either.Either<Resolved,
   let total = 0
   for (const [partition, share] of partitions) {
     if (!isBetween(share, 0, 1, true)) {
-      return fail(`partitions.${partition} must be a share with 0 < share <= 1, got ${share}${at}`)
+      return fail(`partitions.${partition} must be a share with 0 < share <= 1, got ${show(share)}${at}`)
     }
     total += share
   }

@@ -20,3 +20,17 @@ export const isWhole = (n: unknown, min: number): n is number =>
 /** A finite number strictly between `low` and `high`, or up to `high` when `inclusive`. */
 export const isBetween = (n: unknown, low: number, high: number, inclusive = false): n is number =>
   typeof n === "number" && Number.isFinite(n) && n > low && (inclusive ? n <= high : n < high)
+
+/**
+ * Shows an input in an options message as the user wrote it: a number as a number, anything else
+ * as JSON. The rule of `OptionRules.show` in @circuitry/breaker, which the limiter does not depend on.
+ */
+export const show = (input: unknown): string => {
+  if (typeof input === "number" || typeof input === "bigint") return String(input)
+  if (typeof input === "function") return "a function"
+  try {
+    return JSON.stringify(input) ?? String(input)
+  } catch {
+    return typeof input
+  }
+}

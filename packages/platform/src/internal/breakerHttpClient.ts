@@ -1,5 +1,5 @@
 /** The implementation behind ../BreakerHttpClient.ts, where the public types and their documentation live. */
-import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
+import { BreakerRegistry, CircuitBreaker, OptionRules } from "@circuitry/breaker"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -72,7 +72,7 @@ const resolve = (options: Options | undefined): Either.Either<Resolved, CircuitB
   if (o.timeout !== undefined) {
     timeout = decodeDuration(o.timeout)
     if (timeout === undefined) {
-      return fail(`BreakerHttpClient: timeout must be a finite duration > 0, got ${JSON.stringify(String(o.timeout))}`)
+      return fail(`BreakerHttpClient: timeout must be a finite duration > 0, got ${OptionRules.show(o.timeout)}`)
     }
   }
   let maxRetryAfterMillis = Infinity
@@ -80,7 +80,7 @@ const resolve = (options: Options | undefined): Either.Either<Resolved, CircuitB
     const max = decodeDuration(o.maxRetryAfter)
     if (max === undefined) {
       return fail(
-        `BreakerHttpClient: maxRetryAfter must be a finite duration > 0, got ${JSON.stringify(String(o.maxRetryAfter))}`
+        `BreakerHttpClient: maxRetryAfter must be a finite duration > 0, got ${OptionRules.show(o.maxRetryAfter)}`
       )
     }
     maxRetryAfterMillis = Duration.toMillis(max)

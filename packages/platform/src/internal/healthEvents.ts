@@ -4,7 +4,7 @@
  * Clock; the JSON stream sends `health` and `transition` events, the view's stream sends the
  * re-rendered live part of the page (`view`) on each snapshot and each transition.
  */
-import type { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
+import type { CircuitBreaker } from "@circuitry/breaker"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Chunk from "effect/Chunk"
@@ -14,6 +14,7 @@ import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import type { Health } from "../HealthRoute.js"
 import * as Follow from "./healthFollow.js"
+import type { List } from "./healthSources.js"
 
 type Update =
   | { readonly _tag: "Tick" }
@@ -22,12 +23,12 @@ type Update =
 /** One event in the text/event-stream format; every line of `data` gets its own `data:` field. */
 const event = (name: string, data: string): string => `event: ${name}\ndata: ${data.split("\n").join("\ndata: ")}\n\n`
 
-const updates = (every: Duration.Duration): Stream.Stream<Update, never, BreakerRegistry.BreakerRegistry> =>
+const updates = <R>(every: Duration.Duration, list: List<R>): Stream.Stream<Update, never, R> =>
   Stream.unwrapScoped(
     Effect.gen(function* () {
       // A burst of transitions is never a reason to hold memory without bound: keep the newest.
       const queue = yield* Queue.sliding<Update>(1024)
-      const follower = yield* Follow.make((breaker, transition) =>
+      const follower = yield* Follow.make(list, (breaker, transition) =>
         Queue.offer(queue, { _tag: "Transition", breaker: breaker.name, transition })
       )
       const ticks = Stream.mapEffect(Stream.tick(every), () => Effect.as(follower.sync, { _tag: "Tick" } as Update))
@@ -46,10 +47,11 @@ const respond = <R>(stream: Stream.Stream<string, never, R>) =>
 /** @internal */
 export const json = <R>(
   every: Duration.Duration,
+  list: List<R>,
   health: Effect.Effect<Health, never, R>
-): HttpApp.Default<never, R | BreakerRegistry.BreakerRegistry> =>
+): HttpApp.Default<never, R> =>
   respond(
-    Stream.mapEffect(updates(every), (update) =>
+    Stream.mapEffect(updates(every, list), (update) =>
       update._tag === "Tick"
         ? Effect.map(health, (h) => event("health", JSON.stringify(h)))
         : Effect.succeed(
@@ -68,8 +70,11 @@ export const json = <R>(
 /** @internal */
 export const view = <R>(
   every: Duration.Duration,
+  list: List<R>,
   health: Effect.Effect<Health, never, R>,
   render: (health: Health) => string
-): HttpApp.Default<never, R | BreakerRegistry.BreakerRegistry> =>
+): HttpApp.Default<never, R> =>
   // One render per chunk of updates, so that a burst of transitions is one re-render, not one each.
-  respond(Stream.mapChunksEffect(updates(every), () => Effect.map(health, (h) => Chunk.of(event("view", render(h))))))
+  respond(
+    Stream.mapChunksEffect(updates(every, list), () => Effect.map(health, (h) => Chunk.of(event("view", render(h)))))
+  )

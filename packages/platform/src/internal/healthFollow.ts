@@ -1,32 +1,37 @@
 /**
- * Follows the transitions of every breaker a registry holds, for the health route's history and
- * live streams. A registry announces no new breaker, so `sync` (run on each tick) subscribes to the
- * ones it has not seen and lets go of the ones the registry dropped.
+ * Follows the transitions of every breaker the route shows (its registries' and those handed to
+ * it), for the health route's history and live streams. A registry announces no new breaker, so
+ * `sync` (run on each tick) subscribes to the ones it has not seen and lets go of the ones dropped.
  */
-import { BreakerRegistry } from "@circuitry/breaker"
 import type { CircuitBreaker } from "@circuitry/breaker"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
+import type { List } from "./healthSources.js"
 
 /** @internal */
 export interface Follower {
   /** Follows the registry's breakers as they are now, and returns them. */
-  readonly sync: Effect.Effect<ReadonlyArray<CircuitBreaker.CircuitBreaker>>
+  readonly sync: Effect.Effect<ReadonlyArray<CircuitBreaker.CircuitBreaker<unknown>>>
 }
 
 /** @internal */
-export const make = (
-  onTransition: (breaker: CircuitBreaker.CircuitBreaker, transition: CircuitBreaker.Transition) => Effect.Effect<void>
-): Effect.Effect<Follower, never, Scope.Scope | BreakerRegistry.BreakerRegistry> =>
+export const make = <R>(
+  list: List<R>,
+  onTransition: (
+    breaker: CircuitBreaker.CircuitBreaker<unknown>,
+    transition: CircuitBreaker.Transition
+  ) => Effect.Effect<void>
+): Effect.Effect<Follower, never, Scope.Scope | R> =>
   Effect.gen(function* () {
-    const registry = yield* BreakerRegistry.BreakerRegistry
+    const context = yield* Effect.context<R>()
+    const current = Effect.provide(list, context)
     const parent = yield* Effect.scope
-    const followed = new Map<CircuitBreaker.CircuitBreaker, Scope.CloseableScope>()
+    const followed = new Map<CircuitBreaker.CircuitBreaker<unknown>, Scope.CloseableScope>()
     const lock = yield* Effect.makeSemaphore(1)
-    const follow = (breaker: CircuitBreaker.CircuitBreaker) =>
+    const follow = (breaker: CircuitBreaker.CircuitBreaker<unknown>) =>
       Effect.gen(function* () {
         const scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
         // Subscribed before the fiber starts, so no transition after this point is missed.
@@ -36,7 +41,7 @@ export const make = (
       })
     const sync = lock.withPermits(1)(
       Effect.gen(function* () {
-        const breakers = yield* registry.breakers
+        const breakers = yield* current
         const present = new Set(breakers)
         for (const [breaker, scope] of followed) {
           if (present.has(breaker)) continue

@@ -3,7 +3,6 @@
  * failure rate) taken every `every` on the Effect Clock, and a bounded ring of its transitions.
  */
 import { CircuitBreaker, OptionRules } from "@circuitry/breaker"
-import type { BreakerRegistry } from "@circuitry/breaker"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -12,6 +11,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type { BreakerHistory, Sample } from "../HealthRoute.js"
 import * as Follow from "./healthFollow.js"
+import type { List } from "./healthSources.js"
 
 /** A fixed-capacity ring: pushing past capacity drops the oldest. */
 class Ring<A> {
@@ -71,9 +71,7 @@ export interface History {
 const iso = (millis: number) => new Date(millis).toISOString()
 
 /** @internal */
-export const start = (
-  options: Resolved
-): Effect.Effect<History, never, Scope.Scope | BreakerRegistry.BreakerRegistry> =>
+export const start = <R>(options: Resolved, list: List<R>): Effect.Effect<History, never, Scope.Scope | R> =>
   Effect.gen(function* () {
     const entries = new Map<string, Entry>()
     const entry = (name: string): Entry => {
@@ -84,7 +82,7 @@ export const start = (
       }
       return found
     }
-    const follower = yield* Follow.make((breaker, t) =>
+    const follower = yield* Follow.make(list, (breaker, t) =>
       Effect.sync(() =>
         entry(breaker.name).transitions.push({ at: t.at, transition: { from: t.from, to: t.to, at: iso(t.at) } })
       )
@@ -104,7 +102,7 @@ export const start = (
           failureRate: counts.calls === 0 ? null : counts.failures / counts.calls
         })
       }
-      for (const name of entries.keys()) if (!names.has(name)) entries.delete(name) // dropped by the registry
+      for (const name of entries.keys()) if (!names.has(name)) entries.delete(name) // dropped by its registry
     })
     // The first sample is taken now, so what `make` returns already knows the registry as it is.
     yield* sample

@@ -4,7 +4,7 @@
  * is not JSON (415) or is malformed (400) is refused first, revealing nothing, then the hook decides (401/403), and only then
  * does the caller learn whether the breaker exists (404), so that names are not probed anonymously.
  */
-import { BreakerRegistry, OptionRules } from "@circuitry/breaker"
+import { OptionRules } from "@circuitry/breaker"
 import type { CircuitBreaker } from "@circuitry/breaker"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -15,6 +15,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { Authorization, Authorize, Operation } from "../HealthRoute.js"
+import type { List } from "./healthSources.js"
 
 /** @internal */
 export const allowed = (identity: string): Authorization => ({ _tag: "Allowed", identity })
@@ -84,8 +85,9 @@ const untilOf = (input: typeof Extend.Type, now: number): Either.Either<number, 
 const verbs: Record<Operation["_tag"], string> = { Isolate: "isolated", Reset: "reset", ExtendOpen: "extended" }
 const paths: Record<Operation["_tag"], string> = { Isolate: "isolate", Reset: "reset", ExtendOpen: "extend-open" }
 
-const run = <R>(
+const run = <R, L>(
   authorize: Authorize<R>,
+  list: List<L>,
   parse: (now: number) => Effect.Effect<Operation, BadRequest, HttpServerRequest.HttpServerRequest>
 ) =>
   Effect.gen(function* () {
@@ -114,12 +116,15 @@ const run = <R>(
       )
       return problem(403, `${verdict.identity} may not ${paths[operation._tag]} "${operation.breaker}".`)
     }
-    const registry = yield* BreakerRegistry.BreakerRegistry
-    // `breakers`, not `get`: an operation must not create the breaker it names.
-    const breaker = (yield* registry.breakers).find((b) => b.name === operation.breaker)
-    if (breaker === undefined) return problem(404, `No breaker named "${operation.breaker}" in the registry.`)
-    const applied = yield* apply(breaker, operation, verdict.identity)
-    if (applied !== undefined) return problem(409, applied)
+    // The breakers held, not a registry's `get`: an operation must not create the breaker it names.
+    // Breakers of one name (a registry's and one handed to the route) are one circuit to an operator.
+    const named = (yield* list).filter((b) => b.name === operation.breaker)
+    const breaker = named[0]
+    if (breaker === undefined) return problem(404, `No breaker named "${operation.breaker}" on this route.`)
+    for (const each of named) {
+      const applied = yield* apply(each, operation, verdict.identity)
+      if (applied !== undefined) return problem(409, applied)
+    }
     const snapshot = yield* breaker.snapshot
     const at = yield* Clock.currentTimeMillis
     yield* Effect.logInfo(`health route: ${verdict.identity} ${verbs[operation._tag]} "${breaker.name}"`).pipe(
@@ -144,7 +149,7 @@ const run = <R>(
  * and, with a shared store, the fleet's verdict carry; a string is why it could not be (409).
  */
 const apply = (
-  breaker: CircuitBreaker.CircuitBreaker,
+  breaker: CircuitBreaker.CircuitBreaker<unknown>,
   operation: Operation,
   by: string
 ): Effect.Effect<string | undefined> => {
@@ -164,20 +169,20 @@ const apply = (
 
 /** @internal */
 export const routes =
-  <R>(path: `/${string}`, authorize: Authorize<R>) =>
+  <R, L>(path: `/${string}`, authorize: Authorize<R>, list: List<L>) =>
   <E, R2>(router: HttpRouter.HttpRouter<E, R2>) =>
     router.pipe(
       HttpRouter.post(
         `${path}/isolate`,
-        run(authorize, () => Effect.map(body(Target), ({ breaker }) => ({ _tag: "Isolate" as const, breaker })))
+        run(authorize, list, () => Effect.map(body(Target), ({ breaker }) => ({ _tag: "Isolate" as const, breaker })))
       ),
       HttpRouter.post(
         `${path}/reset`,
-        run(authorize, () => Effect.map(body(Target), ({ breaker }) => ({ _tag: "Reset" as const, breaker })))
+        run(authorize, list, () => Effect.map(body(Target), ({ breaker }) => ({ _tag: "Reset" as const, breaker })))
       ),
       HttpRouter.post(
         `${path}/extend-open`,
-        run(authorize, (now) =>
+        run(authorize, list, (now) =>
           Effect.flatMap(body(Extend), (input) =>
             Effect.map(untilOf(input, now), (until) => ({ _tag: "ExtendOpen" as const, breaker: input.breaker, until }))
           )

@@ -1,6 +1,6 @@
 /** The implementation behind ../HealthRoute.ts, where the public types and their documentation live. */
-import { BreakerRegistry, BreakerStore } from "@circuitry/breaker"
-import type { CircuitBreaker } from "@circuitry/breaker"
+import { BreakerStore } from "@circuitry/breaker"
+import type { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
 import { LimiterRegistry } from "@circuitry/limiter"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpRouter from "@effect/platform/HttpRouter"
@@ -9,11 +9,11 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
-import type { BreakerHealth, Health, HtmlOptions, LimiterHealth, MakeOptions, RouterOptions } from "../HealthRoute.js"
+import type { BreakerHealth, Health, HtmlOptions, LimiterHealth, MakeOptions } from "../HealthRoute.js"
 import * as Events from "./healthEvents.js"
 import * as History from "./healthHistory.js"
 import * as Operations from "./healthOperations.js"
+import * as Sources from "./healthSources.js"
 import * as View from "./healthView.js"
 
 const byName = <T extends { readonly name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
@@ -45,13 +45,10 @@ const limiterHealth: Effect.Effect<Option.Option<ReadonlyArray<LimiterHealth>>> 
   })
 )
 
-const healthWith = (
-  history: History.History | undefined
-): Effect.Effect<Health, never, BreakerRegistry.BreakerRegistry> =>
+const healthWith = <R>(list: Sources.List<R>, history: History.History | undefined): Effect.Effect<Health, never, R> =>
   Effect.gen(function* () {
-    const registry = yield* BreakerRegistry.BreakerRegistry
     const now = yield* Clock.currentTimeMillis
-    const snapshots = yield* Effect.forEach(yield* registry.breakers, (breaker) => breaker.snapshot)
+    const snapshots = yield* Effect.forEach(yield* list, (breaker) => breaker.snapshot)
     const breakers = snapshots
       .map((snapshot): BreakerHealth => {
         const past = history?.of(snapshot.name)
@@ -78,25 +75,33 @@ const healthWith = (
     }
   })
 
+/** The route's own registry: the one in the context. */
+const defaultList: Sources.List<BreakerRegistry.BreakerRegistry> = Sources.list(undefined)
+
 /** @internal */
-export const health: Effect.Effect<Health, never, BreakerRegistry.BreakerRegistry> = healthWith(undefined)
+export const health: Effect.Effect<Health, never, BreakerRegistry.BreakerRegistry> = healthWith(defaultList, undefined)
+
+/** @internal */
+export const healthOf = (sources: Sources.Sources): Effect.Effect<Health, never, unknown> =>
+  healthWith(Sources.list(sources), undefined)
 
 const noStore = { "cache-control": "no-store" }
 
-const jsonWith = (history: History.History | undefined): HttpApp.Default<never, BreakerRegistry.BreakerRegistry> =>
-  Effect.map(healthWith(history), (body) => HttpServerResponse.unsafeJson(body, { headers: noStore }))
+const jsonWith = <R>(list: Sources.List<R>, history: History.History | undefined): HttpApp.Default<never, R> =>
+  Effect.map(healthWith(list, history), (body) => HttpServerResponse.unsafeJson(body, { headers: noStore }))
 
 /** @internal */
-export const json: HttpApp.Default<never, BreakerRegistry.BreakerRegistry> = jsonWith(undefined)
+export const json: HttpApp.Default<never, BreakerRegistry.BreakerRegistry> = jsonWith(defaultList, undefined)
 
 /** @internal */
 export const renderHtml = View.renderHtml
 
-const htmlWith = (
+const htmlWith = <R>(
+  list: Sources.List<R>,
   history: History.History | undefined,
   options?: HtmlOptions
-): HttpApp.Default<never, BreakerRegistry.BreakerRegistry> =>
-  Effect.map(healthWith(history), (body) =>
+): HttpApp.Default<never, R> =>
+  Effect.map(healthWith(list, history), (body) =>
     HttpServerResponse.text(View.renderHtml(body, options), {
       contentType: "text/html; charset=utf-8",
       headers: noStore
@@ -105,44 +110,45 @@ const htmlWith = (
 
 /** @internal */
 export const html = (options?: HtmlOptions): HttpApp.Default<never, BreakerRegistry.BreakerRegistry> =>
-  htmlWith(undefined, options)
+  htmlWith(defaultList, undefined, options)
+
+/** The options as the implementation reads them: what a route is handed is checked, not typed. */
+type Given<R> = Omit<MakeOptions<R>, "breakers" | "registries"> & Sources.Sources
 
 const build = <R>(
-  options: RouterOptions<R> | undefined,
+  options: Given<R> | undefined,
+  list: Sources.List<unknown>,
   history: History.History | undefined
-): HttpRouter.HttpRouter<never, BreakerRegistry.BreakerRegistry | R> => {
+): HttpRouter.HttpRouter<never, unknown> => {
   const path = options?.path ?? "/health/breakers"
   const every = Duration.seconds(Math.max(1, Math.round(options?.refreshSeconds ?? 5)))
-  const read = healthWith(history)
+  const read = healthWith(list, history)
   // Relative to the page at `${path}/view`, so that the route still works when mounted under a prefix.
   const viewOptions: HtmlOptions = { ...options, events: "view/events" }
   const routes = HttpRouter.empty.pipe(
-    HttpRouter.get(path, jsonWith(history)),
-    HttpRouter.get(`${path}/events`, Events.json(every, read)),
-    HttpRouter.get(`${path}/view`, htmlWith(history, viewOptions)),
+    HttpRouter.get(path, jsonWith(list, history)),
+    HttpRouter.get(`${path}/events`, Events.json(every, list, read)),
+    HttpRouter.get(`${path}/view`, htmlWith(list, history, viewOptions)),
     HttpRouter.get(
       `${path}/view/events`,
-      Events.view(every, read, (h) => View.renderLive(h, viewOptions))
+      Events.view(every, list, read, (h) => View.renderLive(h, viewOptions))
     )
   )
-  return options?.authorize === undefined ? routes : routes.pipe(Operations.routes(path, options.authorize))
+  return options?.authorize === undefined ? routes : routes.pipe(Operations.routes(path, options.authorize, list))
 }
 
 /** @internal */
-export const router = <R = never>(
-  options?: RouterOptions<R>
-): HttpRouter.HttpRouter<never, BreakerRegistry.BreakerRegistry | R> => build(options, undefined)
+export const router = <R>(options?: Given<R>): HttpRouter.HttpRouter<never, unknown> =>
+  build(options, Sources.list(options), undefined)
 
 /** @internal */
-export const make = <R = never>(
-  options?: MakeOptions<R>
-): Effect.Effect<
-  HttpRouter.HttpRouter<never, BreakerRegistry.BreakerRegistry | R>,
-  CircuitBreaker.InvalidBreakerOptions,
-  Scope.Scope | BreakerRegistry.BreakerRegistry
-> =>
+export const make = <R>(
+  options?: Given<R>
+): Effect.Effect<HttpRouter.HttpRouter<never, unknown>, CircuitBreaker.InvalidBreakerOptions, unknown> =>
   Effect.gen(function* () {
+    yield* Sources.check(options)
     const resolved = yield* History.resolve(options)
-    const history = yield* History.start(resolved)
-    return build(options, history)
+    const list = Sources.list(options)
+    const history = yield* History.start(resolved, list)
+    return build(options, list, history)
   })

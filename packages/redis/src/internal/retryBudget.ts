@@ -1,3 +1,4 @@
+import { OptionRules } from "@circuitry/breaker"
 import { RetryBudget } from "@circuitry/retry"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -109,7 +110,7 @@ export const make = (
     const timeoutMillis = timeout._tag === "Some" ? Duration.toMillis(timeout.value) : Number.NaN
     if (!Number.isFinite(timeoutMillis) || timeoutMillis <= 0) {
       return yield* invalid(
-        `RedisRetryBudget timeout must be a finite duration > 0, got ${JSON.stringify(String(o.timeout))}`
+        `RedisRetryBudget timeout must be a finite duration > 0, got ${OptionRules.show(o.timeout)}`
       )
     }
     // The same arithmetic as the local budget, on the same (validated) options.

@@ -1,0 +1,173 @@
+/**
+ * A registry's options kept as JSON in a shared place: read (`parse`) and followed (`watch`).
+ *
+ * A document is checked when it is read, so that a mistake is reported where it was made (the text,
+ * its field) rather than later, as a warning when a registry applies it: every field must be one a
+ * registry knows, a policy is written by `_tag`, a duration is milliseconds or a string such as
+ * `"30 seconds"`, and every breaker option keeps the rule it has in code. What a document cannot
+ * know is checked when it is applied: whether the registry takes a `timeout` (its type says).
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import { identity } from "effect/Function"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import * as Ejection from "./ejection.js"
+import { InvalidBreakerOptions } from "./errors.js"
+import { configsTotal, FIELDS } from "./liveConfig.js"
+import * as Options from "./options.js"
+import * as Policy from "./policy.js"
+import * as Rules from "./rules.js"
+
+/** The breaker options a JSON document can hold (`isFailure` and schedules are code). */
+const BREAKER_FIELDS = ["policy", "openFor", "halfOpen", "timeout", "sharing"] as const
+const POLICY_TAGS = ["ConsecutiveFailures", "FailureRate"] as const
+
+const quoted = (names: ReadonlyArray<string>) => names.map((n) => JSON.stringify(n)).join(", ")
+
+const unknownField = (input: Readonly<Record<string, unknown>>, known: ReadonlyArray<string>): string | undefined =>
+  Object.keys(input).find((key) => !known.includes(key))
+
+/** A policy written as data (`{ "_tag": "ConsecutiveFailures", "threshold": 5 }`) as a `Policy`. */
+const policyOf = (path: string, input: unknown): Either.Either<unknown, string> => {
+  const tags = POLICY_TAGS.map((t) => JSON.stringify(t)).join(" or ")
+  if (!Rules.isRecord(input)) {
+    return Either.left(`${path} must be an object with a "_tag" of ${tags}, got ${Rules.show(input)}`)
+  }
+  switch (input["_tag"]) {
+    case "ConsecutiveFailures":
+      return Either.right(Policy.consecutiveFailures(input["threshold"] as number))
+    case "FailureRate": {
+      const { _tag, ...options } = input
+      return Either.right(Policy.failureRate(options))
+    }
+    default:
+      return Either.left(`${path}._tag must be ${tags}, got ${Rules.show(input["_tag"])}`)
+  }
+}
+
+/** One object of breaker options at `path` (`defaults`, `overrides["db"]`), checked, its policy made. */
+const breakerOptionsOf = (path: string, input: unknown): Either.Either<Record<string, unknown>, string> =>
+  Either.gen(function* () {
+    if (!Rules.isRecord(input)) {
+      return yield* Either.left(`${path} must be breaker options (an object), got ${Rules.show(input)}`)
+    }
+    const unknown = unknownField(input, BREAKER_FIELDS)
+    if (unknown !== undefined) {
+      return yield* Either.left(
+        `${path} has no field ${JSON.stringify(unknown)}; breaker options in JSON are ${quoted(BREAKER_FIELDS)}`
+      )
+    }
+    const out: Record<string, unknown> = { ...input }
+    if (input["policy"] !== undefined) out["policy"] = yield* policyOf(`${path}.policy`, input["policy"])
+    // In code openFor may be a Schedule too; in JSON it is a duration, and the message says so.
+    if (input["openFor"] !== undefined && Rules.millis(input["openFor"]) === undefined) {
+      return yield* Either.left(
+        `${path}.openFor must be a finite duration >= 0 (milliseconds, or a string such as "30 seconds"), got ${Rules.show(input["openFor"])}`
+      )
+    }
+    yield* Either.mapLeft(Options.resolveFields(out, path), (problem) => `${path}.${problem}`)
+    return out
+  })
+
+const fail = (message: string) => new InvalidBreakerOptions({ message })
+
+/**
+ * Reads and checks a JSON document of registry options: policies as data, by `_tag` (windows are
+ * data already). Whether a `timeout` is allowed is the registry's to say, when it applies it.
+ *
+ * @internal
+ */
+export const parse = (text: string): Either.Either<unknown, InvalidBreakerOptions> =>
+  Either.flatMap(
+    Either.try({
+      try: () => JSON.parse(text) as unknown,
+      catch: (error) => fail(`config must be a JSON document of registry options: ${(error as Error).message}`)
+    }),
+    (json) =>
+      Either.mapLeft(
+        Either.gen(function* () {
+          if (!Rules.isRecord(json)) {
+            return yield* Either.left(`config must be a JSON object of registry options, got ${Rules.show(json)}`)
+          }
+          const unknown = unknownField(json, FIELDS)
+          if (unknown !== undefined) {
+            return yield* Either.left(
+              `config has no field ${JSON.stringify(unknown)}; its fields are ${quoted(FIELDS)}`
+            )
+          }
+          const out: Record<string, unknown> = { ...json }
+          if (json["defaults"] !== undefined) out["defaults"] = yield* breakerOptionsOf("defaults", json["defaults"])
+          const overrides = json["overrides"]
+          if (overrides !== undefined) {
+            if (!Rules.isRecord(overrides)) {
+              return yield* Either.left(
+                `overrides must be an object of breaker options by name, got ${Rules.show(overrides)}`
+              )
+            }
+            const byName: Record<string, unknown> = {}
+            for (const [name, options] of Object.entries(overrides)) {
+              byName[name] = yield* breakerOptionsOf(`overrides[${JSON.stringify(name)}]`, options)
+            }
+            out["overrides"] = byName
+          }
+          if (json["maxBreakers"] !== undefined) {
+            yield* Rules.check("maxBreakers", Rules.atLeastOne, json["maxBreakers"])
+          }
+          yield* Ejection.resolveLimit(json["maxOpen"])
+          return out as unknown
+        }),
+        fail
+      )
+  )
+
+/**
+ * Follows a document kept under one key somewhere every member reads (a Redis key, a row): reads
+ * it at once and then every `everyMillis`, and emits it when it changed. A key that is gone emits
+ * `{}` (the layer's options again); a document that is not JSON or breaks a rule, and a read that
+ * fails, are reported (a warning; a read once per outage) and skipped, and the config before stays.
+ *
+ * @internal
+ */
+export const watch = <E, R>(
+  load: Effect.Effect<Option.Option<string>, E, R>,
+  everyMillis: number
+): Stream.Stream<unknown, never, R> =>
+  Stream.suspend(() => {
+    let failing = false
+    const read = load.pipe(
+      Effect.tap(() => {
+        failing = false
+      }),
+      Effect.map(Option.some),
+      Effect.catchAllCause((cause) => {
+        if (failing) return Effect.succeed(Option.none())
+        failing = true
+        return Effect.as(
+          Effect.logWarning("breaker registry: the config could not be read; the config before stays", cause),
+          Option.none()
+        )
+      })
+    )
+    return Stream.repeatEffectWithSchedule(read, Schedule.spaced(everyMillis)).pipe(
+      Stream.filterMap(identity),
+      Stream.map((document) => Option.getOrElse(document, () => "{}")),
+      Stream.changes,
+      Stream.mapEffect((document) =>
+        Either.match(parse(document), {
+          onLeft: (error) =>
+            Effect.as(
+              Effect.logWarning(
+                "breaker registry: a config value was rejected; the config before it stays",
+                error
+              ).pipe(Effect.zipRight(Metric.increment(Metric.tagged(configsTotal, "outcome", "rejected")))),
+              Option.none<unknown>()
+            ),
+          onRight: (options) => Effect.succeed(Option.some(options))
+        })
+      ),
+      Stream.filterMap(identity)
+    )
+  })

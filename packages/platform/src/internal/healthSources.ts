@@ -1,0 +1,66 @@
+/**
+ * The breakers a health route shows: those of its registries (by default the `BreakerRegistry` in
+ * the context) and those handed to it, values or tags, each once (a breaker handed and held by a
+ * registry too is one breaker), read afresh on every request: a registry makes and drops breakers.
+ */
+import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+
+/** What a route is handed (its public types are in ../HealthRoute.ts). @internal */
+export interface Sources {
+  readonly breakers?: ReadonlyArray<unknown> | undefined
+  readonly registries?: ReadonlyArray<unknown> | undefined
+}
+
+type Breaker = CircuitBreaker.CircuitBreaker<unknown>
+
+/** Every breaker of the sources, registries' first (least recently used first), then those handed. @internal */
+export type List<R> = Effect.Effect<ReadonlyArray<Breaker>, never, R>
+
+const isRegistry = (u: unknown): u is BreakerRegistry.BreakerRegistry<unknown> =>
+  typeof u === "object" && u !== null && "breakers" in u && Effect.isEffect((u as { breakers: unknown }).breakers)
+
+/** @internal */
+export const list = <R>(sources: Sources | undefined): List<R> => {
+  const registries = sources?.registries ?? [BreakerRegistry.BreakerRegistry]
+  const breakers = sources?.breakers ?? []
+  return Effect.gen(function* () {
+    const seen = new Set<Breaker>()
+    for (const source of registries) {
+      const registry = Context.isTag(source)
+        ? yield* source as Context.Tag<unknown, BreakerRegistry.BreakerRegistry<unknown>>
+        : (source as BreakerRegistry.BreakerRegistry<unknown>)
+      for (const breaker of yield* registry.breakers) seen.add(breaker)
+    }
+    for (const source of breakers) {
+      seen.add(Context.isTag(source) ? yield* source as Context.Tag<unknown, Breaker> : (source as Breaker))
+    }
+    return Array.from(seen)
+  }) as List<R>
+}
+
+/**
+ * Checks what a route was handed (its types say it; a value from elsewhere may not): a breaker is a
+ * `CircuitBreaker` or a tag, a registry a `BreakerRegistry` or a tag. The message names the entry.
+ *
+ * @internal
+ */
+export const check = (sources: Sources | undefined): Either.Either<void, CircuitBreaker.InvalidBreakerOptions> => {
+  const fail = (message: string) =>
+    Either.left(new CircuitBreaker.InvalidBreakerOptions({ message: `HealthRoute: ${message}` }))
+  for (const field of ["breakers", "registries"] as const) {
+    const given = sources?.[field]
+    if (given === undefined) continue
+    if (!Array.isArray(given)) return fail(`${field} must be an array, got ${typeof given}`)
+    const valid = field === "breakers" ? CircuitBreaker.isCircuitBreaker : isRegistry
+    const at = given.findIndex((u) => !Context.isTag(u) && !valid(u))
+    if (at >= 0) {
+      return fail(
+        `${field}[${at}] must be ${field === "breakers" ? "a CircuitBreaker" : "a BreakerRegistry"} or a Context.Tag of one`
+      )
+    }
+  }
+  return Either.void
+}

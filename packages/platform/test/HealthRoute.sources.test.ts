@@ -1,0 +1,156 @@
+/**
+ * The health route shows the breakers it is handed (values or tags) beside its registries' (the
+ * context's `BreakerRegistry` by default, or the registries it is given), in the JSON, the live
+ * view and the operations, and its type asks the context for exactly the tags it was handed.
+ */
+import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
+import { HealthRoute } from "@circuitry/platform"
+import { assert, describe, expectTypeOf, it } from "@effect/vitest"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpRouter from "@effect/platform/HttpRouter"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import { serve } from "./utils.js"
+
+class UsersDb extends Context.Tag("UsersDb")<
+  UsersDb,
+  CircuitBreaker.CircuitBreaker<CircuitBreaker.BreakerTimeoutError>
+>() {}
+class Databases extends Context.Tag("Databases")<
+  Databases,
+  BreakerRegistry.BreakerRegistry<CircuitBreaker.BreakerTimeoutError>
+>() {}
+
+const trip = (breaker: CircuitBreaker.CircuitBreaker<unknown>) => Effect.ignore(breaker.execute(Effect.fail("down")))
+
+interface Shown {
+  readonly open: number
+  readonly breakers: ReadonlyArray<{ readonly name: string; readonly state: string }>
+}
+
+const read = (url: string) =>
+  Effect.flatMap(HttpClient.HttpClient, (client) =>
+    Effect.flatMap(client.get(url), (response) => response.json as Effect.Effect<unknown>)
+  ) as Effect.Effect<Shown, unknown, HttpClient.HttpClient>
+
+describe("HealthRoute sources", () => {
+  it.scoped("a breaker handed as a value and one as a tag show beside the registry's, each once", () =>
+    Effect.gen(function* () {
+      const context = yield* Layer.build(
+        Layer.mergeAll(
+          BreakerRegistry.layer({ defaults: { policy: Policy.consecutiveFailures(1) } }),
+          CircuitBreaker.layer(UsersDb, {
+            name: "users-db",
+            policy: Policy.consecutiveFailures(1),
+            timeout: "1 second"
+          })
+        )
+      )
+      const registry = Context.get(context, BreakerRegistry.BreakerRegistry)
+      const search = yield* registry.get("search")
+      const orders = yield* CircuitBreaker.make({
+        name: "orders-db",
+        policy: Policy.consecutiveFailures(1),
+        timeout: "1 second"
+      })
+      yield* trip(Context.get(context, UsersDb))
+      yield* trip(orders)
+
+      const router = HealthRoute.router({ breakers: [orders, UsersDb, search] })
+      expectTypeOf(router).toEqualTypeOf<HttpRouter.HttpRouter<never, UsersDb | BreakerRegistry.BreakerRegistry>>()
+      const server = yield* serve(router.pipe(Effect.provide(context)))
+      const health = yield* read(`${server.url}/health/breakers`)
+      assert.strictEqual(health.open, 2)
+      assert.deepStrictEqual(
+        health.breakers.map((b) => `${b.name}:${b.state}`),
+        ["orders-db:Open", "search:Closed", "users-db:Open"]
+      )
+    }).pipe(Effect.provide(NodeHttpClient.layer))
+  )
+
+  it.scoped("registries: [] needs no registry; a registry of the application's tag is listed", () =>
+    Effect.gen(function* () {
+      const context = yield* Layer.build(
+        BreakerRegistry.layer(Databases, {
+          defaults: { policy: Policy.consecutiveFailures(1) },
+          overrides: { "users-db": { timeout: "1 second" } }
+        })
+      )
+      yield* Effect.flatMap(Context.get(context, Databases).get("users-db"), trip)
+      const alone = yield* CircuitBreaker.make({ name: "alone" })
+
+      const none = HealthRoute.router({ breakers: [alone], registries: [] })
+      expectTypeOf(none).toEqualTypeOf<HttpRouter.HttpRouter<never, never>>()
+      const served = yield* serve(none)
+      assert.deepStrictEqual(
+        (yield* read(`${served.url}/health/breakers`)).breakers.map((b) => b.name),
+        ["alone"]
+      )
+
+      const databases = HealthRoute.router({ registries: [Databases], path: "/health/db" })
+      expectTypeOf(databases).toEqualTypeOf<HttpRouter.HttpRouter<never, Databases>>()
+      const server = yield* serve(databases.pipe(Effect.provide(context)))
+      const health = yield* read(`${server.url}/health/db`)
+      assert.strictEqual(health.open, 1)
+      assert.deepStrictEqual(health.breakers, [
+        {
+          name: "users-db",
+          state: "Open",
+          openUntil: "1970-01-01T00:00:30.000Z",
+          counts: { calls: 0, failures: 0, slowCalls: 0, consecutiveFailures: 0 },
+          probes: 0,
+          store: "local"
+        }
+      ] as never)
+      // today's route needs the BreakerRegistry, as before
+      expectTypeOf(HealthRoute.router()).toEqualTypeOf<HttpRouter.HttpRouter<never, BreakerRegistry.BreakerRegistry>>()
+      expectTypeOf(HealthRoute.health).toEqualTypeOf<
+        Effect.Effect<HealthRoute.Health, never, BreakerRegistry.BreakerRegistry>
+      >()
+      // @ts-expect-error a value that is not a breaker is not a source
+      HealthRoute.router({ breakers: [{ name: "fake" }] })
+    }).pipe(Effect.provide(NodeHttpClient.layer))
+  )
+
+  it.scoped("the live stream and the operations reach a handed breaker; make checks what it is handed", () =>
+    Effect.gen(function* () {
+      const db = yield* CircuitBreaker.make({ name: "users-db", policy: Policy.consecutiveFailures(1) })
+      const routes = yield* HealthRoute.make({
+        breakers: [db],
+        registries: [],
+        refreshSeconds: 1,
+        history: { samples: 5, every: "1 second" },
+        authorize: () => Effect.succeed(HealthRoute.allowed("ops"))
+      })
+      const server = yield* serve(routes)
+      const client = yield* HttpClient.HttpClient
+      const isolate = yield* client.execute(
+        HttpClientRequest.post(`${server.url}/health/breakers/isolate`).pipe(
+          HttpClientRequest.bodyUnsafeJson({ breaker: "users-db" })
+        )
+      )
+      assert.strictEqual(isolate.status, 200)
+      assert.strictEqual((yield* db.state)._tag, "Isolated")
+      // the view's stream renders it
+      const events = yield* client.get(`${server.url}/health/breakers/view/events`)
+      const first = yield* events.stream.pipe(
+        Stream.decodeText(),
+        Stream.filter((chunk) => chunk.includes("event: view")),
+        Stream.take(1),
+        Stream.runCollect
+      )
+      const view = Array.from(first).join("")
+      assert.include(view, "users-db")
+      assert.include(view, "Isolated")
+      const health = yield* read(`${server.url}/health/breakers`)
+      assert.strictEqual(health.open, 1)
+
+      const bad = yield* Effect.flip(HealthRoute.make({ breakers: [{ name: "fake" } as never], registries: [] }))
+      assert.strictEqual(bad.message, "HealthRoute: breakers[0] must be a CircuitBreaker or a Context.Tag of one")
+    }).pipe(Effect.provide(NodeHttpClient.layer))
+  )
+})
