@@ -10,6 +10,7 @@ import type { Algorithm } from "./internal/algorithm.js"
 import * as Aimd from "./internal/aimd.js"
 import * as Fixed from "./internal/fixed.js"
 import * as Gradient2 from "./internal/gradient2.js"
+import * as Paced from "./internal/paced.js"
 import { isBetween, isWhole, millis } from "./internal/validation.js"
 import * as Vegas from "./internal/vegas.js"
 import * as Windowed from "./internal/windowed.js"
@@ -45,6 +46,8 @@ export interface Limit {
   readonly problem: string | undefined
   /** @internal a fresh algorithm (valid only when `problem` is undefined) */
   readonly makeAlgorithm: () => Algorithm<unknown>
+  /** @internal the algorithm fed every sample it is given, without the pacing by round trip */
+  readonly makeStep: () => Algorithm<unknown>
 }
 
 /**
@@ -52,6 +55,15 @@ export interface Limit {
  * @category guards
  */
 export const isLimit = (u: unknown): u is Limit => typeof u === "object" && u !== null && TypeId in u
+
+/**
+ * AIMD's defaults when it reads latency: a call slower than 1.5x the base is a drop, and a backoff
+ * that takes the queue this lets build (1.5x the capacity, and a call's worth over) back under the
+ * capacity, where the base round trip is measured again (a backoff of 0.9 would never get there,
+ * and the base would creep up with the queue at every cycle).
+ */
+const RTT_TOLERANCE = 1.5
+const RELATIVE_BACKOFF = 0.5
 
 type Rule = readonly [ok: boolean, message: string]
 
@@ -81,8 +93,18 @@ const make = (
   min: number,
   max: number,
   problem: string | undefined,
-  makeAlgorithm: () => Algorithm<any>
-): Limit => ({ [TypeId]: TypeId, _tag: tag, description, min, max, problem, makeAlgorithm })
+  makeStep: () => Algorithm<any>,
+  paced: boolean
+): Limit => ({
+  [TypeId]: TypeId,
+  _tag: tag,
+  description,
+  min,
+  max,
+  problem,
+  makeStep,
+  makeAlgorithm: paced ? () => Paced.make(makeStep()) : makeStep
+})
 
 /**
  * A limit that never changes: at most `limit` calls at once. With `queue` options on the limiter,
@@ -104,7 +126,8 @@ export const fixed = (limit: number): Limit =>
     limit,
     limit,
     isWhole(limit, 1) ? undefined : `limit: fixed limit must be a whole number >= 1, got ${limit}`,
-    () => Fixed.make(limit)
+    () => Fixed.make(limit),
+    false
   )
 
 /**
@@ -127,21 +150,38 @@ export const aimd = (options?: {
   readonly max?: number | undefined
   /** 0 < backoff < 1: the limit is multiplied by it on a drop. Default 0.9. */
   readonly backoff?: number | undefined
-  /** A call slower than this counts as a drop. Default 5 seconds. */
+  /** A call slower than this counts as a drop. Default: none (`rttTolerance` instead). */
   readonly timeout?: Duration.DurationInput | undefined
+  /**
+   * > 1: a call slower than this times the base round trip (plus 1 ms) counts as a drop. Default
+   * 1.5 without a `timeout`; with a `timeout`, only when given.
+   */
+  readonly rttTolerance?: number | undefined
 }): Limit => {
   const min = options?.min ?? 20
   const max = options?.max ?? 200
   const initial = options?.initial ?? Math.min(max, Math.max(min, 20))
-  const backoff = options?.backoff ?? 0.9
-  const timeoutMillis = millis(options?.timeout ?? "5 seconds")
+  const timeoutMillis = options?.timeout === undefined ? Infinity : millis(options.timeout)
+  const rttTolerance = options?.rttTolerance ?? (options?.timeout === undefined ? RTT_TOLERANCE : undefined)
+  const backoff = options?.backoff ?? (rttTolerance === undefined ? 0.9 : RELATIVE_BACKOFF)
   const problem = firstProblem("aimd", [
     ...bounds(initial, min, max),
     [isBetween(backoff, 0, 1), `backoff must be a number with 0 < backoff < 1, got ${backoff}`],
-    [timeoutMillis !== undefined && timeoutMillis > 0, `timeout must be a finite duration > 0`]
+    [timeoutMillis !== undefined && timeoutMillis > 0, `timeout must be a finite duration > 0`],
+    [
+      rttTolerance === undefined ||
+        (typeof rttTolerance === "number" && Number.isFinite(rttTolerance) && rttTolerance > 1),
+      `rttTolerance must be a number > 1, got ${String(rttTolerance)}`
+    ]
   ])
-  return make("AIMD", `aimd(initial ${initial}, min ${min}, max ${max}, backoff ${backoff})`, min, max, problem, () =>
-    Aimd.make({ initial, min, max, backoff, timeoutMillis: timeoutMillis! })
+  return make(
+    "AIMD",
+    `aimd(initial ${initial}, min ${min}, max ${max}, backoff ${backoff})`,
+    min,
+    max,
+    problem,
+    () => Aimd.make({ initial, min, max, backoff, timeoutMillis: timeoutMillis!, rttTolerance }),
+    true
   )
 }
 
@@ -193,20 +233,27 @@ export const gradient2 = (options?: {
     ]
   ])
   const queueOf = ofLimit(queueSize)
-  return make("Gradient2", `gradient2(initial ${initial}, min ${min}, max ${max})`, min, max, problem, () =>
-    Gradient2.make({
-      initial,
-      min,
-      max,
-      smoothing,
-      longWindow,
-      rttTolerance,
-      // A user function that answers nonsense allows no extra room rather than poisoning the limit.
-      queueSize: (limit) => {
-        const q = queueOf(limit)
-        return Number.isFinite(q) && q > 0 ? q : 0
-      }
-    })
+  return make(
+    "Gradient2",
+    `gradient2(initial ${initial}, min ${min}, max ${max})`,
+    min,
+    max,
+    problem,
+    () =>
+      Gradient2.make({
+        initial,
+        min,
+        max,
+        smoothing,
+        longWindow,
+        rttTolerance,
+        // A user function that answers nonsense allows no extra room rather than poisoning the limit.
+        queueSize: (limit) => {
+          const q = queueOf(limit)
+          return Number.isFinite(q) && q > 0 ? q : 0
+        }
+      }),
+    true
   )
 }
 
@@ -259,19 +306,26 @@ export const vegas = (options?: {
     [isBetween(smoothing, 0, 1, true), `smoothing must be a number with 0 < smoothing <= 1, got ${smoothing}`],
     [isWhole(probeMultiplier, 1), `probeMultiplier must be a whole number >= 1, got ${probeMultiplier}`]
   ])
-  return make("Vegas", `vegas(initial ${initial}, min ${min}, max ${max})`, min, max, problem, () =>
-    Vegas.make({
-      initial,
-      min,
-      max,
-      alpha: ofLimit(alpha),
-      beta: ofLimit(beta),
-      threshold: Vegas.log10Root,
-      increase: (limit) => limit + Vegas.log10Root(limit),
-      decrease: (limit) => limit - Vegas.log10Root(limit),
-      smoothing,
-      probeMultiplier
-    })
+  return make(
+    "Vegas",
+    `vegas(initial ${initial}, min ${min}, max ${max})`,
+    min,
+    max,
+    problem,
+    () =>
+      Vegas.make({
+        initial,
+        min,
+        max,
+        alpha: ofLimit(alpha),
+        beta: ofLimit(beta),
+        threshold: Vegas.log10Root,
+        increase: (limit) => limit + Vegas.log10Root(limit),
+        decrease: (limit) => limit - Vegas.log10Root(limit),
+        smoothing,
+        probeMultiplier
+      }),
+    true
   )
 }
 
@@ -323,10 +377,18 @@ export const windowed = (
           ],
           [isWhole(windowSize, 10), `windowSize must be a whole number >= 10, got ${windowSize}`]
         ]))
-  return make("Windowed", `windowed(${inner?.description ?? "?"})`, inner?.min ?? 1, inner?.max ?? 1, problem, () =>
-    Windowed.make(
-      { minWindowMillis: minWindowMillis!, maxWindowMillis: maxWindowMillis!, windowSize },
-      inner!.makeAlgorithm()
-    )
+  return make(
+    "Windowed",
+    `windowed(${inner?.description ?? "?"})`,
+    inner?.min ?? 1,
+    inner?.max ?? 1,
+    problem,
+    () =>
+      // A window already lasts at least two round trips: its inner limit takes every window.
+      Windowed.make(
+        { minWindowMillis: minWindowMillis!, maxWindowMillis: maxWindowMillis!, windowSize },
+        inner!.makeStep()
+      ),
+    false
   )
 }
