@@ -31,6 +31,11 @@ export type TypeId = typeof TypeId
  * How a limiter's limit is set. Constructors never throw: a value out of range is reported by
  * `Limiter.make` as `InvalidLimiterOptions`.
  *
+ * The adaptive limits (aimd, gradient2, vegas) take one update per round trip: a call that started
+ * before the algorithm's last update was admitted under the old limit, and its sample is not given
+ * to the algorithm. Drops within a round trip of a backoff are then one congestion event (one
+ * backoff, as TCP counts them), and an increase waits for a call admitted under the new limit.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -133,7 +138,12 @@ export const fixed = (limit: number): Limit =>
 /**
  * Additive increase, multiplicative decrease (Netflix `AIMDLimit`): +1 after a call while at least
  * half the limit is in use, `limit * backoff` (rounded down) after a drop or a call slower than
- * `timeout`. Defaults: initial 20, min 20, max 200, backoff 0.9, timeout 5 seconds.
+ * `timeout`, at most once per round trip (see `Limit`). Without a `timeout`, a call slower than
+ * `rttTolerance` times the base round trip (the lowest of the last two cycles between backoffs)
+ * plus 1 ms is a drop, so the limit comes down before the queue it lets build reaches the callers'
+ * deadlines. Defaults: initial 20, min 20, max 200; without `timeout`, rttTolerance 1.5 and
+ * backoff 0.5 (so that a backoff takes the queue back under the capacity, where the base is
+ * measured again); with a `timeout`, backoff 0.9 and no rttTolerance (Netflix's).
  *
  * @since 0.1.0
  * @category constructors
@@ -148,13 +158,15 @@ export const aimd = (options?: {
   readonly initial?: number | undefined
   readonly min?: number | undefined
   readonly max?: number | undefined
-  /** 0 < backoff < 1: the limit is multiplied by it on a drop. Default 0.9. */
+  /** 0 < backoff < 1: the limit is multiplied by it on a drop. Default 0.5, or 0.9 with a `timeout`. */
   readonly backoff?: number | undefined
   /** A call slower than this counts as a drop. Default: none (`rttTolerance` instead). */
   readonly timeout?: Duration.DurationInput | undefined
   /**
    * > 1: a call slower than this times the base round trip (plus 1 ms) counts as a drop. Default
    * 1.5 without a `timeout`; with a `timeout`, only when given.
+   *
+   * @since 0.2.0
    */
   readonly rttTolerance?: number | undefined
 }): Limit => {
@@ -187,7 +199,9 @@ export const aimd = (options?: {
 
 /**
  * Gradient2 (Netflix `Gradient2Limit`): follows the ratio of the long-term average round trip to
- * the current one, with room for `queueSize` extra calls. Defaults as the original's: initial 20,
+ * the current one, with room for `queueSize` extra calls, once per round trip (see `Limit`). The
+ * long average does not rise with a call that started with half the limit or more in use (it would
+ * follow the queue the limit lets build), except at `min`. Defaults as the original's: initial 20,
  * min 20, max 200, smoothing 0.2, longWindow 600 samples, rttTolerance 1.5, queueSize 4.
  *
  * @since 0.1.0
@@ -260,7 +274,9 @@ export const gradient2 = (options?: {
 /**
  * Vegas (Netflix `VegasLimit`, after TCP Vegas): estimates the queue the limit builds from the
  * lowest round trip seen and the current one; grows while the queue is under `alpha`, shrinks
- * when it is over `beta` or on a drop. Defaults as the original's: initial 20, min 1, max 1000,
+ * when it is over `beta` or on a drop, once per round trip (see `Limit`). A probe for a new base
+ * waits for a call that started with under half the limit in use (or at `min`), so that the base
+ * does not take in the queue. Defaults as the original's: initial 20, min 1, max 1000,
  * alpha `3 * log10(limit)`, beta `6 * log10(limit)`, smoothing 1, probeMultiplier 30.
  *
  * @since 0.1.0
@@ -336,7 +352,8 @@ export const vegas = (options?: {
  * `maxWindow`, and counts only with at least `windowSize` calls. This is how Netflix runs Gradient2
  * and AIMD in servers: one decrease per window rather than one per slow call, and Gradient2's
  * long-term average (`longWindow` samples) then spans `longWindow` windows, so it does not follow a
- * sustained overload within seconds. Defaults as the original's: 1 second, 1 second, 10.
+ * sustained overload within seconds. The inner limit takes every window (a window is already at
+ * least two round trips). Defaults as the original's: 1 second, 1 second, 10.
  *
  * @since 0.1.0
  * @category constructors

@@ -1,6 +1,6 @@
 /**
  * The overload simulation's scenarios, shared by its test (which pins the headline figures) and
- * by `scripts/simulation-report.ts` (which writes the table and the chart in docs/limiter.md).
+ * by `test/simulation-report.ts` (which writes the table and the chart in docs/limiter.md).
  */
 import { Limit } from "@circuitry/limiter"
 import { DEPENDENCY, type Dependency, simulate, type Window } from "./simulation.js"
