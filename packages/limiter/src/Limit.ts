@@ -108,7 +108,7 @@ const make = (
   max,
   problem,
   makeStep,
-  makeAlgorithm: paced ? () => Paced.make(makeStep()) : makeStep
+  makeAlgorithm: paced ? (): Algorithm<any> => Paced.make(makeStep()) : makeStep
 })
 
 /**
