@@ -99,7 +99,7 @@ const make = (
   max: number,
   problem: string | undefined,
   makeStep: () => Algorithm<any>,
-  paced: boolean
+  paced = true
 ): Limit => ({
   [TypeId]: TypeId,
   _tag: tag,
@@ -143,7 +143,7 @@ export const fixed = (limit: number): Limit =>
  * plus 1 ms is a drop, so the limit comes down before the queue it lets build reaches the callers'
  * deadlines. Defaults: initial 20, min 20, max 200; without `timeout`, rttTolerance 1.5 and
  * backoff 0.5 (so that a backoff takes the queue back under the capacity, where the base is
- * measured again); with a `timeout`, backoff 0.9 and no rttTolerance (Netflix's).
+ * measured again); with a `timeout` (and no rttTolerance), backoff 0.9 (Netflix's).
  *
  * @since 0.1.0
  * @category constructors
@@ -158,7 +158,7 @@ export const aimd = (options?: {
   readonly initial?: number | undefined
   readonly min?: number | undefined
   readonly max?: number | undefined
-  /** 0 < backoff < 1: the limit is multiplied by it on a drop. Default 0.5, or 0.9 with a `timeout`. */
+  /** 0 < backoff < 1: the limit is multiplied by it on a drop. Default 0.5; 0.9 with a `timeout` alone. */
   readonly backoff?: number | undefined
   /** A call slower than this counts as a drop. Default: none (`rttTolerance` instead). */
   readonly timeout?: Duration.DurationInput | undefined
@@ -186,14 +186,8 @@ export const aimd = (options?: {
       `rttTolerance must be a number > 1, got ${String(rttTolerance)}`
     ]
   ])
-  return make(
-    "AIMD",
-    `aimd(initial ${initial}, min ${min}, max ${max}, backoff ${backoff})`,
-    min,
-    max,
-    problem,
-    () => Aimd.make({ initial, min, max, backoff, timeoutMillis: timeoutMillis!, rttTolerance }),
-    true
+  return make("AIMD", `aimd(initial ${initial}, min ${min}, max ${max}, backoff ${backoff})`, min, max, problem, () =>
+    Aimd.make({ initial, min, max, backoff, timeoutMillis: timeoutMillis!, rttTolerance })
   )
 }
 
@@ -247,27 +241,20 @@ export const gradient2 = (options?: {
     ]
   ])
   const queueOf = ofLimit(queueSize)
-  return make(
-    "Gradient2",
-    `gradient2(initial ${initial}, min ${min}, max ${max})`,
-    min,
-    max,
-    problem,
-    () =>
-      Gradient2.make({
-        initial,
-        min,
-        max,
-        smoothing,
-        longWindow,
-        rttTolerance,
-        // A user function that answers nonsense allows no extra room rather than poisoning the limit.
-        queueSize: (limit) => {
-          const q = queueOf(limit)
-          return Number.isFinite(q) && q > 0 ? q : 0
-        }
-      }),
-    true
+  return make("Gradient2", `gradient2(initial ${initial}, min ${min}, max ${max})`, min, max, problem, () =>
+    Gradient2.make({
+      initial,
+      min,
+      max,
+      smoothing,
+      longWindow,
+      rttTolerance,
+      // A user function that answers nonsense allows no extra room rather than poisoning the limit.
+      queueSize: (limit) => {
+        const q = queueOf(limit)
+        return Number.isFinite(q) && q > 0 ? q : 0
+      }
+    })
   )
 }
 
@@ -322,26 +309,19 @@ export const vegas = (options?: {
     [isBetween(smoothing, 0, 1, true), `smoothing must be a number with 0 < smoothing <= 1, got ${smoothing}`],
     [isWhole(probeMultiplier, 1), `probeMultiplier must be a whole number >= 1, got ${probeMultiplier}`]
   ])
-  return make(
-    "Vegas",
-    `vegas(initial ${initial}, min ${min}, max ${max})`,
-    min,
-    max,
-    problem,
-    () =>
-      Vegas.make({
-        initial,
-        min,
-        max,
-        alpha: ofLimit(alpha),
-        beta: ofLimit(beta),
-        threshold: Vegas.log10Root,
-        increase: (limit) => limit + Vegas.log10Root(limit),
-        decrease: (limit) => limit - Vegas.log10Root(limit),
-        smoothing,
-        probeMultiplier
-      }),
-    true
+  return make("Vegas", `vegas(initial ${initial}, min ${min}, max ${max})`, min, max, problem, () =>
+    Vegas.make({
+      initial,
+      min,
+      max,
+      alpha: ofLimit(alpha),
+      beta: ofLimit(beta),
+      threshold: Vegas.log10Root,
+      increase: (limit) => limit + Vegas.log10Root(limit),
+      decrease: (limit) => limit - Vegas.log10Root(limit),
+      smoothing,
+      probeMultiplier
+    })
   )
 }
 
@@ -401,7 +381,6 @@ export const windowed = (
     inner?.max ?? 1,
     problem,
     () =>
-      // A window already lasts at least two round trips: its inner limit takes every window.
       Windowed.make(
         { minWindowMillis: minWindowMillis!, maxWindowMillis: maxWindowMillis!, windowSize },
         inner!.makeStep()
