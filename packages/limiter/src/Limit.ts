@@ -151,7 +151,10 @@ export const fixed = (limit: number): Limit =>
  * ```ts
  * import { Limit } from "@circuitry/limiter"
  *
+ * // Netflix's: a drop or a call slower than 2 seconds backs off
  * const limit = Limit.aimd({ initial: 10, min: 1, max: 100, backoff: 0.5, timeout: "2 seconds" })
+ * // Latency-led: a call slower than 1.25x the base round trip (+ 1 ms) backs off, by 0.5
+ * const relative = Limit.aimd({ min: 2, max: 100, rttTolerance: 1.25 })
  * ```
  */
 export const aimd = (options?: {
@@ -164,7 +167,9 @@ export const aimd = (options?: {
   readonly timeout?: Duration.DurationInput | undefined
   /**
    * > 1: a call slower than this times the base round trip (plus 1 ms) counts as a drop. Default
-   * 1.5 without a `timeout`; with a `timeout`, only when given.
+   * 1.5 without a `timeout`; with a `timeout`, only when given. Keep `backoff` under
+   * `1 / rttTolerance`: a backoff must take the queue back under the capacity, where the base is
+   * measured again, or the base rises with the queue at every cycle.
    *
    * @since 0.2.0
    */
