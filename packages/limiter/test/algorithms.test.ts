@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type { Algorithm, Sample } from "../src/internal/algorithm.js"
 import * as Aimd from "../src/internal/aimd.js"
 import * as Gradient2 from "../src/internal/gradient2.js"
+import * as Paced from "../src/internal/paced.js"
 import * as Vegas from "../src/internal/vegas.js"
 import * as Windowed from "../src/internal/windowed.js"
 
@@ -289,5 +290,44 @@ describe("Windowed (WindowedLimit over an average sample window)", () => {
     expect(seen).toEqual({ start: 50, rtt: (145 + 100) / 11, inflight: 10, drop: false })
     // The next window lasts max(2 x lowest (10), 100) = 100 ms from 150.
     expect(state.nextUpdate).toBe(250)
+  })
+})
+
+describe("Paced (one update per round trip, as Limit.aimd, gradient2 and vegas run)", () => {
+  const c: Aimd.Config = { initial: 10, min: 1, max: 100, backoff: 0.5, timeoutMillis: 5000, rttTolerance: undefined }
+  const algorithm = Paced.make(Aimd.make(c))
+  const run = (samples: ReadonlyArray<Sample>): Array<number> => {
+    let state = algorithm.initial
+    return samples.map((s) => algorithm.limitOf((state = algorithm.step(state, s))))
+  }
+
+  it("a sample from a call that started before the last update is skipped; one from a call after it is not", () => {
+    expect(
+      run([
+        sample(100, 10, true, 0), // the first drop backs off at 100: 10 -> 5
+        sample(100, 10, true, 50), // started at 50, before the backoff: the same congestion event
+        sample(20, 5, false, 90), // started before it too: no increase
+        sample(20, 5, false, 100), // admitted at the backoff: 5 -> 6, the next round starts at 120
+        sample(20, 6, false, 110), // started before 120: skipped
+        sample(20, 6, true, 120) // a new event: 6 -> 3
+      ])
+    ).toEqual([5, 5, 5, 6, 6, 3])
+  })
+
+  const g2: Gradient2.Config = {
+    initial: 20,
+    min: 20,
+    max: 200,
+    smoothing: 0.2,
+    longWindow: 600,
+    rttTolerance: 1.5,
+    queueSize: () => 4
+  }
+
+  it("a sample that changes nothing does not start a round; the inner's zero-rtt shortcut is kept", () => {
+    // 2 in flight of 10: no growth, so the state stays and the next sample is taken whenever it started.
+    expect(run([sample(20, 2, false, 100), sample(20, 10, false, 0)])).toEqual([10, 11])
+    expect(Paced.make(Gradient2.make(g2)).ignoresZeroRtt).toBe(true)
+    expect(algorithm.ignoresZeroRtt).toBeUndefined()
   })
 })

@@ -34,8 +34,9 @@ export interface State {
 export const step = (config: Config, state: State, sample: Sample): State => {
   const { limit, previousBase } = state
   const rtt = sample.rtt
-  // A 0 ms round trip carries no latency: it is no base.
-  const base = rtt > 0 && rtt < state.base ? rtt : state.base
+  // Only kept with rttTolerance (the state is then Netflix's: the limit). A 0 ms round trip carries
+  // no latency: it is no base.
+  const base = config.rttTolerance !== undefined && rtt > 0 && rtt < state.base ? rtt : state.base
   const slow =
     rtt > config.timeoutMillis ||
     (config.rttTolerance !== undefined && rtt > config.rttTolerance * Math.min(base, previousBase) + 1)
