@@ -119,7 +119,7 @@ export const markdown = (run: Run, command: string): string => {
   )
   lines.push("## Targets", "")
   lines.push(
-    "From the breaker issue: a closed `withBreaker` call at most 1.5x the cheapest Effect guard and at most 0.25x cockatiel bridged into Effect, an open rejection under 1 us, under 1 KB per breaker. From the retry issue: a first attempt through `Retry.retry` with a budget at most 1.2x `Effect.retry` with the same schedule; `withHedging` on a fast success at most 1.5x the bare effect.",
+    "From the breaker issue: a closed `withBreaker` call at most 1.5x the cheapest Effect guard and at most 0.25x cockatiel bridged into Effect, an open rejection under 1 us, under 1 KB per breaker. From the retry issue: a first attempt through `Retry.retry` with a budget at most 1.2x `Effect.retry` with the same schedule. As issue 22 restates them: `withHedging` on a fast success (a loopback HTTP GET) at most 1.10x the same call run in a fiber of its own and at most 1.5x the bare call (the loopback TCP rows are for information); an admitted call through a limiter at most 1.10x the floor guard that reads the Clock at start and end (what timing one round trip costs: every call is timed, none sampled).",
     ""
   )
   lines.push(verdictTable(run.verdicts), "")

@@ -4,9 +4,9 @@ import type { GroupResult } from "../src/protocol.js"
 import { timed } from "./utils.js"
 
 describe("limiter group", () => {
-  it("verdicts: ratios to the floor at most 1.2x pass, and at most 1 KB per limiter", () => {
+  it("verdicts: admitted calls at most 1.10x the timed floor, rejections at most 1.2x the floor, at most 1 KB per limiter", () => {
     const results: Array<GroupResult> = [
-      timed("limiter", { floor: 100, "limiter-fixed": 120, "limiter-gradient2": 121 }),
+      timed("limiter", { floor: 50, "floor-timed": 100, "limiter-fixed": 110, "limiter-gradient2": 111 }),
       timed("limiter-rejection", { floor: 100, "limiter-fixed": 119, "limiter-gradient2": 200 }),
       {
         _tag: "Memory",
@@ -18,9 +18,9 @@ describe("limiter group", () => {
       }
     ]
     expect(limiter.verdicts(results).map((v) => [v.measured, v.pass])).toEqual([
-      ["1.20x", true],
+      ["1.10x", true],
       ["1.19x", true],
-      ["1.21x", false],
+      ["1.11x", false],
       ["2.00x", false],
       ["1001 B", false]
     ])

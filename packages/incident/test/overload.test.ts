@@ -28,7 +28,7 @@ describe("the overload replay", () => {
         [
           ["no-limit", 4, 1000, 11614, 0, undefined, undefined],
           ["fixed", 100, 800, 0, 6966, undefined, undefined],
-          ["gradient2", 100, 280, 0, 6986, 4, 0],
+          ["gradient2", 99, 240, 0, 7014, 3, 1],
           ["aimd", 100, 240, 0, 7006, 2, 1]
         ]
       )

@@ -10,6 +10,7 @@ import type { Algorithm } from "./internal/algorithm.js"
 import * as Aimd from "./internal/aimd.js"
 import * as Fixed from "./internal/fixed.js"
 import * as Gradient2 from "./internal/gradient2.js"
+import * as Paced from "./internal/paced.js"
 import { isBetween, isWhole, millis, show } from "./internal/validation.js"
 import * as Vegas from "./internal/vegas.js"
 import * as Windowed from "./internal/windowed.js"
@@ -30,6 +31,11 @@ export type TypeId = typeof TypeId
  * How a limiter's limit is set. Constructors never throw: a value out of range is reported by
  * `Limiter.make` as `InvalidLimiterOptions`.
  *
+ * The adaptive limits (aimd, gradient2, vegas) take one update per round trip: a call that started
+ * before the algorithm's last update was admitted under the old limit, and its sample is not given
+ * to the algorithm. Drops within a round trip of a backoff are then one congestion event (one
+ * backoff, as TCP counts them), and an increase waits for a call admitted under the new limit.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -45,6 +51,8 @@ export interface Limit {
   readonly problem: string | undefined
   /** @internal a fresh algorithm (valid only when `problem` is undefined) */
   readonly makeAlgorithm: () => Algorithm<unknown>
+  /** @internal the algorithm fed every sample it is given, without the pacing by round trip */
+  readonly makeStep: () => Algorithm<unknown>
 }
 
 /**
@@ -52,6 +60,15 @@ export interface Limit {
  * @category guards
  */
 export const isLimit = (u: unknown): u is Limit => typeof u === "object" && u !== null && TypeId in u
+
+/**
+ * AIMD's defaults when it reads latency: a call slower than 1.5x the base is a drop, and a backoff
+ * that takes the queue this lets build (1.5x the capacity, and a call's worth over) back under the
+ * capacity, where the base round trip is measured again (a backoff of 0.9 would never get there,
+ * and the base would creep up with the queue at every cycle).
+ */
+const RTT_TOLERANCE = 1.5
+const RELATIVE_BACKOFF = 0.5
 
 type Rule = readonly [ok: boolean, message: string]
 
@@ -81,8 +98,18 @@ const make = (
   min: number,
   max: number,
   problem: string | undefined,
-  makeAlgorithm: () => Algorithm<any>
-): Limit => ({ [TypeId]: TypeId, _tag: tag, description, min, max, problem, makeAlgorithm })
+  makeStep: () => Algorithm<any>,
+  paced = true
+): Limit => ({
+  [TypeId]: TypeId,
+  _tag: tag,
+  description,
+  min,
+  max,
+  problem,
+  makeStep,
+  makeAlgorithm: paced ? (): Algorithm<any> => Paced.make(makeStep()) : makeStep
+})
 
 /**
  * A limit that never changes: at most `limit` calls at once. With `queue` options on the limiter,
@@ -104,13 +131,19 @@ export const fixed = (limit: number): Limit =>
     limit,
     limit,
     isWhole(limit, 1) ? undefined : `limit: fixed limit must be a whole number >= 1, got ${show(limit)}`,
-    () => Fixed.make(limit)
+    () => Fixed.make(limit),
+    false
   )
 
 /**
  * Additive increase, multiplicative decrease (Netflix `AIMDLimit`): +1 after a call while at least
  * half the limit is in use, `limit * backoff` (rounded down) after a drop or a call slower than
- * `timeout`. Defaults: initial 20, min 20, max 200, backoff 0.9, timeout 5 seconds.
+ * `timeout`, at most once per round trip (see `Limit`). Without a `timeout`, a call slower than
+ * `rttTolerance` times the base round trip (the lowest of the last two cycles between backoffs)
+ * plus 1 ms is a drop, so the limit comes down before the queue it lets build reaches the callers'
+ * deadlines. Defaults: initial 20, min 20, max 200; without `timeout`, rttTolerance 1.5 and
+ * backoff 0.5 (so that a backoff takes the queue back under the capacity, where the base is
+ * measured again); with a `timeout` (and no rttTolerance), backoff 0.9 (Netflix's).
  *
  * @since 0.1.0
  * @category constructors
@@ -118,36 +151,56 @@ export const fixed = (limit: number): Limit =>
  * ```ts
  * import { Limit } from "@circuitry/limiter"
  *
+ * // Netflix's: a drop or a call slower than 2 seconds backs off
  * const limit = Limit.aimd({ initial: 10, min: 1, max: 100, backoff: 0.5, timeout: "2 seconds" })
+ * // Latency-led: a call slower than 1.25x the base round trip (+ 1 ms) backs off, by 0.5
+ * const relative = Limit.aimd({ min: 2, max: 100, rttTolerance: 1.25 })
  * ```
  */
 export const aimd = (options?: {
   readonly initial?: number | undefined
   readonly min?: number | undefined
   readonly max?: number | undefined
-  /** 0 < backoff < 1: the limit is multiplied by it on a drop. Default 0.9. */
+  /** 0 < backoff < 1: the limit is multiplied by it on a drop. Default 0.5; 0.9 with a `timeout` alone. */
   readonly backoff?: number | undefined
-  /** A call slower than this counts as a drop. Default 5 seconds. */
+  /** A call slower than this counts as a drop. Default: none (`rttTolerance` instead). */
   readonly timeout?: Duration.DurationInput | undefined
+  /**
+   * > 1: a call slower than this times the base round trip (plus 1 ms) counts as a drop. Default
+   * 1.5 without a `timeout`; with a `timeout`, only when given. Keep `backoff` under
+   * `1 / rttTolerance`: a backoff must take the queue back under the capacity, where the base is
+   * measured again, or the base rises with the queue at every cycle.
+   *
+   * @since 0.2.0
+   */
+  readonly rttTolerance?: number | undefined
 }): Limit => {
   const min = options?.min ?? 20
   const max = options?.max ?? 200
   const initial = options?.initial ?? Math.min(max, Math.max(min, 20))
-  const backoff = options?.backoff ?? 0.9
-  const timeoutMillis = millis(options?.timeout ?? "5 seconds")
+  const timeoutMillis = options?.timeout === undefined ? Infinity : millis(options.timeout)
+  const rttTolerance = options?.rttTolerance ?? (options?.timeout === undefined ? RTT_TOLERANCE : undefined)
+  const backoff = options?.backoff ?? (rttTolerance === undefined ? 0.9 : RELATIVE_BACKOFF)
   const problem = firstProblem("aimd", [
     ...bounds(initial, min, max),
     [isBetween(backoff, 0, 1), `backoff must be a number with 0 < backoff < 1, got ${show(backoff)}`],
-    [timeoutMillis !== undefined && timeoutMillis > 0, `timeout must be a finite duration > 0`]
+    [timeoutMillis !== undefined && timeoutMillis > 0, `timeout must be a finite duration > 0`],
+    [
+      rttTolerance === undefined ||
+        (typeof rttTolerance === "number" && Number.isFinite(rttTolerance) && rttTolerance > 1),
+      `rttTolerance must be a number > 1, got ${show(rttTolerance)}`
+    ]
   ])
   return make("AIMD", `aimd(initial ${initial}, min ${min}, max ${max}, backoff ${backoff})`, min, max, problem, () =>
-    Aimd.make({ initial, min, max, backoff, timeoutMillis: timeoutMillis! })
+    Aimd.make({ initial, min, max, backoff, timeoutMillis: timeoutMillis!, rttTolerance })
   )
 }
 
 /**
  * Gradient2 (Netflix `Gradient2Limit`): follows the ratio of the long-term average round trip to
- * the current one, with room for `queueSize` extra calls. Defaults as the original's: initial 20,
+ * the current one, with room for `queueSize` extra calls, once per round trip (see `Limit`). The
+ * long average does not rise with a call that started with half the limit or more in use (it would
+ * follow the queue the limit lets build), except at `min`. Defaults as the original's: initial 20,
  * min 20, max 200, smoothing 0.2, longWindow 600 samples, rttTolerance 1.5, queueSize 4.
  *
  * @since 0.1.0
@@ -213,7 +266,9 @@ export const gradient2 = (options?: {
 /**
  * Vegas (Netflix `VegasLimit`, after TCP Vegas): estimates the queue the limit builds from the
  * lowest round trip seen and the current one; grows while the queue is under `alpha`, shrinks
- * when it is over `beta` or on a drop. Defaults as the original's: initial 20, min 1, max 1000,
+ * when it is over `beta` or on a drop, once per round trip (see `Limit`). A probe for a new base
+ * waits for a call that started with under half the limit in use (or at `min`), so that the base
+ * does not take in the queue. Defaults as the original's: initial 20, min 1, max 1000,
  * alpha `3 * log10(limit)`, beta `6 * log10(limit)`, smoothing 1, probeMultiplier 30.
  *
  * @since 0.1.0
@@ -282,7 +337,8 @@ export const vegas = (options?: {
  * `maxWindow`, and counts only with at least `windowSize` calls. This is how Netflix runs Gradient2
  * and AIMD in servers: one decrease per window rather than one per slow call, and Gradient2's
  * long-term average (`longWindow` samples) then spans `longWindow` windows, so it does not follow a
- * sustained overload within seconds. Defaults as the original's: 1 second, 1 second, 10.
+ * sustained overload within seconds. The inner limit takes every window (a window is already at
+ * least two round trips). Defaults as the original's: 1 second, 1 second, 10.
  *
  * @since 0.1.0
  * @category constructors
@@ -323,10 +379,17 @@ export const windowed = (
           ],
           [isWhole(windowSize, 10), `windowSize must be a whole number >= 10, got ${show(windowSize)}`]
         ]))
-  return make("Windowed", `windowed(${inner?.description ?? "?"})`, inner?.min ?? 1, inner?.max ?? 1, problem, () =>
-    Windowed.make(
-      { minWindowMillis: minWindowMillis!, maxWindowMillis: maxWindowMillis!, windowSize },
-      inner!.makeAlgorithm()
-    )
+  return make(
+    "Windowed",
+    `windowed(${inner?.description ?? "?"})`,
+    inner?.min ?? 1,
+    inner?.max ?? 1,
+    problem,
+    () =>
+      Windowed.make(
+        { minWindowMillis: minWindowMillis!, maxWindowMillis: maxWindowMillis!, windowSize },
+        inner!.makeStep()
+      ),
+    false
   )
 }

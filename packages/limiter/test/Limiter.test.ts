@@ -163,6 +163,42 @@ describe("Limiter", () => {
     })
   )
 
+  it.scoped("drops within one round trip of a backoff are one congestion event: the limit backs off once", () =>
+    Effect.gen(function* () {
+      const limiter = yield* Limiter.make({ limit: Limit.aimd({ initial: 10, min: 1, max: 100, backoff: 0.5 }) })
+      const timingOut = Effect.either(Limiter.withLimiter(Effect.timeout(Effect.never, "100 millis"), limiter))
+      // Ten calls admitted under the limit of 10 time out together: one backoff, not ten (10 x 0.5^10).
+      const burst = yield* Effect.forkAll(Array.from({ length: 10 }, () => timingOut))
+      yield* untilInFlight(limiter, 10)
+      yield* TestClock.adjust("100 millis")
+      yield* Fiber.join(burst)
+      assert.strictEqual(yield* limiter.limit, 5)
+      // A call admitted after the backoff that times out too is a new event.
+      const next = yield* Effect.fork(timingOut)
+      yield* untilInFlight(limiter, 1)
+      yield* TestClock.adjust("100 millis")
+      yield* Fiber.join(next)
+      assert.strictEqual(yield* limiter.limit, 2)
+    })
+  )
+
+  it.scoped("the limit grows by one per round trip: calls admitted before an increase do not increase it again", () =>
+    Effect.gen(function* () {
+      const limiter = yield* Limiter.make({ limit: Limit.aimd({ initial: 4, min: 1, max: 100 }) })
+      const call = Limiter.withLimiter(Effect.sleep("20 millis"), limiter)
+      const first = yield* Effect.forkAll(Array.from({ length: 4 }, () => call))
+      yield* untilInFlight(limiter, 4)
+      yield* TestClock.adjust("20 millis")
+      yield* Fiber.join(first)
+      assert.strictEqual(yield* limiter.limit, 5) // four successes at 4 in flight: +1, not +4
+      const second = yield* Effect.forkAll(Array.from({ length: 5 }, () => call))
+      yield* untilInFlight(limiter, 5)
+      yield* TestClock.adjust("20 millis")
+      yield* Fiber.join(second)
+      assert.strictEqual(yield* limiter.limit, 6)
+    })
+  )
+
   it.scoped("changes carries every change of the limit with the Clock's time", () =>
     Effect.gen(function* () {
       const limiter = yield* Limiter.make({ limit: Limit.aimd({ initial: 1, min: 1, max: 3 }) })

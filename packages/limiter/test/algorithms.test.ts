@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type { Algorithm, Sample } from "../src/internal/algorithm.js"
 import * as Aimd from "../src/internal/aimd.js"
 import * as Gradient2 from "../src/internal/gradient2.js"
+import * as Paced from "../src/internal/paced.js"
 import * as Vegas from "../src/internal/vegas.js"
 import * as Windowed from "../src/internal/windowed.js"
 
@@ -19,30 +20,61 @@ describe("AIMD (AIMDLimitTest)", () => {
     max: 200,
     backoff: 0.9,
     timeoutMillis: 5000,
+    rttTolerance: undefined,
     ...over
   })
+  /** The limit after one sample from a limit of `limit` (AIMDLimitTest's state is the limit alone). */
+  const after = (c: Aimd.Config, limit: number, s: Sample): number =>
+    Aimd.step(c, { limit, base: Infinity, previousBase: Infinity }, s).limit
 
   it("testDefault: starts at the initial limit", () => {
-    expect(Aimd.make(config({ initial: 10, min: 1 })).initial).toBe(10)
+    expect(Aimd.make(config({ initial: 10, min: 1 })).initial.limit).toBe(10)
   })
 
   it("increaseOnSuccess: 20 -> 21 with 10 in flight (2 * 10 >= 20)", () => {
-    expect(Aimd.step(config(), 20, sample(1, 10))).toBe(21)
+    expect(after(config(), 20, sample(1, 10))).toBe(21)
   })
 
   it("decreaseOnDrops: 30 -> 27", () => {
-    expect(Aimd.step(config(), 30, sample(0, 0, true))).toBe(27)
+    expect(after(config(), 30, sample(0, 0, true))).toBe(27)
   })
 
   it("successOverflow: stays at max 21", () => {
-    expect(Aimd.step(config({ initial: 21, max: 21, min: 1 }), 21, sample(1, 10))).toBe(21)
+    expect(after(config({ initial: 21, max: 21, min: 1 }), 21, sample(1, 10))).toBe(21)
   })
 
   it("a call slower than the timeout is a drop; a lightly used limit does not grow", () => {
-    expect(Aimd.step(config(), 100, sample(5001, 100))).toBe(90)
-    expect(Aimd.step(config(), 100, sample(10, 49))).toBe(100)
-    expect(Aimd.step(config(), 100, sample(10, 50))).toBe(101)
-    expect(Aimd.step(config(), 21, sample(10, 50, true))).toBe(20) // floor(18.9) = 18, held at min 20
+    expect(after(config(), 100, sample(5001, 100))).toBe(90)
+    expect(after(config(), 100, sample(10, 49))).toBe(100)
+    expect(after(config(), 100, sample(10, 50))).toBe(101)
+    expect(after(config(), 21, sample(10, 50, true))).toBe(20) // floor(18.9) = 18, held at min 20
+  })
+})
+
+describe("AIMD with rttTolerance (the default without a timeout)", () => {
+  const c: Aimd.Config = { initial: 20, min: 1, max: 200, backoff: 0.5, timeoutMillis: Infinity, rttTolerance: 1.5 }
+  const run = (samples: ReadonlyArray<Sample>): Array<Aimd.State> => {
+    let state = Aimd.make(c).initial
+    return samples.map((s) => (state = Aimd.step(c, state, s)))
+  }
+
+  it("a call slower than 1.5x the base round trip plus 1 ms is a drop: at 20 ms, 32 ms is, 31 ms is not", () => {
+    const [, ok, slow] = run([sample(20, 20), sample(31, 20), sample(32, 20)])
+    expect(ok!.limit).toBe(22) // 20 -> 21 -> 22: 31 <= 1.5 x 20 + 1
+    expect(slow!.limit).toBe(11) // floor(22 x 0.5)
+  })
+
+  it("the base is the lowest round trip of this congestion cycle and the one before: it follows a slower dependency", () => {
+    const states = run([
+      sample(20, 20), // base 20
+      sample(40, 20), // drop: cycle 1 (base 20) ends
+      sample(40, 20), // drop again: the base is still 20 (cycle 1's); cycle 2 (base 40) ends
+      sample(40, 20), // 40 <= 1.5 x min(40, 40) + 1: no drop
+      sample(0, 20) // a 0 ms round trip carries no latency and is no base
+    ])
+    expect(states.map((s) => s.limit)).toEqual([21, 10, 5, 6, 7])
+    expect(states[3]!.base).toBe(40)
+    expect(states[4]!.base).toBe(40)
   })
 })
 
@@ -109,7 +141,8 @@ describe("Vegas (VegasLimitTest)", () => {
     state = algorithm.step(state, sample(10, 10)) // base 10
     let probedAt = -1
     for (let i = 1; i <= 20 && probedAt < 0; i++) {
-      state = algorithm.step(state, sample(40, 10))
+      // 4 in flight: under half the limit, so the round trip holds no queue of the limit's making
+      state = algorithm.step(state, sample(40, 4))
       if (state.rttNoLoad === 40) probedAt = i + 1
     }
     // 2 * 10 * jitter <= count: between 10 and 20 samples
@@ -117,6 +150,21 @@ describe("Vegas (VegasLimitTest)", () => {
     expect(probedAt).toBeLessThanOrEqual(20)
     expect(state.probeJitter).toBeGreaterThanOrEqual(0.5)
     expect(state.probeJitter).toBeLessThan(1)
+  })
+
+  it("a probe waits for a call that started with under half the limit in use, or at the floor", () => {
+    const algorithm = Vegas.make(config({ initial: 10, max: 10, probeMultiplier: 2 }))
+    let state = algorithm.step(algorithm.initial, sample(10, 10)) // base 10
+    // At the limit for longer than the probe interval (at most 20 samples): the base stays.
+    for (let i = 0; i < 40; i++) state = algorithm.step(state, sample(12, 10))
+    expect(state.rttNoLoad).toBe(10)
+    state = algorithm.step(state, sample(12, 4))
+    expect(state.rttNoLoad).toBe(12)
+    // At the floor the queue is the dependency's own: the probe takes it.
+    const floor = Vegas.make(config({ initial: 1, min: 1, max: 10, probeMultiplier: 2 }))
+    let low = floor.step(floor.initial, sample(10, 1))
+    for (let i = 0; i < 40 && low.rttNoLoad === 10; i++) low = floor.step(low, sample(200, 1))
+    expect(low.rttNoLoad).toBe(200)
   })
 
   it("log10Root is Log10RootIntFunction: max(1, floor(log10(n)))", () => {
@@ -153,14 +201,32 @@ describe("Gradient2 (the formula of Gradient2Limit, worked by hand)", () => {
     const algorithm = Gradient2.make(c)
     const warm = algorithm.step(algorithm.initial, sample(10, 100)) // estimate 100*0.8 + 104*0.2 = 100.8
     expect(warm.estimate).toBeCloseTo(100.8, 10)
+    // From a call under half the limit the long average learns: warm-up mean (10 + 100) / 2 = 55.
+    const learnt = algorithm.step(warm, sample(100, 40))
+    expect(learnt.longRtt).toBeCloseTo(55, 10)
+    expect(learnt.estimate).toBe(warm.estimate) // app limited
+    // At the limit, it does not: the long average stays 10, gradient = clamp(1.5 * 10 / 100) = 0.5.
     const slow = algorithm.step(warm, sample(100, 100))
-    // warm-up mean: (10 + 100) / 2 = 55; gradient = clamp(1.5 * 55 / 100) = 0.825
-    // 100.8 * 0.8 + (100.8 * 0.825 + 4) * 0.2 = 80.64 + 17.432 = 98.072
-    expect(slow.longRtt).toBeCloseTo(55, 10)
-    expect(slow.estimate).toBeCloseTo(98.072, 10)
-    const slower = algorithm.step(warm, sample(10_000, 100))
-    // mean (10 + 10000) / 2 = 5005; gradient = clamp(1.5 * 5005 / 10000) = 0.75075
-    expect(slower.estimate).toBeCloseTo(100.8 * 0.8 + (100.8 * 0.75075 + 4) * 0.2, 10)
+    expect(slow.longRtt).toBe(10)
+    expect(slow.estimate).toBeCloseTo(100.8 * 0.8 + (100.8 * 0.5 + 4) * 0.2, 10)
+    // From learnt: gradient = clamp(1.5 * 55 / 100) = 0.825; 100.8 * 0.8 + (100.8 * 0.825 + 4) * 0.2 = 98.072
+    expect(algorithm.step(learnt, sample(100, 100)).estimate).toBeCloseTo(98.072, 10)
+  })
+
+  it("the long average does not follow the queue the limit lets build, except at the floor", () => {
+    const algorithm = Gradient2.make(config({ initial: 40, min: 20, max: 200 }))
+    let state = algorithm.step(algorithm.initial, sample(20, 40)) // the first sample sets it: 20
+    for (let i = 0; i < 100; i++) state = algorithm.step(state, sample(34, 40))
+    expect(state.longRtt).toBe(20)
+    // A faster round trip is learnt at the limit too: 20 * 0.8 + 10 * 0.2 (longWindow 9 after warm-up).
+    const quick = Gradient2.make(config({ initial: 40, min: 20, longWindow: 9 }))
+    let q = quick.initial
+    for (let i = 0; i < 10; i++) q = quick.step(q, sample(20, 40))
+    expect(quick.step(q, sample(10, 40)).longRtt).toBeCloseTo(18, 10)
+    // At min, the limit cannot take the queue down: the round trip is the dependency's, and learnt.
+    const floor = Gradient2.make(config({ initial: 20, min: 20, max: 20 }))
+    const f = floor.step(floor.step(floor.initial, sample(20, 20)), sample(60, 20))
+    expect(f.longRtt).toBeCloseTo(40, 10)
   })
 
   it("after the 10-sample warm-up the long average is exponential with factor 2 / (longWindow + 1)", () => {
@@ -168,7 +234,7 @@ describe("Gradient2 (the formula of Gradient2Limit, worked by hand)", () => {
     let state = algorithm.initial
     for (let i = 0; i < 10; i++) state = algorithm.step(state, sample(10, 20))
     expect(state.longRtt).toBe(10)
-    state = algorithm.step(state, sample(20, 20))
+    state = algorithm.step(state, sample(20, 5)) // under half the limit: learnt
     expect(state.longRtt).toBeCloseTo(10 * 0.8 + 20 * 0.2, 10) // factor 2 / 10
   })
 
@@ -195,7 +261,7 @@ describe("Gradient2 (the formula of Gradient2Limit, worked by hand)", () => {
 
 describe("Windowed (WindowedLimit over an average sample window)", () => {
   const config: Windowed.Config = { minWindowMillis: 100, maxWindowMillis: 1000, windowSize: 10 }
-  const inner = Aimd.make({ initial: 10, min: 1, max: 100, backoff: 0.5, timeoutMillis: 5000 })
+  const inner = Aimd.make({ initial: 10, min: 1, max: 100, backoff: 0.5, timeoutMillis: 5000, rttTolerance: undefined })
 
   it("a window of 10 slow calls is one drop (one decrease), not ten", () => {
     const algorithm = Windowed.make(config, inner)
@@ -224,5 +290,44 @@ describe("Windowed (WindowedLimit over an average sample window)", () => {
     expect(seen).toEqual({ start: 50, rtt: (145 + 100) / 11, inflight: 10, drop: false })
     // The next window lasts max(2 x lowest (10), 100) = 100 ms from 150.
     expect(state.nextUpdate).toBe(250)
+  })
+})
+
+describe("Paced (one update per round trip, as Limit.aimd, gradient2 and vegas run)", () => {
+  const c: Aimd.Config = { initial: 10, min: 1, max: 100, backoff: 0.5, timeoutMillis: 5000, rttTolerance: undefined }
+  const algorithm = Paced.make(Aimd.make(c))
+  const run = (samples: ReadonlyArray<Sample>): Array<number> => {
+    let state = algorithm.initial
+    return samples.map((s) => algorithm.limitOf((state = algorithm.step(state, s))))
+  }
+
+  it("a sample from a call that started before the last update is skipped; one from a call after it is not", () => {
+    expect(
+      run([
+        sample(100, 10, true, 0), // the first drop backs off at 100: 10 -> 5
+        sample(100, 10, true, 50), // started at 50, before the backoff: the same congestion event
+        sample(20, 5, false, 90), // started before it too: no increase
+        sample(20, 5, false, 100), // admitted at the backoff: 5 -> 6, the next round starts at 120
+        sample(20, 6, false, 110), // started before 120: skipped
+        sample(20, 6, true, 120) // a new event: 6 -> 3
+      ])
+    ).toEqual([5, 5, 5, 6, 6, 3])
+  })
+
+  const g2: Gradient2.Config = {
+    initial: 20,
+    min: 20,
+    max: 200,
+    smoothing: 0.2,
+    longWindow: 600,
+    rttTolerance: 1.5,
+    queueSize: () => 4
+  }
+
+  it("a sample that changes nothing does not start a round; the inner's zero-rtt shortcut is kept", () => {
+    // 2 in flight of 10: no growth, so the state stays and the next sample is taken whenever it started.
+    expect(run([sample(20, 2, false, 100), sample(20, 10, false, 0)])).toEqual([10, 11])
+    expect(Paced.make(Gradient2.make(g2)).ignoresZeroRtt).toBe(true)
+    expect(algorithm.ignoresZeroRtt).toBeUndefined()
   })
 })

@@ -40,6 +40,12 @@ const limitArb: fc.Arbitrary<{ readonly make: () => Limit.Limit; readonly min: n
       max: min + extra
     })),
     fc.tuple(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 0, max: 5 })).map(([min, extra]) => ({
+      // No timeout: AIMD reads latency (rttTolerance 1.5 by default).
+      make: () => Limit.aimd({ initial: min, min, max: min + extra }),
+      min,
+      max: min + extra
+    })),
+    fc.tuple(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 0, max: 5 })).map(([min, extra]) => ({
       make: () => Limit.gradient2({ initial: min, min, max: min + extra, queueSize: 1 }),
       min,
       max: min + extra

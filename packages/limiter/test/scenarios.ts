@@ -1,9 +1,9 @@
 /**
  * The overload simulation's scenarios, shared by its test (which pins the headline figures) and
- * by `scripts/simulation-report.ts` (which writes the table and the chart in docs/limiter.md).
+ * by `test/simulation-report.ts` (which writes the table and the chart in docs/limiter.md).
  */
 import { Limit } from "@circuitry/limiter"
-import { DEPENDENCY, simulate, type Window } from "./simulation.js"
+import { DEPENDENCY, type Dependency, simulate, type Window } from "./simulation.js"
 
 /** Sampling windows as Netflix runs its limits in servers, short enough for a 100 ms dependency. */
 const windowed = (limit: Limit.Limit) => Limit.windowed(limit, { minWindow: "100 millis", maxWindow: "1 second" })
@@ -63,3 +63,30 @@ export const partitioned = (subject: Subject, shares: Record<string, number>) =>
       ]
     }
   }).window(10, 30)
+
+/**
+ * A faster dependency, for the limits as users take them (every parameter left to its default):
+ * 20 calls at once in 20 ms (1,000 calls per second), slower in proportion beyond, callers that
+ * give up at 200 ms. Netflix's defaults (min 20) are made for a capacity of about 20 and more.
+ */
+export const FAST: Dependency = { capacity: 20, baseMillis: 20, deadlineMillis: 200 }
+
+export const DEFAULTS = {
+  "aimd()": () => Limit.aimd(),
+  "gradient2()": () => Limit.gradient2(),
+  "vegas()": () => Limit.vegas(),
+  "windowed(aimd())": () => Limit.windowed(Limit.aimd()),
+  "windowed(gradient2())": () => Limit.windowed(Limit.gradient2()),
+  "windowed(vegas())": () => Limit.windowed(Limit.vegas())
+} as const
+
+export type DefaultSubject = keyof typeof DEFAULTS
+
+export const DEFAULT_LOADS = [2, 4] as const
+
+/**
+ * Steady load on FAST: 20 s, the last 15 s measured (a windowed limit, one update per second, has
+ * gone through a whole cycle by then; the per-call ones, through dozens).
+ */
+export const withDefaults = (subject: DefaultSubject, load: number): Window =>
+  simulate(DEFAULTS[subject](), [{ seconds: 20, load }], { dependency: FAST }).window(5, 20)

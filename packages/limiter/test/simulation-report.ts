@@ -2,7 +2,7 @@
  * Writes the overload simulation's figures for docs/limiter.md: the table (printed as Markdown)
  * and the chart (docs/limiter-simulation.svg), from the same runs the test pins.
  *
- *   npx tsx packages/limiter/test/simulation-report.ts
+ *   npx tsx --conditions=@circuitry/source packages/limiter/test/simulation-report.ts
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -10,12 +10,17 @@ import { fileURLToPath } from "node:url"
 import {
   capacityChange,
   CHANGES,
+  DEFAULT_LOADS,
+  DEFAULTS,
+  type DefaultSubject,
+  FAST,
   LOADS,
   partitioned,
   settleSeconds,
   steady,
   SUBJECTS,
-  type Subject
+  type Subject,
+  withDefaults
 } from "./scenarios.js"
 import { DEPENDENCY } from "./simulation.js"
 
@@ -57,6 +62,17 @@ for (const subject of ["gradient2", "aimd"] as const) {
     const a = w.byPartition["a"] ?? 0
     const share = a / (a + (w.byPartition["b"] ?? 0))
     lines.push(`| ${subject} | ${JSON.stringify(shares)} | ${fmt(share * 100, 1)}% | ${fmt(w.goodput * 100)}% |`)
+  }
+}
+lines.push("")
+lines.push("| defaults | load | goodput (of C) | p50 ms | p99 ms | p99 / base | timeouts | rejected | mean limit |")
+lines.push("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+for (const subject of Object.keys(DEFAULTS) as ReadonlyArray<DefaultSubject>) {
+  for (const load of DEFAULT_LOADS) {
+    const w = withDefaults(subject, load)
+    lines.push(
+      `| \`${subject}\` | ${load}x | ${fmt(w.goodput * 100)}% | ${fmt(w.p50)} | ${fmt(w.p99)} | ${fmt(w.p99 / FAST.baseMillis, 2)}x | ${w.timeouts} | ${w.rejected} | ${fmt(w.meanLimit, 1)} |`
+    )
   }
 }
 process.stdout.write(lines.join("\n") + "\n")

@@ -1,6 +1,6 @@
 /**
  * The overload simulation (see simulation.ts, scenarios.ts): its headline figures, pinned. The
- * table in docs/limiter.md is the same runs (scripts/simulation-report.ts).
+ * table in docs/limiter.md is the same runs (test/simulation-report.ts).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { capacityChange, CHANGES, partitioned, settleSeconds, steady, type Subject } from "./scenarios.js"

@@ -1,10 +1,11 @@
 /**
  * The limiter's targets (from the limiter issue), in three groups run like the breaker's:
  *
- * - `limiter`: an admitted call through `withLimiter` against the floor guard (the same row as in
- *   `in-fiber`), with a fixed limit and with the default Gradient2; beside them the floor guard
- *   timing each call with the Effect Clock (two reads, as a round trip needs), to show what the
- *   timing alone costs against the 1.2x target;
+ * - `limiter`: an admitted call through `withLimiter`, with a fixed limit and with the default
+ *   Gradient2, against the floor guard timing each call with the Effect Clock (two reads, as a round
+ *   trip needs): every admitted call is timed (sampling the timing is not allowed), so the target
+ *   (issue 22) is at most 1.10x that row. The plain floor guard (the same row as in `in-fiber`) is
+ *   beside them, for scale;
  * - `limiter-rejection`: a call over the limit against the floor guard's rejection (a prebuilt
  *   error), with the limit held by a call that never ends; the work must never run;
  * - `limiter-memory`: heap per limiter for 100,000 limiters by name in a `LimiterRegistry`.
@@ -28,8 +29,8 @@ import * as S from "../subjects.js"
 import type { Verdict } from "../targets.js"
 
 export const LIMITS = {
-  /** admitted call / floor guard, in-fiber */
-  admittedRatio: 1.2,
+  /** admitted call / the floor guard reading the Clock at start and end, in-fiber */
+  admittedRatio: 1.1,
   /** rejection / floor guard's rejection, in-fiber */
   rejectionRatio: 1.2,
   /** bytes per limiter in a registry of 100,000 */
@@ -199,9 +200,10 @@ export const memory = async (repeats: number): Promise<MemoryGroup> => {
 const timed = (results: ReadonlyArray<GroupResult>, group: string): TimedGroup | undefined =>
   results.find((r): r is TimedGroup => r._tag === "Timed" && r.group === group)
 
-const ratio = (group: TimedGroup | undefined, id: string): number | undefined => {
+/** Paired by repeat (see `pairedRatio`), to the row `to` (the group's floor by default). */
+const ratio = (group: TimedGroup | undefined, id: string, to = group?.floor): number | undefined => {
   const a = group?.rows.find((r) => r.id === id)
-  const b = group?.rows.find((r) => r.id === group.floor)
+  const b = group?.rows.find((r) => r.id === to)
   return a === undefined || b === undefined ? undefined : pairedRatio(a.samples, b.samples)
 }
 
@@ -227,8 +229,8 @@ export const verdicts = (results: ReadonlyArray<GroupResult>): ReadonlyArray<Ver
   ] as const) {
     out.push(
       verdict(
-        `limiter, admitted call, ${name}: <= ${LIMITS.admittedRatio}x the floor guard (in-fiber)`,
-        ratio(admittedGroup, id),
+        `limiter, admitted call, ${name}: <= ${LIMITS.admittedRatio.toFixed(2)}x the floor guard reading the Clock at start and end (in-fiber)`,
+        ratio(admittedGroup, id, "floor-timed"),
         LIMITS.admittedRatio,
         times
       ),

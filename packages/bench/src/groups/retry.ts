@@ -3,15 +3,15 @@
  *
  * - `retry`: a first attempt that succeeds, through `Retry.retry` with a budget, against plain
  *   `Effect.retry` with the same schedule (`Schedule.recurs(3)`): at most 1.2x.
- * - `hedging`: `withHedging` (fixed 100 ms delay: no hedge fires) on a fast success, against the
- *   same effect bare: at most 1.5x. Two fast successes are targets: a round trip over a loopback
- *   TCP socket (a server in the same process echoes one byte: the cheapest remote call there is)
- *   and a loopback HTTP GET (node:http, keep-alive: what an HTTP client hedges). The same over an
- *   effect that only crosses one event-loop turn (`setImmediate`) and over `Effect.succeed` is
- *   shown beside them, to say what a hedge costs in absolute terms: one fiber for the copy. And
- *   the same calls run in a fiber of their own and nothing else (`forked`): the least any hedging
- *   costs whose first attempt can be interrupted when a hedge wins, which needs it in a fiber of
- *   its own (see `forked` below).
+ * - `hedging`: `withHedging` (fixed 100 ms delay: no hedge fires) on a fast success, a loopback
+ *   HTTP GET (node:http, keep-alive: what an HTTP client hedges). The targets (as issue 22 restates
+ *   them): at most 1.10x the same call run in a fiber of its own and nothing else (`forked`: the
+ *   least any hedging costs whose first attempt can be interrupted when a hedge wins, which needs
+ *   it in a fiber of its own, see `forked` below), and at most 1.5x the bare call. Beside it, for
+ *   information: a round trip over a loopback TCP socket (a server in the same process echoes one
+ *   byte: the cheapest remote call there is), an effect that only crosses one event-loop turn
+ *   (`setImmediate`) and `Effect.succeed`, to say what a hedge costs in absolute terms: one fiber
+ *   for the copy.
  */
 import { Hedging, Retry, RetryBudget } from "@circuitry/retry"
 import type * as Context from "effect/Context"
@@ -41,8 +41,10 @@ export const TITLES: Record<string, string> = {
 export const LIMITS = {
   /** Retry.retry with a budget / Effect.retry, same schedule */
   retryRatio: 1.2,
-  /** withHedging / the bare effect, on a loopback round trip */
-  hedgingRatio: 1.5
+  /** withHedging / the bare effect, on a loopback HTTP GET */
+  hedgingRatio: 1.5,
+  /** withHedging / the same call in a fiber of its own, on a loopback HTTP GET */
+  hedgingForkedRatio: 1.1
 } as const
 
 // -- retry -----------------------------------------------------------------------------------------
@@ -196,7 +198,7 @@ export const run = async (group: "retry" | "hedging"): Promise<TimedGroup> => {
       rows: measured,
       notes: [
         "Many calls inside one Effect.gen loop, one at a time. The loopback server runs in the same process, so its CPU time counts in both rows.",
-        "The x floor column compares every row with the bare loopback TCP round trip; each target compares withHedging with the bare effect of the same kind.",
+        "The x floor column compares every row with the bare loopback TCP round trip; the targets compare the hedged loopback HTTP GET with the same GET in a fiber of its own and with it bare. The TCP, event-loop-turn and Effect.succeed rows are for information.",
         "What a hedge costs when none fires: one fiber for the copy (started at once, not scheduled), one timer entry in the Hedging's shared sweeper, and one more resumption of the caller.",
         "The forked rows run the effect in a fiber of its own and nothing else: the first attempt of a hedged call must be interruptible apart from its caller (when a hedge wins), so no withHedging can cost less than them."
       ]
@@ -228,9 +230,9 @@ export const verdicts = (results: ReadonlyArray<GroupResult>): ReadonlyArray<Ver
     LIMITS.retryRatio
   ),
   verdict(
-    `withHedging, fast success (loopback TCP round trip), no hedge fired: <= ${LIMITS.hedgingRatio}x the bare effect`,
-    ratio(results, "hedging", "hedged", "bare"),
-    LIMITS.hedgingRatio
+    `withHedging, fast success (loopback HTTP GET), no hedge fired: <= ${LIMITS.hedgingForkedRatio.toFixed(2)}x the same call in a fiber of its own`,
+    ratio(results, "hedging", "http-hedged", "http-forked"),
+    LIMITS.hedgingForkedRatio
   ),
   verdict(
     `withHedging, fast success (loopback HTTP GET), no hedge fired: <= ${LIMITS.hedgingRatio}x the bare effect`,

@@ -9,9 +9,11 @@
  *
  * The limit does not grow while less than half of it is in use (the caller is "app limited"), and
  * when the long average is more than twice the last round trip (load has gone), it decays by 5%
- * per sample instead of waiting for the average. Like the original, a drop carries no signal of
- * its own here: its (long) round trip is what lowers the limit. A round trip of 0 ms (a call that
- * answered within the Clock's resolution) carries no latency information and changes nothing.
+ * per sample instead of waiting for the average. Unlike the original, the long average does not
+ * rise with the round trip of a call that started with half the limit or more in use (see below).
+ * Like the original, a drop carries no signal of its own here: its (long) round trip is what lowers
+ * the limit. A round trip of 0 ms (a call that answered within the Clock's resolution) carries no
+ * latency information and changes nothing.
  */
 import { type Algorithm, clamp, type Sample } from "./algorithm.js"
 
@@ -42,10 +44,16 @@ export const step = (config: Config, state: State, sample: Sample): State => {
   const rtt = sample.rtt
   if (!(rtt > 0)) return state
   const queueSize = config.queueSize(Math.floor(state.estimate))
-  // The long average after this sample: a plain mean for the first 10, then exponential.
+  // The long average after this sample: a plain mean for the first 10, then exponential. It does
+  // not rise with a call that started with half the limit or more in use: that round trip holds the
+  // queue the limit lets build, and an average that follows it lets the limit (and the queue) creep
+  // up for as long as the overload lasts. It still falls at once, and learns the round trip when
+  // there is no average yet or the limit is at its floor (then the queue is the dependency's own).
   let count = state.count
   let longRtt: number
-  if (count < WARMUP) {
+  if (count > 0 && rtt > state.longRtt && sample.inflight * 2 >= state.estimate && state.estimate > config.min) {
+    longRtt = state.longRtt
+  } else if (count < WARMUP) {
     longRtt = (state.longRtt * count + rtt) / (count + 1)
     count++
   } else {

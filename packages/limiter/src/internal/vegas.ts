@@ -56,8 +56,13 @@ export const step = (config: Config, state: State, sample: Sample): State => {
   const rtt = sample.rtt
   if (!(rtt > 0)) return state
   const probeCount = state.probeCount + 1
-  if (state.probeJitter * config.probeMultiplier * state.estimate <= probeCount) {
-    // Probe: take this round trip as the new base.
+  // Probe: take this round trip as the new base. Not from a call that started with half the limit
+  // or more in use (unless the limit is at its floor): its round trip holds the queue the limit
+  // lets build, and taken as the base it would let that queue grow by alpha at every probe.
+  if (
+    state.probeJitter * config.probeMultiplier * state.estimate <= probeCount &&
+    (sample.inflight * 2 < state.estimate || state.estimate <= config.min)
+  ) {
     const { jitter, seed } = nextJitter(state.seed)
     return { estimate: state.estimate, rttNoLoad: rtt, probeCount: 0, probeJitter: jitter, seed }
   }
