@@ -1,0 +1,218 @@
+/**
+ * The event loop's own stalls, and deadlines that do not blame a dependency for them.
+ *
+ * A stalled loop (a busy loop, a long GC, a process starved of CPU) runs no timer and reads no
+ * socket. A dependency that answered during the stall has its reply waiting in the socket, but
+ * Node runs expired timers before it reads sockets: without this, the deadline fires first and the
+ * dependency is blamed for time the process lost. So every deadline here is kept on the loop's
+ * running clock, the Clock minus the time lost to stalls: a call gets its whole limit of time in
+ * which the loop could have read its answer, and is held past its Clock deadline by at most the
+ * stall itself.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+
+/** @internal */
+export interface LoopStall {
+  readonly lostBefore: (at: number) => number
+}
+
+/** @internal */
+export class LoopStallTag extends Context.Reference<LoopStallTag>()("@circuitry/breaker/LoopStall", {
+  defaultValue: (): LoopStall => live
+}) {}
+
+/** How often the monitor's timer fires. */
+const INTERVAL_MILLIS = 10
+/** Lateness up to this is a timer's ordinary jitter, not a stall (and is not counted). */
+const TOLERANCE_MILLIS = 10
+/** The stalls kept to answer for times in the past (older ones are summed). */
+const KEPT = 256
+/** A monitor nobody has asked for this long stops its timer (the next question starts it again). */
+const IDLE_MILLIS = 5 * 60_000
+
+const stallSeconds = Metric.counter("circuitry_event_loop_stall_seconds_total", {
+  incremental: true,
+  description: `Time the event loop lost to stalls (a timer more than ${TOLERANCE_MILLIS} ms late), in seconds`
+})
+
+/** @internal */
+const deferredDeadlines = Metric.counter("circuitry_deadline_stall_extensions_total", {
+  incremental: true,
+  description: "Deadlines that reached their Clock time and were carried on for the time the event loop lost to a stall"
+})
+
+/** The extension counter of each kind of deadline, made once. */
+const extensions = new Map<string, Metric.Metric.Counter<number>>()
+/** @internal */
+export const extensionsOf = (kind: string): Metric.Metric.Counter<number> => {
+  let counter = extensions.get(kind)
+  if (counter === undefined) {
+    counter = deferredDeadlines.pipe(Metric.tagged("deadline", kind))
+    extensions.set(kind, counter)
+  }
+  return counter
+}
+
+/**
+ * The process's monitor: a timer every INTERVAL_MILLIS that sees how late it fires. Lateness past
+ * TOLERANCE_MILLIS is a stall, dated on the live Clock (`Date.now`) as the interval that ends when
+ * the timer finally ran. A stall still going on (the timer has not run yet: the question comes in
+ * the first turn after it) is counted up to now, so the order in which expired timers run does not
+ * matter. Under a TestClock the dates are real ones, far from the virtual times asked about, so a
+ * real stall never moves a test's deadlines.
+ */
+class Monitor implements LoopStall {
+  private timer: ReturnType<typeof setInterval> | undefined = undefined
+  /** `performance.now()` at the last tick. */
+  private lastTick = 0
+  private lastAsked = 0
+  /** The last KEPT stalls, oldest first, on the live Clock (a ring). */
+  private readonly froms = new Float64Array(KEPT)
+  private readonly tos = new Float64Array(KEPT)
+  /** Where the ring starts, and how many it holds. */
+  private start = 0
+  private count = 0
+  /** The stalls that fell out of the ring. */
+  private dropped = 0
+  /** Every stall recorded. */
+  private total = 0
+
+  lostBefore(at: number): number {
+    const now = performance.now()
+    this.lastAsked = now
+    if (this.timer === undefined) {
+      this.begin(now)
+      return this.recordedBefore(at)
+    }
+    const gap = now - this.lastTick - INTERVAL_MILLIS - TOLERANCE_MILLIS
+    const recorded = this.recordedBefore(at)
+    if (gap <= 0) return recorded
+    // A stall going on: the monitor's timer has not run since it began.
+    const wall = Date.now()
+    return recorded + Math.max(0, Math.min(at, wall) - (wall - gap))
+  }
+
+  private recordedBefore(at: number): number {
+    const last = (this.start + this.count - 1) % KEPT
+    // The usual question (now, after every stall recorded) costs no loop.
+    if (this.count === 0 || at >= this.tos[last]!) return this.total
+    let lost = this.dropped
+    for (let i = 0; i < this.count; i++) {
+      const j = (this.start + i) % KEPT
+      if (this.froms[j]! >= at) break
+      lost += Math.min(this.tos[j]!, at) - this.froms[j]!
+    }
+    return lost
+  }
+
+  private begin(now: number): void {
+    this.lastTick = now
+    this.timer = setInterval(() => this.tick(), INTERVAL_MILLIS)
+    // A monitor never keeps a process alive (Node); a browser's timers have no unref.
+    const timer = this.timer as { unref?: () => void }
+    if (typeof timer.unref === "function") timer.unref()
+  }
+
+  private tick(): void {
+    const now = performance.now()
+    const lost = now - this.lastTick - INTERVAL_MILLIS - TOLERANCE_MILLIS
+    this.lastTick = now
+    if (lost > 0) this.record(lost)
+    if (now - this.lastAsked > IDLE_MILLIS) {
+      clearInterval(this.timer)
+      this.timer = undefined
+    }
+  }
+
+  private record(lost: number): void {
+    const wall = Date.now()
+    if (this.count === KEPT) {
+      this.dropped += this.tos[this.start]! - this.froms[this.start]!
+      this.start = (this.start + 1) % KEPT
+      this.count--
+    }
+    const j = (this.start + this.count) % KEPT
+    this.froms[j] = wall - lost
+    this.tos[j] = wall
+    this.count++
+    this.total += lost
+    stallSeconds.unsafeUpdate(lost / 1000, [])
+  }
+}
+
+/** @internal */
+export const live: LoopStall = new Monitor()
+
+/** @internal */
+export const none: LoopStall = { lostBefore: () => 0 }
+
+/** @internal */
+export interface Scripted extends LoopStall {
+  readonly stall: (from: number, to: number) => void
+}
+
+/** @internal */
+export const scripted = (stalls: Iterable<readonly [from: number, to: number]> = []): Scripted => {
+  let froms: Array<number> = []
+  let tos: Array<number> = []
+  const stall = (from: number, to: number): void => {
+    if (!(to > from)) return
+    // Kept sorted and merged, so overlapping stalls count once.
+    const all = froms.map((f, i) => [f, tos[i]!] as const).concat([[from, to]])
+    all.sort((a, b) => a[0] - b[0])
+    froms = []
+    tos = []
+    for (const [f, t] of all) {
+      const last = tos.length - 1
+      if (last >= 0 && f <= tos[last]!) tos[last] = Math.max(tos[last]!, t)
+      else {
+        froms.push(f)
+        tos.push(t)
+      }
+    }
+  }
+  for (const [from, to] of stalls) stall(from, to)
+  const lostBefore = (at: number): number => {
+    let lost = 0
+    for (let i = 0; i < froms.length && froms[i]! < at; i++) lost += Math.min(tos[i]!, at) - froms[i]!
+    return lost
+  }
+  return { stall, lostBefore }
+}
+
+/**
+ * `self`, failed with `onTimeout()` once it has run for `millis` of the loop's running clock: at
+ * its Clock deadline, the time lost to stalls since it started is given back (as often as stalls
+ * take it), so it ends at most that lost time after its Clock deadline. The loser of the race is
+ * interrupted (disconnect `self` to answer without waiting for its cleanup).
+ *
+ * @internal
+ */
+export const timeoutFail = <A, E, R, E2>(
+  self: Effect.Effect<A, E, R>,
+  millis: number,
+  onTimeout: () => E2,
+  kind: string
+): Effect.Effect<A, E | E2, R> =>
+  Effect.flatMap(LoopStallTag, (stall) =>
+    Effect.clockWith((clock) => {
+      const started = clock.unsafeCurrentTimeMillis()
+      const lostAtStart = stall.lostBefore(started)
+      const end = started - lostAtStart + millis
+      let extended = false
+      const expiry: Effect.Effect<void> = Effect.suspend(() => {
+        const now = clock.unsafeCurrentTimeMillis()
+        const lost = stall.lostBefore(now)
+        const left = end - (now - lost)
+        if (left <= 0) return Effect.void
+        const wait = Effect.zipRight(Effect.sleep(Math.ceil(left)), expiry)
+        // Past the Clock deadline only because of a stall: counted once.
+        if (extended || now - started < millis || lost === lostAtStart) return wait
+        extended = true
+        return Effect.zipRight(Metric.increment(extensionsOf(kind)), wait)
+      })
+      return Effect.raceFirst(self, Effect.zipRight(expiry, Effect.failSync(onTimeout)))
+    })
+  )
