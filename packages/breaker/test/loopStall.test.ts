@@ -3,9 +3,9 @@
  * rule on the TestClock with stalls the test injects (`LoopStall.scripted`), and the process's
  * monitor on a real busy loop.
  */
-import { CircuitBreaker, LoopStall, Policy } from "@circuitry/breaker"
+import { BreakerStore, CircuitBreaker, LoopStall, Policy } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, TestClock } from "effect"
+import { Effect, Exit, Fiber, type Layer, Logger, Metric, Scope, TestClock } from "effect"
 
 const DEADLINE = 200
 const timed = CircuitBreaker.make({ name: "db", policy: Policy.consecutiveFailures(1), timeout: DEADLINE })
@@ -97,4 +97,103 @@ describe("LoopStall.live", () => {
     assert.isAtLeast(lost, blocked - 25, `after the block: ${lost} of ${blocked} ms`)
     assert.isAtMost(lost, after - before + 1, `no more than the ${after - before} ms that passed`)
   })
+})
+
+/** Log messages at warning, kept for the test to read. */
+const logged = (): { readonly lines: Array<string>; readonly layer: Layer.Layer<never> } => {
+  const lines: Array<string> = []
+  const logger = Logger.make(({ message }) => {
+    lines.push(Array.isArray(message) ? String(message[0]) : String(message))
+  })
+  return { lines, layer: Logger.replace(Logger.defaultLogger, logger) }
+}
+
+const reachable = (name: string) =>
+  Effect.map(Metric.value(CircuitBreaker.storeReachable.pipe(Metric.tagged("breaker", name))), (s) => s.value)
+
+/** The memory store, whose loads answer after `millis`. */
+const slowLoads = (memory: BreakerStore.BreakerStore["Type"], millis: number): BreakerStore.BreakerStore["Type"] => ({
+  connect: (name) =>
+    Effect.map(memory.connect(name), (circuit) => ({
+      ...circuit,
+      load: Effect.zipRight(Effect.sleep(millis), circuit.load)
+    }))
+})
+
+describe("LoopStall: the shared store's waits and health", () => {
+  const joined = (name: string, stalls: LoopStall.Scripted) =>
+    Effect.gen(function* () {
+      const memory = yield* BreakerStore.makeMemory
+      const log = logged()
+      // The store answers the first load at 300 ms, past its 250 ms wait.
+      const making = yield* Effect.fork(
+        CircuitBreaker.make({ name }).pipe(
+          Effect.provideService(BreakerStore.BreakerStore, slowLoads(memory, 300)),
+          Effect.provideService(LoopStall.LoopStall, stalls),
+          Effect.provide(log.layer)
+        )
+      )
+      yield* TestClock.adjust(300)
+      const breaker = yield* Fiber.join(making)
+      return { breaker, lines: log.lines }
+    })
+
+  it.scoped("a load that waited on a stall of the loop's own is answered: no 'unreachable', the gauge says 1", () =>
+    Effect.gen(function* () {
+      const { breaker, lines } = yield* joined("stalled-load", LoopStall.scripted([[0, 280]]))
+      assert.deepStrictEqual((yield* breaker.snapshot).store, { connected: true })
+      assert.deepStrictEqual(lines, [])
+      assert.strictEqual(yield* reachable("stalled-load"), 1)
+    })
+  )
+
+  it.scoped("the same load without a stall: the store is reported unreachable, the gauge says 0", () =>
+    Effect.gen(function* () {
+      const { breaker, lines } = yield* joined("slow-load", LoopStall.scripted())
+      assert.deepStrictEqual((yield* breaker.snapshot).store, { connected: false })
+      assert.strictEqual(lines.length, 1)
+      assert.include(lines[0], "unreachable")
+      assert.strictEqual(yield* reachable("slow-load"), 0)
+    })
+  )
+})
+
+describe("the store-reachability gauge", () => {
+  it.effect("goes 1 -> 0 -> 1 as the store fails and answers again, and leaves with its breaker", () =>
+    Effect.gen(function* () {
+      const memory = yield* BreakerStore.makeMemory
+      let down = false
+      const flaky: BreakerStore.BreakerStore["Type"] = {
+        connect: (name) =>
+          Effect.map(memory.connect(name), (circuit) => ({
+            ...circuit,
+            save: (verdict) =>
+              down
+                ? Effect.fail(new BreakerStore.BreakerStoreError({ store: "test", operation: "save", message: "down" }))
+                : circuit.save(verdict)
+          }))
+      }
+      const name = "gauge"
+      const scope = yield* Scope.make()
+      const breaker = yield* CircuitBreaker.make({ name, policy: Policy.consecutiveFailures(1) }).pipe(
+        Effect.provideService(BreakerStore.BreakerStore, flaky),
+        Scope.extend(scope)
+      )
+      assert.strictEqual(yield* reachable(name), 1)
+      down = true
+      yield* Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), breaker)) // trips: its verdict is sent
+      yield* TestClock.adjust(0)
+      assert.strictEqual(yield* reachable(name), 0)
+      down = false
+      yield* TestClock.adjust("1 second") // the outbox tries again
+      assert.strictEqual(yield* reachable(name), 1)
+      yield* Scope.close(scope, Exit.void)
+      const left = Metric.unsafeSnapshot().filter(
+        (pair) =>
+          pair.metricKey.name === "circuitry_breaker_store_reachable" &&
+          pair.metricKey.tags.some((t) => t.key === "breaker" && t.value === name)
+      )
+      assert.deepStrictEqual(left, [])
+    }).pipe(Effect.provide(logged().layer))
+  )
 })

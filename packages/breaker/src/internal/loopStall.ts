@@ -9,7 +9,9 @@
  * which the loop could have read its answer, and is held past its Clock deadline by at most the
  * stall itself.
  */
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 
@@ -76,8 +78,9 @@ class Monitor implements LoopStall {
   private count = 0
   /** The stalls that fell out of the ring. */
   private dropped = 0
-  /** Every stall recorded. */
+  /** Every stall recorded, and where the first one began. */
   private total = 0
+  private firstFrom = Infinity
 
   lostBefore(at: number): number {
     const now = performance.now()
@@ -98,6 +101,8 @@ class Monitor implements LoopStall {
     const last = (this.start + this.count - 1) % KEPT
     // The usual question (now, after every stall recorded) costs no loop.
     if (this.count === 0 || at >= this.tos[last]!) return this.total
+    // Before the first stall (a TestClock's virtual times, in the 1970s): stable as stalls fall out of the ring.
+    if (at <= this.firstFrom) return 0
     let lost = this.dropped
     for (let i = 0; i < this.count; i++) {
       const j = (this.start + i) % KEPT
@@ -135,6 +140,7 @@ class Monitor implements LoopStall {
     }
     const j = (this.start + this.count) % KEPT
     this.froms[j] = wall - lost
+    if (this.firstFrom === Infinity) this.firstFrom = wall - lost
     this.tos[j] = wall
     this.count++
     this.total += lost
@@ -213,6 +219,20 @@ export const timeoutFail = <A, E, R, E2>(
         extended = true
         return Effect.zipRight(Metric.increment(extensionsOf(kind)), wait)
       })
-      return Effect.raceFirst(self, Effect.zipRight(expiry, Effect.failSync(onTimeout)))
+      // The wait is interruptible (as `Effect.timeout`'s): in a finalizer, the winner does not wait for it.
+      return Effect.raceFirst(self, Effect.zipRight(Effect.interruptible(expiry), Effect.failSync(onTimeout)))
     })
   )
+
+/**
+ * `Effect.timeout` on the loop's running clock: fails with a `TimeoutException` once `self` has
+ * run for `duration` of it.
+ *
+ * @internal
+ */
+export const timeout = <A, E, R>(
+  self: Effect.Effect<A, E, R>,
+  duration: Duration.DurationInput,
+  kind: string
+): Effect.Effect<A, E | Cause.TimeoutException, R> =>
+  timeoutFail(self, Duration.toMillis(duration), () => new Cause.TimeoutException(), kind)

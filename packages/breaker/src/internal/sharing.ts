@@ -18,6 +18,7 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as BreakerStore from "../BreakerStore.js"
+import * as LoopStall from "./loopStall.js"
 import type * as Options from "./options.js"
 import { Outbox } from "./outbox.js"
 import { Quorum } from "./quorum.js"
@@ -30,19 +31,23 @@ const FLUSH_DEADLINE = Duration.seconds(1)
 
 /**
  * Whether the store answered the link's last request. The breaker learns of an outage when a
- * request fails or does not answer in time, and of the recovery when one is answered: each is
- * logged once, as a warning annotated with the breaker's name (and the store's, when it said).
+ * request fails or does not answer in time (on the loop's running clock: a stall of the process's
+ * own is not the store's silence), and of the recovery when one is answered: each is logged once,
+ * as a warning annotated with the breaker's name (and the store's, when it said), and each sets
+ * the breaker's reachability gauge (`onChange`).
  *
  * @internal
  */
 export class Health {
   connected = true
+  onChange: ((connected: boolean) => void) | undefined = undefined
   constructor(readonly name: string) {}
 
   failed(error: unknown): Effect.Effect<void> {
     return Effect.suspend(() => {
       if (!this.connected) return Effect.void
       this.connected = false
+      this.onChange?.(false)
       const store = storeOf(error)
       return Effect.logWarning(
         `circuit "${this.name}": shared store${store === undefined ? "" : ` (${store})`} unreachable, deciding locally until it answers`,
@@ -55,6 +60,7 @@ export class Health {
     return Effect.suspend(() => {
       if (this.connected) return Effect.void
       this.connected = true
+      this.onChange?.(true)
       return Effect.logWarning(`circuit "${this.name}": shared store answers again, sharing verdicts`).pipe(
         Effect.annotateLogs(annotations(this.name, undefined))
       )
@@ -141,7 +147,7 @@ export const storeView = (link: Link, state: string): { readonly connected: bool
  */
 const load = (circuit: BreakerStore.SharedCircuit, health: Health): Effect.Effect<Option.Option<Adopted>, unknown> =>
   Effect.disconnect(circuit.load).pipe(
-    Effect.timeout(STORE_DEADLINE),
+    (loaded) => LoopStall.timeout(loaded, STORE_DEADLINE, "store_wait"),
     // On this breaker's clock as the store's answer arrives (its durations count from then).
     Effect.flatMap((loaded) =>
       Effect.clockWith((clock) =>
@@ -270,7 +276,9 @@ export const leaseProbe = (
     // A release outlives the probe (and the breaker: the fleet should not wait for the lease to run
     // out), but never a store that does not answer.
     const release = (token: string): Effect.Effect<void> =>
-      Effect.asVoid(Effect.forkDaemon(Effect.ignore(Effect.timeout(circuit.releaseProbe(token), STORE_DEADLINE))))
+      Effect.asVoid(
+        Effect.forkDaemon(Effect.ignore(LoopStall.timeout(circuit.releaseProbe(token), STORE_DEADLINE, "store_wait")))
+      )
     let abandoned = false
     let landed: string | undefined
     const request = circuit.acquireProbe(options).pipe(
@@ -292,15 +300,18 @@ export const leaseProbe = (
     })
     // In the breaker's scope: a request to a store that never answers ends when the breaker does.
     return Effect.flatMap(Effect.forkIn(request, link.scope), (fiber) =>
-      Effect.flatMap(Effect.exit(restore(Effect.timeout(Fiber.join(fiber), STORE_DEADLINE))), (exit) => {
-        if (Exit.isFailure(exit)) {
-          if (Cause.isInterruptedOnly(exit.cause)) return Effect.zipRight(abandon, Effect.interrupt)
-          return abandon.pipe(Effect.zipRight(link.health.failed(Cause.squash(exit.cause))), Effect.as(alone))
+      Effect.flatMap(
+        Effect.exit(restore(LoopStall.timeout(Fiber.join(fiber), STORE_DEADLINE, "store_wait"))),
+        (exit) => {
+          if (Exit.isFailure(exit)) {
+            if (Cause.isInterruptedOnly(exit.cause)) return Effect.zipRight(abandon, Effect.interrupt)
+            return abandon.pipe(Effect.zipRight(link.health.failed(Cause.squash(exit.cause))), Effect.as(alone))
+          }
+          landed = undefined
+          const answer = exit.value
+          return Effect.as(link.health.answered, Option.isNone(answer) ? taken : leased(release(answer.value)))
         }
-        landed = undefined
-        const answer = exit.value
-        return Effect.as(link.health.answered, Option.isNone(answer) ? taken : leased(release(answer.value)))
-      })
+      )
     )
   })
 
