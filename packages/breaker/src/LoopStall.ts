@@ -17,6 +17,7 @@
  * @since 0.2.0
  */
 import type * as Context from "effect/Context"
+import type * as Metric from "effect/Metric"
 import * as internal from "./internal/loopStall.js"
 
 /**
@@ -104,3 +105,24 @@ export interface Scripted extends Service {
  * ```
  */
 export const scripted: (stalls?: Iterable<readonly [from: number, to: number]>) => Scripted = internal.scripted
+
+/**
+ * Time the event loop lost to stalls, as the live monitor measured it, in seconds (a monotonic
+ * counter, no tags).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const stallSeconds: Metric.Metric.Counter<number> = internal.stallSeconds
+
+/**
+ * Deadlines that reached their Clock time and were carried on for time the loop lost to a stall
+ * (each counted once), tagged `deadline`: `breaker_timeout` (a breaker's `timeout`), `store_wait`
+ * (a breaker's waits on its shared store), `redis_deadline` (a RedisStore or RedisBreakerStore
+ * call's `deadline`). Such a call then ends with its own outcome, or times out once it has had its
+ * whole limit of the loop's running time; the breaker counts that outcome as it would any other.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const deadlineExtensions: Metric.Metric.Counter<number> = internal.deadlineExtensions

@@ -34,13 +34,15 @@ const KEPT = 256
 /** A monitor nobody has asked for this long stops its timer (the next question starts it again). */
 const IDLE_MILLIS = 5 * 60_000
 
-const stallSeconds = Metric.counter("circuitry_event_loop_stall_seconds_total", {
+/** @internal */
+export const stallSeconds = Metric.counter("circuitry_event_loop_stall_seconds_total", {
   incremental: true,
   description: `Time the event loop lost to stalls (a timer more than ${TOLERANCE_MILLIS} ms late), in seconds`
 })
 
 /** @internal */
-const deferredDeadlines = Metric.counter("circuitry_deadline_stall_extensions_total", {
+/** @internal */
+export const deadlineExtensions = Metric.counter("circuitry_deadline_stall_extensions_total", {
   incremental: true,
   description: "Deadlines that reached their Clock time and were carried on for the time the event loop lost to a stall"
 })
@@ -51,7 +53,7 @@ const extensions = new Map<string, Metric.Metric.Counter<number>>()
 export const extensionsOf = (kind: string): Metric.Metric.Counter<number> => {
   let counter = extensions.get(kind)
   if (counter === undefined) {
-    counter = deferredDeadlines.pipe(Metric.tagged("deadline", kind))
+    counter = deadlineExtensions.pipe(Metric.tagged("deadline", kind))
     extensions.set(kind, counter)
   }
   return counter
