@@ -12,7 +12,7 @@ import { BreakerRegistry, CircuitBreaker, LoopStall, Policy } from "@circuitry/b
 import { Cache } from "@circuitry/cache"
 import { RedisBreakerStore, RedisStore } from "@circuitry/redis"
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Layer, Logger, Metric, Option } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer, Logger, Metric, Option, TestClock } from "effect"
 import type { Scope } from "effect"
 import { Redis } from "ioredis"
 import { startServer, type TestServer, uniquePrefix } from "./utils/server.js"
@@ -225,5 +225,36 @@ describe("the store-reachability gauge on a real Redis", () => {
         }).pipe(Effect.scoped, Effect.provide(logs.layer))
       }),
     30_000
+  )
+})
+
+describe("the liveness watchdog and the deadlines, on the TestClock with an injected stall", () => {
+  it.scoped("silence that was the loop's own stall tears nothing down and fails no call", () =>
+    Effect.suspend(() => {
+      const logs = watchLogs()
+      return Effect.gen(function* () {
+        const server = yield* startServer
+        const store = yield* RedisStore.make({ url: server.url, deadline: "100 millis", liveness: "400 millis" })
+        yield* store.set("k", "v")
+        yield* server.pause
+        const calls = yield* Effect.fork(
+          Effect.all(
+            Array.from({ length: 3 }, () => store.get("k")),
+            { concurrency: "unbounded" }
+          )
+        )
+        // 600 ms of silence, past both limits, all of it the loop's own stall.
+        yield* TestClock.adjust("600 millis")
+        assert.isFalse(
+          logs.lines.some((line) => line.includes("torn down")),
+          logs.lines.join("\n")
+        )
+        assert.isNull(calls.unsafePoll())
+        yield* server.resume
+        // The replies Redis owed are read on the same connection.
+        const values = yield* Fiber.join(calls)
+        assert.deepStrictEqual(values.map(Option.getOrNull), ["v", "v", "v"])
+      }).pipe(Effect.provideService(LoopStall.LoopStall, LoopStall.scripted([[0, 1_000]])), Effect.provide(logs.layer))
+    })
   )
 })
