@@ -63,15 +63,18 @@ export const extensionsOf = (kind: string): Metric.Metric.Counter<number> => {
  * The process's monitor: a timer every INTERVAL_MILLIS that sees how late it fires. Lateness past
  * TOLERANCE_MILLIS is a stall, dated on the live Clock (`Date.now`) as the interval that ends when
  * the timer finally ran. A stall still going on (the timer has not run yet: the question comes in
- * the first turn after it) is counted up to now, so the order in which expired timers run does not
- * matter. Under a TestClock the dates are real ones, far from the virtual times asked about, so a
- * real stall never moves a test's deadlines.
+ * the first turn after it) is counted up to the time asked about, so the order in which expired
+ * timers run does not matter. A question reads no clock: the caller's `at` is its Clock's now. Under
+ * a TestClock the dates are real ones, far from the virtual times asked about, so a real stall never
+ * moves a test's deadlines.
  */
 class Monitor implements LoopStall {
   private timer: ReturnType<typeof setInterval> | undefined = undefined
-  /** `performance.now()` at the last tick. */
+  /** At the last tick: `performance.now()` (lateness is measured on it) and `Date.now()` (stalls are dated on it). */
   private lastTick = 0
-  private lastAsked = 0
+  private lastTickWall = 0
+  /** Ticks since the last question. */
+  private idleTicks = 0
   /** The last KEPT stalls, oldest first, on the live Clock (a ring). */
   private readonly froms = new Float64Array(KEPT)
   private readonly tos = new Float64Array(KEPT)
@@ -85,18 +88,16 @@ class Monitor implements LoopStall {
   private firstFrom = Infinity
 
   lostBefore(at: number): number {
-    const now = performance.now()
-    this.lastAsked = now
+    this.idleTicks = 0
     if (this.timer === undefined) {
-      this.begin(now)
+      this.begin()
       return this.recordedBefore(at)
     }
-    const gap = now - this.lastTick - INTERVAL_MILLIS - TOLERANCE_MILLIS
     const recorded = this.recordedBefore(at)
-    if (gap <= 0) return recorded
-    // A stall going on: the monitor's timer has not run since it began.
-    const wall = Date.now()
-    return recorded + Math.max(0, Math.min(at, wall) - (wall - gap))
+    // A stall going on: the timer has not run since its last tick, and what is past its interval
+    // and tolerance is lost, up to `at`.
+    const gap = at - this.lastTickWall - INTERVAL_MILLIS - TOLERANCE_MILLIS
+    return gap > 0 ? recorded + gap : recorded
   }
 
   private recordedBefore(at: number): number {
@@ -114,8 +115,9 @@ class Monitor implements LoopStall {
     return lost
   }
 
-  private begin(now: number): void {
-    this.lastTick = now
+  private begin(): void {
+    this.lastTick = performance.now()
+    this.lastTickWall = Date.now()
     this.timer = setInterval(() => this.tick(), INTERVAL_MILLIS)
     // A monitor never keeps a process alive (Node); a browser's timers have no unref.
     const timer = this.timer as { unref?: () => void }
@@ -126,15 +128,16 @@ class Monitor implements LoopStall {
     const now = performance.now()
     const lost = now - this.lastTick - INTERVAL_MILLIS - TOLERANCE_MILLIS
     this.lastTick = now
+    this.lastTickWall = Date.now()
     if (lost > 0) this.record(lost)
-    if (now - this.lastAsked > IDLE_MILLIS) {
+    if (++this.idleTicks > IDLE_MILLIS / INTERVAL_MILLIS) {
       clearInterval(this.timer)
       this.timer = undefined
     }
   }
 
   private record(lost: number): void {
-    const wall = Date.now()
+    const wall = this.lastTickWall
     if (this.count === KEPT) {
       this.dropped += this.tos[this.start]! - this.froms[this.start]!
       this.start = (this.start + 1) % KEPT
