@@ -132,9 +132,13 @@ describe("a stalled event loop and a healthy Redis", () => {
           assert.strictEqual(Option.getOrNull(read.a), "hello")
           assert.strictEqual((yield* breaker.state)._tag, "Closed")
           assert.strictEqual((yield* breaker.snapshot).counts.consecutiveFailures, 0)
-          // Held by the stall, and not by a deadline on top of it.
+          // Held by the stall (the block, and whatever else the process lost), and not by a deadline on top of it.
           assert.isAtLeast(read.millis, blocked)
-          assert.isBelow(read.millis, blocked + DEADLINE, `the read took ${read.millis} ms, blocked ${blocked} ms`)
+          assert.isBelow(
+            read.millis,
+            read.lost + DEADLINE,
+            `the read took ${read.millis} ms, blocked ${blocked} ms, lost ${read.lost} ms`
+          )
 
           assert.deepStrictEqual(logs.lines, [])
           assert.strictEqual(yield* reachable(name), 1)
@@ -162,13 +166,9 @@ describe("a really slow Redis (SIGSTOP'd past the deadline)", () => {
           const read = yield* timed(get(context, "greeting"))
           assert.isTrue(Option.isNone(read.a))
           assert.strictEqual((yield* breaker.state)._tag, "Open")
-          // At its deadline, plus at most the time this process lost meanwhile (a loaded machine).
+          // At its deadline, plus the time this process lost meanwhile (a loaded machine), and not one deadline more.
           assert.isAtLeast(read.millis, DEADLINE)
-          assert.isBelow(
-            read.millis,
-            DEADLINE + read.lost + 100,
-            `the read took ${read.millis} ms, lost ${read.lost} ms`
-          )
+          assert.isBelow(read.millis, 2 * DEADLINE + read.lost, `the read took ${read.millis} ms, lost ${read.lost} ms`)
 
           // The trip's verdict cannot be saved: the store is reported unreachable, once, and the gauge says 0.
           yield* logs.logged("unreachable")

@@ -64,9 +64,10 @@ export const extensionsOf = (kind: string): Metric.Metric.Counter<number> => {
  * TOLERANCE_MILLIS is a stall, dated on the live Clock (`Date.now`) as the interval that ends when
  * the timer finally ran. A stall still going on (the timer has not run yet: the question comes in
  * the first turn after it) is counted up to the time asked about, so the order in which expired
- * timers run does not matter. A question reads no clock: the caller's `at` is its Clock's now. Under
- * a TestClock the dates are real ones, far from the virtual times asked about, so a real stall never
- * moves a test's deadlines.
+ * timers run does not matter. A question reads no clock unless a stall may be going on (the caller's
+ * `at` is its Clock's now). Under a TestClock the dates are real ones, far from the virtual times
+ * asked about, so a real stall never moves a test's deadlines; a Clock offset from the live one sees
+ * the stalls offset as much.
  */
 class Monitor implements LoopStall {
   private timer: ReturnType<typeof setInterval> | undefined = undefined
@@ -95,8 +96,9 @@ class Monitor implements LoopStall {
     }
     const recorded = this.recordedBefore(at)
     // A stall going on: the timer has not run since its last tick, and what is past its interval
-    // and tolerance is lost, up to `at`.
-    const gap = at - this.lastTickWall - INTERVAL_MILLIS - TOLERANCE_MILLIS
+    // and tolerance is lost, up to `at` (and not past the live Clock's now, for a Clock ahead of it).
+    if (at - this.lastTickWall <= INTERVAL_MILLIS + TOLERANCE_MILLIS) return recorded
+    const gap = Math.min(at, Date.now()) - this.lastTickWall - INTERVAL_MILLIS - TOLERANCE_MILLIS
     return gap > 0 ? recorded + gap : recorded
   }
 

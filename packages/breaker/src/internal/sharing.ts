@@ -23,7 +23,7 @@ import type * as Options from "./options.js"
 import { Outbox } from "./outbox.js"
 import { Quorum } from "./quorum.js"
 
-/** How long a call (or `make`) may wait on the shared store before the breaker decides alone. */
+/** How long a call (or `make`) may wait on the shared store (of the loop's running clock) before the breaker decides alone. */
 const STORE_DEADLINE = Duration.millis(250)
 
 /** How long closing a breaker's scope may wait to hand its last verdict to the store. */
