@@ -129,6 +129,8 @@ describe("a stalled event loop and a healthy Redis", () => {
           const getBlocked = yield* stallAfter((command) => command === "get")
           const read = yield* timed(get(context, "greeting"))
           const blocked = yield* Deferred.await(getBlocked)
+          // the figures, for docs/redis.md
+          console.log(`stall: a read took ${Math.round(read.millis)} ms over a ${Math.round(blocked)} ms block`)
           assert.strictEqual(Option.getOrNull(read.a), "hello")
           assert.strictEqual((yield* breaker.state)._tag, "Closed")
           assert.strictEqual((yield* breaker.snapshot).counts.consecutiveFailures, 0)
@@ -164,6 +166,7 @@ describe("a really slow Redis (SIGSTOP'd past the deadline)", () => {
 
           yield* server.pause
           const read = yield* timed(get(context, "greeting"))
+          console.log(`stall: a read from a stopped Redis took ${Math.round(read.millis)} ms (deadline ${DEADLINE} ms)`)
           assert.isTrue(Option.isNone(read.a))
           assert.strictEqual((yield* breaker.state)._tag, "Open")
           // At its deadline, plus the time this process lost meanwhile (a loaded machine), and not one deadline more.
