@@ -23,8 +23,11 @@ import type * as Options from "./options.js"
 import { Outbox } from "./outbox.js"
 import { Quorum } from "./quorum.js"
 
-/** How long a call (or `make`) may wait on the shared store (of the loop's running clock) before the breaker decides alone. */
+/** How long a call (or `make`) may wait on the shared store before the breaker decides alone. */
 const STORE_DEADLINE = Duration.millis(250)
+
+/** `self` within STORE_DEADLINE of the loop's running clock: a stall of the process's own is not the store's silence. */
+const storeWait = <A, E, R>(self: Effect.Effect<A, E, R>) => LoopStall.timeout(self, STORE_DEADLINE, "store_wait")
 
 /** How long closing a breaker's scope may wait to hand its last verdict to the store. */
 const FLUSH_DEADLINE = Duration.seconds(1)
@@ -147,7 +150,7 @@ export const storeView = (link: Link, state: string): { readonly connected: bool
  */
 const load = (circuit: BreakerStore.SharedCircuit, health: Health): Effect.Effect<Option.Option<Adopted>, unknown> =>
   Effect.disconnect(circuit.load).pipe(
-    (loaded) => LoopStall.timeout(loaded, STORE_DEADLINE, "store_wait"),
+    storeWait,
     // On this breaker's clock as the store's answer arrives (its durations count from then).
     Effect.flatMap((loaded) =>
       Effect.clockWith((clock) =>
@@ -276,9 +279,7 @@ export const leaseProbe = (
     // A release outlives the probe (and the breaker: the fleet should not wait for the lease to run
     // out), but never a store that does not answer.
     const release = (token: string): Effect.Effect<void> =>
-      Effect.asVoid(
-        Effect.forkDaemon(Effect.ignore(LoopStall.timeout(circuit.releaseProbe(token), STORE_DEADLINE, "store_wait")))
-      )
+      Effect.asVoid(Effect.forkDaemon(Effect.ignore(storeWait(circuit.releaseProbe(token)))))
     let abandoned = false
     let landed: string | undefined
     const request = circuit.acquireProbe(options).pipe(
@@ -300,18 +301,15 @@ export const leaseProbe = (
     })
     // In the breaker's scope: a request to a store that never answers ends when the breaker does.
     return Effect.flatMap(Effect.forkIn(request, link.scope), (fiber) =>
-      Effect.flatMap(
-        Effect.exit(restore(LoopStall.timeout(Fiber.join(fiber), STORE_DEADLINE, "store_wait"))),
-        (exit) => {
-          if (Exit.isFailure(exit)) {
-            if (Cause.isInterruptedOnly(exit.cause)) return Effect.zipRight(abandon, Effect.interrupt)
-            return abandon.pipe(Effect.zipRight(link.health.failed(Cause.squash(exit.cause))), Effect.as(alone))
-          }
-          landed = undefined
-          const answer = exit.value
-          return Effect.as(link.health.answered, Option.isNone(answer) ? taken : leased(release(answer.value)))
+      Effect.flatMap(Effect.exit(restore(storeWait(Fiber.join(fiber)))), (exit) => {
+        if (Exit.isFailure(exit)) {
+          if (Cause.isInterruptedOnly(exit.cause)) return Effect.zipRight(abandon, Effect.interrupt)
+          return abandon.pipe(Effect.zipRight(link.health.failed(Cause.squash(exit.cause))), Effect.as(alone))
         }
-      )
+        landed = undefined
+        const answer = exit.value
+        return Effect.as(link.health.answered, Option.isNone(answer) ? taken : leased(release(answer.value)))
+      })
     )
   })
 
