@@ -10,9 +10,12 @@
  * stall itself.
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
 
 /** @internal */
@@ -209,27 +212,34 @@ export const timeoutFail = <A, E, R, E2>(
   onTimeout: () => E2,
   kind: string
 ): Effect.Effect<A, E | E2, R> =>
-  Effect.flatMap(LoopStallTag, (stall) =>
-    Effect.clockWith((clock) => {
-      const started = clock.unsafeCurrentTimeMillis()
-      const lostAtStart = stall.lostBefore(started)
-      const end = started - lostAtStart + millis
-      let extended = false
-      const expiry: Effect.Effect<void> = Effect.suspend(() => {
-        const now = clock.unsafeCurrentTimeMillis()
-        const lost = stall.lostBefore(now)
-        const left = end - (now - lost)
-        if (left <= 0) return Effect.void
-        const wait = Effect.zipRight(Effect.sleep(Math.ceil(left)), expiry)
-        // Past the Clock deadline only because of a stall: counted once.
-        if (extended || now - started < millis || lost === lostAtStart) return wait
-        extended = true
-        return Effect.zipRight(Metric.increment(extensionsOf(kind)), wait)
-      })
-      // The wait is interruptible (as `Effect.timeout`'s): in a finalizer, the winner does not wait for it.
-      return Effect.raceFirst(self, Effect.zipRight(Effect.interruptible(expiry), Effect.failSync(onTimeout)))
+  // Read from the fiber in one step, as the breaker reads its clock: this is on a timed call's path.
+  Effect.withFiberRuntime((fiber) => {
+    const stall = Context.get(fiber.currentContext, LoopStallTag)
+    const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+    const started = clock.unsafeCurrentTimeMillis()
+    const lostAtStart = stall.lostBefore(started)
+    const end = started - lostAtStart + millis
+    let extended = false
+    const rest: Effect.Effect<void> = Effect.suspend(() => {
+      const now = clock.unsafeCurrentTimeMillis()
+      const lost = stall.lostBefore(now)
+      const left = end - (now - lost)
+      if (left <= 0) return Effect.void
+      const wait = Effect.zipRight(Effect.sleep(Math.ceil(left)), rest)
+      // Past the Clock deadline only because of a stall: counted once.
+      if (extended || now - started < millis || lost === lostAtStart) return wait
+      extended = true
+      return Effect.zipRight(Metric.increment(extensionsOf(kind)), wait)
     })
-  )
+    // The first wait is the Clock's limit; the rest, only what stalls took. Interruptible (as
+    // `Effect.timeout`'s): in a finalizer, a call that ends first does not wait for it.
+    const expiry = Effect.interruptible(Effect.zipRight(Effect.sleep(millis), rest))
+    return Effect.raceWith(self, expiry, {
+      onSelfDone: (exit, timer) => Effect.zipRight(Fiber.interrupt(timer), exit),
+      onOtherDone: (exit, call) =>
+        Effect.zipRight(Fiber.interrupt(call), Exit.isSuccess(exit) ? Effect.failSync(onTimeout) : exit)
+    })
+  })
 
 /**
  * `Effect.timeout` on the loop's running clock: fails with a `TimeoutException` once `self` has
