@@ -13,6 +13,8 @@ const timed = CircuitBreaker.make({ name: "db", policy: Policy.consecutiveFailur
 describe("LoopStall: the breaker's timeout", () => {
   it.scoped("a timeout whose span the loop spent mostly stalled is not counted: the answer gets through", () =>
     Effect.gen(function* () {
+      const extended = Metric.value(LoopStall.deadlineExtensions.pipe(Metric.tagged("deadline", "breaker_timeout")))
+      const before = (yield* extended).count
       const breaker = yield* timed
       // The dependency answers at 300 ms; the loop was stalled from 50 to 350 ms of its span.
       const call = yield* Effect.fork(CircuitBreaker.withBreaker(Effect.as(Effect.sleep(300), "answer"), breaker))
@@ -22,6 +24,8 @@ describe("LoopStall: the breaker's timeout", () => {
       assert.strictEqual(yield* Fiber.join(call), "answer")
       assert.strictEqual((yield* breaker.state)._tag, "Closed")
       assert.strictEqual((yield* breaker.snapshot).counts.consecutiveFailures, 0)
+      // What is counted instead: the call's own outcome (a success), and one deadline carried on.
+      assert.strictEqual((yield* extended).count - before, 1)
     }).pipe(Effect.provideService(LoopStall.LoopStall, LoopStall.scripted([[50, 350]])))
   )
 
