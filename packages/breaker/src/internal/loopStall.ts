@@ -44,7 +44,6 @@ export const stallSeconds = Metric.counter("circuitry_event_loop_stall_seconds_t
 })
 
 /** @internal */
-/** @internal */
 export const deadlineExtensions = Metric.counter("circuitry_deadline_stall_extensions_total", {
   incremental: true,
   description: "Deadlines that reached their Clock time and were carried on for the time the event loop lost to a stall"
