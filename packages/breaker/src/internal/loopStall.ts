@@ -236,7 +236,10 @@ export const timeoutFail = <A, E, R, E2>(
     return Effect.raceWith(self, expiry, {
       onSelfDone: (exit, timer) => Effect.zipRight(Fiber.interrupt(timer), exit),
       onOtherDone: (exit, call) =>
-        Effect.zipRight(Fiber.interrupt(call), Exit.isSuccess(exit) ? Effect.failSync(onTimeout) : exit)
+        Effect.zipRight(
+          Fiber.interrupt(call),
+          Exit.isSuccess(exit) ? Effect.failSync(onTimeout) : Exit.failCause(exit.cause)
+        )
     })
   })
 
