@@ -465,6 +465,19 @@ export const transitionsTotal = metrics.transitionsTotal
 export const stateGauge = metrics.stateGauge
 
 /**
+ * Whether a breaker's shared store is reachable, as a gauge tagged `breaker`: 1 when the store
+ * answered the breaker's last request, 0 when that request failed or did not answer in time (the
+ * breaker then decides locally, and logs that once). Only a breaker with a `BreakerStore` has it;
+ * it is set when the breaker joins its store and on each change, and leaves Effect's registry with
+ * the breaker's other series. A stall of the process's own event loop does not set it to 0 (see
+ * `LoopStall`).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const storeReachable = metrics.storeReachable
+
+/**
  * The duration of the calls a closed breaker ran (success or failure), a histogram in seconds
  * tagged `breaker`, with buckets from 1 ms to 30 s (1, 2.5, 5, 10, 25, 50, 100, 250, 500 ms, 1,
  * 2.5, 5, 10, 30 s). A breaker's series leave Effect's registry when it is released: its scope

@@ -27,3 +27,8 @@ export * as BreakerStoreKit from "./BreakerStoreKit.js"
  * @since 0.1.0
  */
 export * as OptionRules from "./OptionRules.js"
+
+/**
+ * @since 0.2.0
+ */
+export * as LoopStall from "./LoopStall.js"

@@ -1,5 +1,6 @@
+import { LoopStall } from "@circuitry/breaker"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Effect, Metric, TestClock } from "effect"
 import { Deadlines } from "../src/internal/deadlines.js"
 
 // The one sweeper behind every call's deadline, on the TestClock.
@@ -41,5 +42,31 @@ describe("Deadlines", () => {
       yield* TestClock.adjust("100 millis")
       assert.deepStrictEqual(expired, [late, -1])
     })
+  )
+
+  it.scoped("a deadline the loop spent stalled is carried on for the time the stall took, and no longer", () =>
+    Effect.gen(function* () {
+      const extended = Metric.value(LoopStall.deadlineExtensions.pipe(Metric.tagged("deadline", "redis_deadline")))
+      const before = (yield* extended).count
+      const deadlines = yield* Deadlines.make(100)
+      const expired: Array<string> = []
+      // The loop is stalled from 20 to 80 ms.
+      deadlines.start(() => expired.push("a")) // at 0: 60 ms of its span lost, so due at 160
+      yield* TestClock.adjust("60 millis")
+      deadlines.start(() => expired.push("b")) // at 60: 20 ms lost, so due at 180
+      yield* TestClock.adjust("99 millis")
+      assert.deepStrictEqual(expired, [])
+      yield* TestClock.adjust("1 millis")
+      assert.deepStrictEqual(expired, ["a"])
+      yield* TestClock.adjust("19 millis")
+      assert.deepStrictEqual(expired, ["a"])
+      yield* TestClock.adjust("1 millis")
+      assert.deepStrictEqual(expired, ["a", "b"])
+      assert.strictEqual((yield* extended).count - before, 2)
+      // After the stall, deadlines are the Clock's again.
+      deadlines.start(() => expired.push("c"))
+      yield* TestClock.adjust("100 millis")
+      assert.deepStrictEqual(expired, ["a", "b", "c"])
+    }).pipe(Effect.provideService(LoopStall.LoopStall, LoopStall.scripted([[20, 80]])))
   )
 })

@@ -83,7 +83,8 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   readonly name: string
   readonly machine: Machine.Machine
   private hub: PubSub.PubSub<Transition> | undefined
-  private readonly metrics: BreakerMetrics
+  /** Its series; the store link's health sets one of them (circuitBreaker.ts). */
+  readonly metrics: BreakerMetrics
   // Not readonly: a registry's live config replaces them (`reconfigure`).
   private isFailure: (cause: Cause.Cause<unknown>) => boolean
   private permits: number

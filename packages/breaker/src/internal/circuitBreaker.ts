@@ -67,7 +67,12 @@ export const makeResolved = (resolved: Options.Resolved): Effect.Effect<Breaker,
     const store = yield* Effect.serviceOption(BreakerStore.BreakerStore)
     const link = Option.isSome(store) ? yield* Sharing.connect(store.value, resolved.name, resolved.quorum) : undefined
     const breaker = new Breaker(resolved, delays, link)
-    if (link !== undefined) yield* Sharing.follow(link, (verdict, now) => breaker.adopt(verdict, now))
+    if (link === undefined) return breaker
+    // The reachability gauge: set now (the first load may have failed already), then on each change.
+    const metrics = breaker.metrics
+    metrics.reachable(link.health.connected)
+    link.health.onChange = (connected) => metrics.reachable(connected)
+    yield* Sharing.follow(link, (verdict, now) => breaker.adopt(verdict, now))
     return breaker
   })
 

@@ -42,6 +42,9 @@ const transitionsKey = MetricKey.counter("circuitry_breaker_transitions_total", 
 const stateKey = MetricKey.gauge("circuitry_breaker_state", {
   description: "Current state of a circuit breaker: 0 closed, 1 open, 2 half-open, 3 isolated"
 })
+const reachableKey = MetricKey.gauge("circuitry_breaker_store_reachable", {
+  description: "Whether a breaker's shared store answered its last request: 1 it did, 0 it did not (deciding locally)"
+})
 /** Seconds, from 1 ms to 30 s: a dependency's fast answers and its timeouts both land in a bucket. */
 const DURATION_BOUNDARIES = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 const durationKey = MetricKey.histogram(
@@ -60,6 +63,8 @@ export const transitionsTotal = Metric.fromMetricKey(transitionsKey)
 export const stateGauge = Metric.fromMetricKey(stateKey)
 /** @internal */
 export const callDuration = Metric.fromMetricKey(durationKey)
+/** @internal */
+export const storeReachable = Metric.fromMetricKey(reachableKey)
 
 type UntypedKey = MetricKey.MetricKey<MetricKeyType.MetricKeyType.Untyped>
 type Root = MetricHook.MetricHook.Root
@@ -155,7 +160,7 @@ class CounterSeries extends Series {
 class CallsSeries extends CounterSeries {}
 class TransitionsSeries extends CounterSeries {}
 
-class StateSeries extends Series {
+class GaugeSeries extends Series {
   value = 0
   get() {
     return MetricState.gauge(this.value)
@@ -164,6 +169,8 @@ class StateSeries extends Series {
     this.value = input
   }
 }
+class StateSeries extends GaugeSeries {}
+class ReachableSeries extends GaugeSeries {}
 
 /** Bucket `i` holds the durations in (BOUNDS[i - 1], BOUNDS[i]] seconds; the last one is past 30 s. */
 const bucketOf = (seconds: number): number => {
@@ -219,6 +226,7 @@ class DurationSeries extends Series {
 ofMetric(CallsSeries, callsKey)
 ofMetric(TransitionsSeries, transitionsKey)
 ofMetric(StateSeries, stateKey)
+ofMetric(ReachableSeries, reachableKey)
 ofMetric(DurationSeries, durationKey)
 
 /** Whether a series is a key Effect's registry finds as its own (checked once, at load). */
@@ -372,6 +380,11 @@ export class BreakerMetrics {
       1
     )
     ;(others.state ??= this.series(new StateSeries(this.withBreaker()))).update(stateNumber[t.to])
+  }
+
+  /** Whether the breaker's shared store answered its last request (a breaker with a store holds this gauge). */
+  reachable(connected: boolean): void {
+    ;((this.others ??= {}).reachable ??= this.series(new ReachableSeries(this.withBreaker()))).update(connected ? 1 : 0)
   }
 
   /** Takes this breaker's series out of Effect's registry (on eviction or scope close). Idempotent. */

@@ -12,13 +12,14 @@ import * as FiberId from "effect/FiberId"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import type * as BreakerStore from "../BreakerStore.js"
+import * as LoopStall from "./loopStall.js"
 import type { Quorum } from "./quorum.js"
 import type { Health } from "./sharing.js"
 
 /** How long the background writer waits before trying an unreachable store again. */
 const STORE_RETRY = Duration.seconds(1)
 
-/** How long one send may take before it counts as failed (and is tried again). */
+/** How long one send may take (of the loop's running clock) before it counts as failed (and is tried again). */
 const SEND_DEADLINE = Duration.seconds(5)
 
 /**
@@ -250,8 +251,7 @@ export class Outbox {
    */
   get drain(): Effect.Effect<never> {
     const send = ([effect, forget]: NonNullable<ReturnType<Outbox["next"]>>) =>
-      effect.pipe(
-        Effect.timeout(SEND_DEADLINE),
+      LoopStall.timeout(effect, SEND_DEADLINE, "store_wait").pipe(
         Effect.tapBoth({ onFailure: (error) => this.health.failed(error), onSuccess: () => this.health.answered }),
         Effect.map(() => {
           forget()
@@ -306,8 +306,7 @@ export class Outbox {
       )
       // Disconnected: a store that does not answer is given up at the deadline, not when it lets go.
       // Interruptible: this runs in a finalizer, where the deadline could not interrupt the wait.
-      return Effect.interruptible(Effect.disconnect(send)).pipe(
-        Effect.timeout(deadline),
+      return LoopStall.timeout(Effect.interruptible(Effect.disconnect(send)), deadline, "store_wait").pipe(
         Effect.tap(() => {
           if (verdict !== undefined) this.stored(verdict)
           if (this.pendingTrip === trip) this.pendingTrip = undefined

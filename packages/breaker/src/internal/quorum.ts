@@ -16,6 +16,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import type * as BreakerStore from "../BreakerStore.js"
+import * as LoopStall from "./loopStall.js"
 import type * as Options from "./options.js"
 import type { Health } from "./sharing.js"
 
@@ -118,10 +119,11 @@ export class Quorum {
    */
   heartbeat(health: Health): Effect.Effect<void> {
     const beat = Effect.clockWith((clock) =>
-      Effect.disconnect(this.beat(clock.unsafeCurrentTimeMillis())).pipe(
-        Effect.timeout(Duration.millis(HEARTBEAT_MILLIS)),
-        Effect.matchEffect({ onFailure: (error) => health.failed(error), onSuccess: () => health.answered })
-      )
+      LoopStall.timeout(
+        Effect.disconnect(this.beat(clock.unsafeCurrentTimeMillis())),
+        Duration.millis(HEARTBEAT_MILLIS),
+        "store_wait"
+      ).pipe(Effect.matchEffect({ onFailure: (error) => health.failed(error), onSuccess: () => health.answered }))
     )
     return Effect.asVoid(Effect.repeat(beat, Schedule.spaced(Duration.millis(HEARTBEAT_MILLIS))))
   }

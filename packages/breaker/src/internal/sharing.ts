@@ -18,6 +18,7 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as BreakerStore from "../BreakerStore.js"
+import * as LoopStall from "./loopStall.js"
 import type * as Options from "./options.js"
 import { Outbox } from "./outbox.js"
 import { Quorum } from "./quorum.js"
@@ -25,24 +26,31 @@ import { Quorum } from "./quorum.js"
 /** How long a call (or `make`) may wait on the shared store before the breaker decides alone. */
 const STORE_DEADLINE = Duration.millis(250)
 
+/** `self` within STORE_DEADLINE of the loop's running clock: a stall of the process's own is not the store's silence. */
+const storeWait = <A, E, R>(self: Effect.Effect<A, E, R>) => LoopStall.timeout(self, STORE_DEADLINE, "store_wait")
+
 /** How long closing a breaker's scope may wait to hand its last verdict to the store. */
 const FLUSH_DEADLINE = Duration.seconds(1)
 
 /**
  * Whether the store answered the link's last request. The breaker learns of an outage when a
- * request fails or does not answer in time, and of the recovery when one is answered: each is
- * logged once, as a warning annotated with the breaker's name (and the store's, when it said).
+ * request fails or does not answer in time (on the loop's running clock: a stall of the process's
+ * own is not the store's silence), and of the recovery when one is answered: each is logged once,
+ * as a warning annotated with the breaker's name (and the store's, when it said), and each sets
+ * the breaker's reachability gauge (`onChange`).
  *
  * @internal
  */
 export class Health {
   connected = true
+  onChange: ((connected: boolean) => void) | undefined = undefined
   constructor(readonly name: string) {}
 
   failed(error: unknown): Effect.Effect<void> {
     return Effect.suspend(() => {
       if (!this.connected) return Effect.void
       this.connected = false
+      this.onChange?.(false)
       const store = storeOf(error)
       return Effect.logWarning(
         `circuit "${this.name}": shared store${store === undefined ? "" : ` (${store})`} unreachable, deciding locally until it answers`,
@@ -55,6 +63,7 @@ export class Health {
     return Effect.suspend(() => {
       if (this.connected) return Effect.void
       this.connected = true
+      this.onChange?.(true)
       return Effect.logWarning(`circuit "${this.name}": shared store answers again, sharing verdicts`).pipe(
         Effect.annotateLogs(annotations(this.name, undefined))
       )
@@ -150,7 +159,7 @@ export const storeView = (link: Link, state: string): { readonly connected: bool
  */
 const load = (circuit: BreakerStore.SharedCircuit, health: Health): Effect.Effect<Option.Option<Adopted>, unknown> =>
   Effect.disconnect(circuit.load).pipe(
-    Effect.timeout(STORE_DEADLINE),
+    storeWait,
     // On this breaker's clock as the store's answer arrives (its durations count from then).
     Effect.flatMap((loaded) =>
       Effect.clockWith((clock) =>
@@ -287,11 +296,7 @@ export const leaseProbe = (
     // A release outlives the probe (and the breaker: the fleet should not wait for the lease to run
     // out), but never a store that does not answer (interruptible, so that the deadline holds).
     const release = (token: string): Effect.Effect<void> =>
-      Effect.asVoid(
-        Effect.forkDaemon(
-          Effect.interruptible(Effect.ignore(Effect.timeout(circuit.releaseProbe(token), STORE_DEADLINE)))
-        )
-      )
+      Effect.asVoid(Effect.forkDaemon(Effect.interruptible(Effect.ignore(storeWait(circuit.releaseProbe(token))))))
     let abandoned = false
     let landed: string | undefined
     const request = circuit.acquireProbe(options).pipe(
@@ -315,7 +320,7 @@ export const leaseProbe = (
     // Awaited, not joined: a request interrupted with that scope leaves this probe alone, and only
     // the caller's own interruption interrupts the caller.
     return Effect.flatMap(Effect.forkIn(request, link.scope), (fiber) =>
-      Effect.flatMap(Effect.exit(restore(Effect.timeout(Fiber.await(fiber), STORE_DEADLINE))), (waited) => {
+      Effect.flatMap(Effect.exit(restore(storeWait(Fiber.await(fiber)))), (waited) => {
         if (Exit.isFailure(waited)) {
           if (Cause.isInterruptedOnly(waited.cause)) return Effect.zipRight(abandon, Effect.interrupt)
           return abandon.pipe(Effect.zipRight(link.health.failed(Cause.squash(waited.cause))), Effect.as(alone))

@@ -2,6 +2,8 @@
  * Deadlines: the breaker's `timeout` around a call, and the least default probe timeout. A call
  * past its deadline is answered at once, whatever its interruption costs (it finishes in the
  * background), with the failure `BreakerTimeoutError`, which always counts as a failure. The
+ * deadline is kept on the loop's running clock (loopStall.ts): time the event loop lost to a stall
+ * is given back to the call, so a stall of the process's own is not the dependency's failure. The
  * failure is in the error type of a breaker made from `TimeoutOptions` (circuitBreaker.ts `make`),
  * not in these functions' types, which the breaker shares with its timeout-free kind.
  */
@@ -9,6 +11,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { BreakerTimeoutError } from "./errors.js"
+import { timeoutFail } from "./loopStall.js"
 import { repairedEffect, repairing } from "./repair.js"
 
 /** The least default `probeTimeout`: an open time of 0 must not fail every probe at once. @internal */
@@ -22,15 +25,17 @@ export const isTimeout = (cause: Cause.Cause<unknown>): boolean =>
 const Bounded: unique symbol = Symbol.for("@circuitry/breaker/bounded")
 
 /**
- * `self`, answered at `millis`: the loser is disconnected, so its cleanup (a driver's cancel)
- * finishes in the background, and the caller does not wait for it.
+ * `self`, answered at `millis` (of the loop's running clock): the loser is disconnected, so its
+ * cleanup (a driver's cancel) finishes in the background, and the caller does not wait for it.
  */
 const deadline = <A, E, R>(self: Effect.Effect<A, E, R>, breaker: string, millis: number): Effect.Effect<A, E, R> =>
   Object.assign(
-    Effect.timeoutFailCause(Effect.disconnect(self), {
-      duration: millis,
-      onTimeout: () => Cause.fail(new BreakerTimeoutError({ breaker, timeoutMillis: millis }) as E)
-    }),
+    timeoutFail(
+      Effect.disconnect(self),
+      millis,
+      () => new BreakerTimeoutError({ breaker, timeoutMillis: millis }) as E,
+      "breaker_timeout"
+    ),
     { [Bounded]: true }
   )
 

@@ -2,6 +2,7 @@
  * The one way both Redis adapters talk to a connection: every call under the per-call deadline
  * (kept by one sweeper fiber), the liveness watchdog that judges the connection by its silence,
  * and a signal on every `ready` (a first connection or a reconnect) for a store that resyncs.
+ * Deadlines and silence are kept on the loop's running clock (deadlines.ts `runningClock`).
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -10,7 +11,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { Cluster } from "ioredis"
 import { type Client, messageOf } from "./client.js"
-import { Deadlines } from "./deadlines.js"
+import { Deadlines, runningClock } from "./deadlines.js"
 
 /** @internal */
 export class DeadlineExceeded extends Schema.TaggedError<DeadlineExceeded>()("DeadlineExceeded", {
@@ -65,8 +66,9 @@ export const make = <E>(
 ): Effect.Effect<Connection<E>, never, Scope.Scope> =>
   Effect.gen(function* () {
     const { deadlineMillis, livenessMillis, name } = settings
-    const clock = yield* Effect.clock
-    const liveness = new Liveness(() => clock.unsafeCurrentTimeMillis())
+    // Silence is measured on the loop's running clock: a stall of the process's own is no silence of Redis.
+    const clock = yield* runningClock
+    const liveness = new Liveness(clock.now)
 
     // The watchdog: silence past `liveness` means the connection is dead even if TCP says
     // otherwise. Tearing it down fails the callers still waiting (ioredis flushes its queue) and
@@ -77,7 +79,7 @@ export const make = <E>(
         Effect.suspend(() => {
           const silence = liveness.silence()
           if (silence < livenessMillis) return Effect.void
-          liveness.lastProgress = clock.unsafeCurrentTimeMillis()
+          liveness.lastProgress = clock.now()
           client.disconnect(true)
           return Effect.logWarning(
             `${name}: no reply for ${silence} ms (liveness ${livenessMillis} ms): connection torn down, reconnecting`

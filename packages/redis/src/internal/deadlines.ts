@@ -1,16 +1,48 @@
+import { LoopStall } from "@circuitry/breaker"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 
+/**
+ * The loop's running clock: the Effect Clock minus the time the event loop lost to stalls
+ * (`LoopStall`). A deadline or a silence measured on it does not blame Redis for a stall of the
+ * process's own, whose reply is waiting in the socket; it is the Clock when nothing stalled.
+ *
+ * @internal
+ */
+export interface RunningClock {
+  /** The Effect Clock's time. */
+  readonly clock: () => number
+  /** The running clock's time at the Clock's `at`. */
+  readonly at: (at: number) => number
+  readonly now: () => number
+}
+
+/** @internal */
+export const runningClock: Effect.Effect<RunningClock> = Effect.gen(function* () {
+  const effectClock = yield* Effect.clock
+  const stall = yield* LoopStall.LoopStall
+  const clock = () => effectClock.unsafeCurrentTimeMillis()
+  const at = (t: number) => t - stall.lostBefore(t)
+  return { clock, at, now: () => at(clock()) }
+})
+
+const extended = LoopStall.deadlineExtensions.pipe(Metric.tagged("deadline", "redis_deadline"))
+
 interface Entry {
+  /** On the running clock. */
   readonly deadline: number
+  /** On the Clock: past it, the entry is only still pending because of a stall. */
+  readonly clockDeadline: number
   /** Dropped when the call settles: a finished call's closures must not wait for the sweeper. */
   expire: (() => void) | undefined
 }
 
 /**
- * Deadlines for calls that all have the same limit, kept by one fiber on the Effect Clock.
+ * Deadlines for calls that all have the same limit, kept by one fiber on the loop's running clock
+ * (`runningClock`): a call whose deadline the loop spent stalled is carried on for the time lost.
  *
  * `Effect.timeout` forks a race per call, which costs more than the Redis round trip itself. Since
  * every call here has the same limit, deadlines come in the order the calls start: one sweeper
@@ -26,18 +58,20 @@ export class Deadlines {
   private readonly pending: Array<Entry | undefined> = []
   private head = 0
   private idle = true
+  /** The last entry counted as carried on (each is counted once). */
+  private counted: Entry | undefined = undefined
 
   private constructor(
     private readonly millis: number,
-    private readonly now: () => number,
+    private readonly running: RunningClock,
     private readonly wake: Queue.Queue<void>
   ) {}
 
   static make(millis: number): Effect.Effect<Deadlines, never, Scope.Scope> {
     return Effect.gen(function* () {
-      const clock = yield* Effect.clock
+      const clock = yield* runningClock
       const wake = yield* Queue.sliding<void>(1)
-      const deadlines = new Deadlines(millis, () => clock.unsafeCurrentTimeMillis(), wake)
+      const deadlines = new Deadlines(millis, clock, wake)
       yield* Effect.forkScoped(deadlines.sweep())
       return deadlines
     })
@@ -45,7 +79,8 @@ export class Deadlines {
 
   /** Starts a call's deadline; `expire` runs if it passes first. Returns a cancel function. */
   start(expire: () => void): () => void {
-    const entry: Entry = { deadline: this.now() + this.millis, expire }
+    const now = this.running.clock()
+    const entry: Entry = { deadline: this.running.at(now) + this.millis, clockDeadline: now + this.millis, expire }
     this.first()
     this.pending.push(entry)
     if (this.idle) {
@@ -82,9 +117,15 @@ export class Deadlines {
         this.idle = true
         return Queue.take(this.wake)
       }
-      const wait = first.deadline - this.now()
-      if (wait > 0) return Effect.sleep(Duration.millis(wait))
-      const now = this.now()
+      const wait = first.deadline - this.running.now()
+      if (wait > 0) {
+        if (this.counted !== first && this.running.clock() >= first.clockDeadline) {
+          this.counted = first
+          extended.unsafeUpdate(1, [])
+        }
+        return Effect.sleep(Duration.millis(wait))
+      }
+      const now = this.running.now()
       for (let entry = this.first(); entry !== undefined && entry.deadline <= now; entry = this.first()) {
         const expire = entry.expire!
         entry.expire = undefined
