@@ -127,6 +127,8 @@ describe("MetricsRoute", () => {
 
       const { body, parsed } = yield* scrape(server.url)
       assert.strictEqual(value(parsed, "circuitry_limiter_limit", { limiter: "m-inbound" }), 4)
+      // circuitry's counters only go up, so they are Prometheus counters (rate() applies).
+      assert.strictEqual(parsed.families.get("circuitry_limiter_calls_total")?.type, "counter")
       assert.strictEqual(
         value(parsed, "circuitry_limiter_calls_total", { limiter: "m-inbound", outcome: "success" }),
         1
