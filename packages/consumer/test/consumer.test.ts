@@ -1,9 +1,9 @@
 /**
  * The packages as a user gets them. `pnpm release:pack` (the command docs/getting-started.md gives)
- * builds and packs every public package (found, not listed), then plain npm installs the tarballs into an app under the OS temp folder (outside the
- * workspace: no pnpm, no tsx, no aliases, no source condition), then run app/ there with plain
- * `node`, as ESM and as CommonJS, against real Redis, SQLite and HTTP servers, and typecheck a
- * TypeScript consumer under node16 and bundler resolution.
+ * builds and packs every public package (found, not listed); plain npm installs the tarballs into
+ * an app under the OS temp folder (outside the workspace: no pnpm, no tsx, no aliases, no source
+ * condition); then app/ runs there with plain `node`, as ESM and as CommonJS, against real Redis,
+ * SQLite and HTTP servers, and a TypeScript consumer typechecks under node16 and bundler resolution.
  *
  * The peers the app installs are the versions this repository tests with (each package's
  * devDependencies). npm builds better-sqlite3 in the app, so the SQLite run also proves the native
