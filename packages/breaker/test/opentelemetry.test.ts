@@ -1,9 +1,12 @@
 /**
  * The breaker's metrics through a real OpenTelemetry pipeline: @effect/opentelemetry's metrics
  * layer feeding the SDK's `InMemoryMetricExporter` through a `PeriodicExportingMetricReader`,
- * checked the way a Grafana user queries them (metric name, labels, values).
+ * checked the way a Grafana user queries them (metric name, labels, values); and the recipe of
+ * docs/observability.md (`NodeSdk.layer` with a span processor and a metric reader), checked on
+ * the spans and metrics it exports.
  */
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
+import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import * as OtelMetrics from "@effect/opentelemetry/Metrics"
 import * as Resource from "@effect/opentelemetry/Resource"
 import { assert, describe, it } from "@effect/vitest"
@@ -14,6 +17,7 @@ import {
   PeriodicExportingMetricReader
 } from "@opentelemetry/sdk-metrics"
 import type { DataPoint, Histogram, MetricData } from "@opentelemetry/sdk-metrics"
+import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Effect, Exit, Layer, Scope, TestClock } from "effect"
 import { call, fail, succeed } from "./utils.js"
 
@@ -130,6 +134,49 @@ describe("OpenTelemetry export", () => {
       // 1.5 s: past the 1 s boundary, within 2.5 s (index 10 of the per-bucket counts).
       assert.strictEqual(point!.value.buckets.counts[10], 1)
       assert.strictEqual(point!.value.sum, 1.5)
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("the NodeSdk recipe: spans carry circuitry.breaker and its state, and the metrics reach the reader", () =>
+    Effect.gen(function* () {
+      const spans = new InMemorySpanExporter()
+      const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE)
+      const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 })
+      const telemetry = NodeSdk.layer(() => ({
+        resource: { serviceName: "circuitry-test" },
+        spanProcessor: new SimpleSpanProcessor(spans),
+        metricReader: reader
+      }))
+      // Read before the layer shuts the SDK down: shutting down empties the in-memory exporters.
+      const [exported, all] = yield* Effect.gen(function* () {
+        const breaker = yield* CircuitBreaker.make({ name: "otel-sdk", policy: Policy.consecutiveFailures(1) })
+        yield* Effect.either(CircuitBreaker.withBreaker(fail, breaker).pipe(Effect.withSpan("charge")))
+        yield* Effect.either(CircuitBreaker.withBreaker(succeed, breaker).pipe(Effect.withSpan("charge")))
+        yield* Effect.promise(() => reader.forceFlush())
+        return [
+          spans.getFinishedSpans().filter((span) => span.attributes["circuitry.breaker"] === "otel-sdk"),
+          exporter.getMetrics().flatMap((m) => m.scopeMetrics.flatMap((s) => s.metrics))
+        ] as const
+      }).pipe(Effect.provide(telemetry))
+
+      assert.deepStrictEqual(
+        exported.map((span) => [span.name, span.attributes["circuitry.breaker.state"], span.status.code]),
+        [
+          ["charge", "Closed", 2], // ERROR: the call failed and opened the circuit
+          ["charge", "Open", 2] // rejected by the open circuit
+        ]
+      )
+      const byOutcome = Object.fromEntries(
+        pointsFor(metric(all, "circuitry_breaker_calls_total"), "otel-sdk").map((p) => [
+          p.attributes["outcome"],
+          p.value
+        ])
+      )
+      assert.deepStrictEqual(byOutcome, { failure: 1, rejected: 1 })
+      assert.deepStrictEqual(
+        pointsFor(metric(all, "circuitry_breaker_state"), "otel-sdk").map((p) => p.value),
+        [1]
+      )
     }).pipe(Effect.scoped)
   )
 })

@@ -127,7 +127,10 @@ export const problems = (pkg: PublicPackage): Array<string> => {
   )
   want(same(m.engines, { node: ">=20" }), `"engines": { "node": ">=20" }`)
   want(same(m.sideEffects, []), `"sideEffects": []`)
-  want(same(m.files, ["dist", "src"]), `"files": ["dist", "src"] (the build and the sources its maps point at)`)
+  want(
+    same(m.files, ["dist", "src", "CHANGELOG.md"]),
+    `"files": ["dist", "src", "CHANGELOG.md"] (the build, the sources its maps point at, and the changes; pnpm pack adds README.md and LICENSE)`
+  )
   want(
     m.main === "./dist/cjs/index.js" && m.module === "./dist/esm/index.js" && m.types === "./dist/cjs/index.d.ts",
     `"main": "./dist/cjs/index.js", "module": "./dist/esm/index.js", "types": "./dist/cjs/index.d.ts" (for resolvers that predate exports)`

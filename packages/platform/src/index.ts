@@ -27,3 +27,8 @@ export * as LimiterHttpClient from "./LimiterHttpClient.js"
  * @since 0.1.0
  */
 export * as LimiterHttpServer from "./LimiterHttpServer.js"
+
+/**
+ * @since 0.2.0
+ */
+export * as MetricsRoute from "./MetricsRoute.js"

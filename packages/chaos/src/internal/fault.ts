@@ -158,6 +158,7 @@ const processRandom = globalValue("@circuitry/chaos/processRandom", () => Random
 
 /** @internal */
 export const faultsTotal = Metric.counter("circuitry_chaos_faults_total", {
+  incremental: true,
   description: "Faults that applied to a call, by kind: latency, fail, stall"
 })
 

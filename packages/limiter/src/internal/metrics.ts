@@ -17,6 +17,7 @@ const inFlightKey = MetricKey.gauge("circuitry_limiter_in_flight", {
   description: "Calls running through a limiter now"
 })
 const callsKey = MetricKey.counter("circuitry_limiter_calls_total", {
+  incremental: true,
   description: "Calls through a limiter, by outcome: success, failure, dropped, rejected, interrupted"
 })
 const roundTripKey = MetricKey.histogram(

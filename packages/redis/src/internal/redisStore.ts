@@ -35,6 +35,7 @@ export const ENVELOPE = "cy1:"
 
 /** @internal */
 export const invalidValues = Metric.counter("circuitry_redis_invalid_values_total", {
+  incremental: true,
   description: "Values under a RedisStore prefix that the store did not write, read as misses"
 })
 

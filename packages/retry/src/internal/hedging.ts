@@ -99,6 +99,7 @@ export const resolve = (options: Options): Either.Either<Resolved, InvalidRetryO
 
 /** @internal */
 export const hedgesTotal = Metric.counter("circuitry_hedging_hedges_total", {
+  incremental: true,
   description: "Hedges of a call, by outcome: started, won (a hedge's success ended the call), denied (no budget)"
 })
 

@@ -24,10 +24,12 @@ export const isRetryBudget = (u: unknown): u is RetryBudget => typeof u === "obj
 
 /** @internal */
 export const depositsTotal = Metric.counter("circuitry_retry_budget_deposits_total", {
+  incremental: true,
   description: "First attempts recorded by a retry budget (each deposits `ratio` tokens)"
 })
 /** @internal */
 export const retriesTotal = Metric.counter("circuitry_retry_budget_retries_total", {
+  incremental: true,
   description: "Retries (and hedges) asked of a retry budget, by outcome: allowed, denied"
 })
 

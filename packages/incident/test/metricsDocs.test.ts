@@ -1,0 +1,82 @@
+/**
+ * docs/observability.md's table of metrics is the one the sources declare: every
+ * `Metric.<type>("circuitry_...")` / `MetricKey.<type>("circuitry_...")` in packages/*\/src has a
+ * row with its type, and every row names a declared metric. A counter's row promises it only goes
+ * up, so each declared counter must be `incremental: true` (a Prometheus and OpenTelemetry counter).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { root } from "../src/apidocs.js"
+
+interface Declared {
+  readonly type: string
+  readonly incremental: boolean
+  readonly file: string
+}
+
+const sources = (dir: string): Array<string> =>
+  fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name)
+    return entry.isDirectory() ? sources(full) : entry.name.endsWith(".ts") ? [full] : []
+  })
+
+const declared = (): Map<string, Declared> => {
+  const found = new Map<string, Declared>()
+  for (const folder of fs.readdirSync(path.join(root, "packages"))) {
+    const src = path.join(root, "packages", folder, "src")
+    if (!fs.existsSync(src)) continue
+    for (const file of sources(src)) {
+      const code = fs.readFileSync(file, "utf8")
+      const pattern =
+        /\b(?:Metric|MetricKey)\.(counter|gauge|histogram|summary|frequency)\(\s*"(circuitry_[a-z0-9_]+)"/g
+      for (const m of code.matchAll(pattern)) {
+        // The options object that follows the name, up to its closing brace.
+        const rest = code.slice(m.index! + m[0].length)
+        const options = /^\s*,\s*\{([^}]*)\}/.exec(rest)?.[1] ?? ""
+        const relative = path.relative(root, file)
+        const previous = found.get(m[2]!)
+        assert.isUndefined(previous, `${m[2]} is declared twice: ${previous?.file} and ${relative}`)
+        found.set(m[2]!, { type: m[1]!, incremental: /incremental:\s*true/.test(options), file: relative })
+      }
+    }
+  }
+  return found
+}
+
+const documented = (): Map<string, string> => {
+  const text = fs.readFileSync(path.join(root, "docs", "observability.md"), "utf8")
+  const rows = new Map<string, string>()
+  for (const m of text.matchAll(/^\|\s*`(circuitry_[a-z0-9_]+)`\s*\|\s*([a-z]+)\s*\|/gm)) {
+    assert.isFalse(rows.has(m[1]!), `docs/observability.md has two rows for ${m[1]}`)
+    rows.set(m[1]!, m[2]!)
+  }
+  return rows
+}
+
+describe("the documented metrics", () => {
+  const code = declared()
+  const docs = documented()
+
+  it("finds the metrics in the sources and in the docs", () => {
+    // The breaker's four, the limiter's four, retry's three, at least.
+    assert.isAtLeast(code.size, 11)
+    assert.isAtLeast(docs.size, 11)
+  })
+
+  it("docs/observability.md has a row for every metric the sources declare, with its type, and no other", () => {
+    const missing = [...code].filter(([name]) => !docs.has(name)).map(([name, d]) => `${name} (${d.file})`)
+    assert.deepStrictEqual(missing, [], "declared but not in docs/observability.md's table")
+    const stale = [...docs.keys()].filter((name) => !code.has(name))
+    assert.deepStrictEqual(stale, [], "in docs/observability.md's table but declared nowhere")
+    const wrongType = [...code]
+      .filter(([name, d]) => docs.get(name) !== d.type)
+      .map(([name, d]) => `${name}: declared ${d.type}, documented ${docs.get(name)}`)
+    assert.deepStrictEqual(wrongType, [])
+  })
+
+  it("every counter only goes up (incremental), as its row says", () => {
+    const decreasing = [...code].filter(([, d]) => d.type === "counter" && !d.incremental).map(([name]) => name)
+    assert.deepStrictEqual(decreasing, [], "counters without incremental: true")
+  })
+})
