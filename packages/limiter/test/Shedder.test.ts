@@ -4,6 +4,7 @@
  */
 import { Shedder } from "@circuitry/limiter"
 import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
@@ -59,6 +60,29 @@ describe("Shedder", () => {
       yield* TestClock.adjust("20 millis")
       assert.strictEqual(yield* verdict(shedder, 40), "admit")
     })
+  )
+
+  it.scoped(
+    "a sample that is overdue counts as loop delay: the turn of the loop that is reading requests has run long",
+    () =>
+      Effect.gen(function* () {
+        const gate = yield* Deferred.make<void>()
+        const signals = yield* Ref.make(0)
+        // the first sample answers, the next one hangs, as a timer does behind a busy loop
+        const loop = Effect.flatMap(
+          Ref.getAndUpdate(signals, (n) => n + 1),
+          (n) => (n === 0 ? Effect.succeed(idle) : Effect.as(Deferred.await(gate), idle))
+        )
+        const shedder = yield* Shedder.make({ name: "late", loop })
+        yield* Effect.yieldNow()
+        yield* TestClock.adjust("20 millis") // the second sample is due now and does not come back
+        assert.strictEqual(yield* verdict(shedder, 10), "admit")
+        yield* TestClock.adjust("460 millis") // 460 ms overdue: 470 ms with the 10 ms measured, a burst
+        assert.strictEqual(yield* verdict(shedder, 10), "admit")
+        yield* TestClock.adjust("31 millis")
+        assert.strictEqual(yield* verdict(shedder, 10), "overdue") // 501 ms
+        yield* Deferred.succeed(gate, undefined)
+      })
   )
 
   it.scoped("a shed is a LoadShedError with the wait and a retry after one interval, counted by reason", () =>

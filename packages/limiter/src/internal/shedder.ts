@@ -82,6 +82,8 @@ class ShedderImpl implements S.Shedder {
   private state: Codel.State
   private signal: S.LoopSignal = { delayMillis: 0, utilization: 0 }
   private saturated = false
+  /** When the last sample was read; undefined without a loop input. */
+  private sampledAt: number | undefined
   private readonly hooks: {
     readonly standing: MetricHook.MetricHook<number, unknown>
     readonly overdue: MetricHook.MetricHook<number, unknown>
@@ -109,6 +111,7 @@ class ShedderImpl implements S.Shedder {
   /** A new reading of the loop. A loop with time to spare drained whatever waited in front of it. */
   observe(signal: S.LoopSignal, now: number): void {
     this.signal = signal
+    this.sampledAt = now
     this.saturated = signal.utilization >= this.options.utilization
     if (!this.saturated) this.state = Codel.empty(now)
     this.hooks.delay.update(signal.delayMillis)
@@ -116,11 +119,16 @@ class ShedderImpl implements S.Shedder {
   }
 
   /**
-   * What a request waited: in the process, as measured, plus, while the loop is saturated, its
-   * delay: the time that bytes arriving now wait in the socket before the loop reads them.
+   * What a request waited: in the process, as measured, plus the loop's delay (the time bytes
+   * arriving now wait in the socket before the loop reads them): the last sample's while the loop
+   * is saturated, or, if the next sample is overdue, how overdue it is. Requests are handled in the
+   * poll phase, after the timers, so a sample that is late now means this turn of the loop has run
+   * long: each request read in it waited behind the ones handled before it.
    */
   judge(waitedMillis: number, now: number): S.Reason | undefined {
-    const waited = this.saturated ? waitedMillis + this.signal.delayMillis : waitedMillis
+    const late = this.sampledAt === undefined ? 0 : now - this.sampledAt - this.options.sampleEvery
+    const delay = Math.max(this.saturated ? this.signal.delayMillis : 0, late)
+    const waited = waitedMillis + delay
     this.hooks.waited.update(waited)
     // Without a loop input, a request served within target is the only sign of an empty queue.
     if (this.options.loop === undefined && waited <= this.options.target) this.state = Codel.empty(now)
