@@ -111,11 +111,18 @@ export interface Shedder {
    * reached the process: it succeeds (serve it) or fails with `LoadShedError` (refuse it, at once).
    */
   readonly admit: (waitedMillis: number) => Effect.Effect<void, LoadShedError>
+  /**
+   * `admit` outside any fiber, for a server's own request listener (see `@circuitry/platform`'s
+   * `LimiterHttpServer.trackArrivals`): the refusal, or `undefined` to serve the request. Reads the
+   * Clock of the fiber that made the shedder.
+   */
+  readonly unsafeAdmit: (waitedMillis: number) => LoadShedError | undefined
   readonly snapshot: Effect.Effect<Snapshot>
 }
 
 /**
  * A request refused because it waited too long before its handler: nothing was run for it.
+ * `waitedMillis` is the wait it was judged by (the caller's measure plus the loop's delay);
  * `retryAfterMillis` is the shedder's interval, about how long a standing queue takes to clear.
  *
  * @since 0.2.0

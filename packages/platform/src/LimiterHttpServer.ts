@@ -160,10 +160,25 @@ export interface SheddingOptions {
 }
 
 /**
+ * @since 0.2.0
+ * @category models
+ */
+export interface ArrivalOptions extends SheddingOptions {
+  /**
+   * Judge each request as it arrives, before any fiber is made for it: a request this shedder
+   * refuses then (the loop is late: the request waited in the socket) is answered from the Node
+   * listener with `shedResponse`'s status, headers and body, and no middleware, handler or fiber
+   * runs for it, which is what keeps a refusal cheap when the process has no time to spare.
+   */
+  readonly shedder?: Shedder.Shedder | undefined
+}
+
+/**
  * Marks when each request reaches the process: a listener on the Node server's `request` event,
  * placed before every other (so before `@effect/platform-node`'s handler starts the request's
  * fiber). Pass the server through it where `NodeHttpServer` creates it. Without it `shedding`
- * counts no wait in the process, only the event loop's delay.
+ * counts no wait in the process, only the event loop's. With `options.shedder`, requests are
+ * also judged as they arrive (see `ArrivalOptions`).
  *
  * @since 0.2.0
  * @category arrivals
@@ -176,7 +191,7 @@ export interface SheddingOptions {
  * const ServerLive = NodeHttpServer.layer(() => LimiterHttpServer.trackArrivals(createServer()), { port: 3000 })
  * ```
  */
-export const trackArrivals: <S extends Http.Server>(server: S) => S = shed.trackArrivals
+export const trackArrivals: <S extends Http.Server>(server: S, options?: ArrivalOptions) => S = shed.trackArrivals
 
 /**
  * How long a request has waited since its server's `request` event (see `trackArrivals`), in

@@ -1,4 +1,5 @@
 /** The shedder: the rule of codel.ts on the Effect Clock, fed by the event loop's signal. */
+import type * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -82,8 +83,10 @@ class ShedderImpl implements S.Shedder {
   private state: Codel.State
   private signal: S.LoopSignal = { delayMillis: 0, utilization: 0 }
   private saturated = false
-  /** When the last sample was read; undefined without a loop input. */
+  /** When the sampler's timer last fired; undefined without a loop input. */
   private sampledAt: number | undefined
+  /** The whole wait of the request judged last, loop delay included, for its LoadShedError. */
+  private lastWaited = 0
   private readonly hooks: {
     readonly standing: MetricHook.MetricHook<number, unknown>
     readonly overdue: MetricHook.MetricHook<number, unknown>
@@ -94,10 +97,11 @@ class ShedderImpl implements S.Shedder {
 
   constructor(
     private readonly options: Resolved,
-    now: number
+    /** The Clock of the fiber that made the shedder, for decisions made outside any fiber. */
+    private readonly clock: Clock.Clock
   ) {
     this.name = options.name
-    this.state = Codel.empty(now)
+    this.state = Codel.empty(clock.unsafeCurrentTimeMillis())
     const labels = [MetricLabel.make("shedder", options.name)]
     this.hooks = {
       standing: hook(shedKey, [...labels, MetricLabel.make("reason", "standing")]),
@@ -109,9 +113,13 @@ class ShedderImpl implements S.Shedder {
   }
 
   /** A new reading of the loop. A loop with time to spare drained whatever waited in front of it. */
+  /** The sampler's timer fired: the loop has come round to its timers. */
+  woke(now: number): void {
+    this.sampledAt = now
+  }
+
   observe(signal: S.LoopSignal, now: number): void {
     this.signal = signal
-    this.sampledAt = now
     this.saturated = signal.utilization >= this.options.utilization
     if (!this.saturated) this.state = Codel.empty(now)
     this.hooks.delay.update(signal.delayMillis)
@@ -119,16 +127,18 @@ class ShedderImpl implements S.Shedder {
   }
 
   /**
-   * What a request waited: in the process, as measured, plus the loop's delay (the time bytes
-   * arriving now wait in the socket before the loop reads them): the last sample's while the loop
-   * is saturated, or, if the next sample is overdue, how overdue it is. Requests are handled in the
-   * poll phase, after the timers, so a sample that is late now means this turn of the loop has run
-   * long: each request read in it waited behind the ones handled before it.
+   * What a request waited: in the process, as measured, plus how late the loop is now: how long
+   * past its due time the sampler's timer has not fired. Timers run at the start of each turn of
+   * the loop, and requests are read in its poll phase, so a late timer means this turn has run
+   * long and each request read in it waited behind the ones handled before it. Each turn may
+   * admit work until it is `target` late; the next turn starts afresh. (The sampled delay is the
+   * worst of a past window, not this request's: counting it for every request of the next window
+   * would refuse all of them after one long turn.)
    */
   judge(waitedMillis: number, now: number): S.Reason | undefined {
     const late = this.sampledAt === undefined ? 0 : now - this.sampledAt - this.options.sampleEvery
-    const delay = Math.max(this.saturated ? this.signal.delayMillis : 0, late)
-    const waited = waitedMillis + delay
+    const waited = late > 0 ? waitedMillis + late : waitedMillis
+    this.lastWaited = waited
     this.hooks.waited.update(waited)
     // Without a loop input, a request served within target is the only sign of an empty queue.
     if (this.options.loop === undefined && waited <= this.options.target) this.state = Codel.empty(now)
@@ -138,13 +148,18 @@ class ShedderImpl implements S.Shedder {
     return verdict
   }
 
+  unsafeAdmit(waitedMillis: number): LoadShedError | undefined {
+    const reason = this.judge(waitedMillis, this.clock.unsafeCurrentTimeMillis())
+    return reason === undefined ? undefined : shed(this.name, reason, this.lastWaited, this.options.interval)
+  }
+
   admit(waitedMillis: number): Effect.Effect<void, LoadShedError> {
     return Effect.clockWith((clock) => {
       const now = clock.unsafeCurrentTimeMillis()
       const reason = this.judge(waitedMillis, now)
       return reason === undefined
         ? Effect.void
-        : Effect.fail(shed(this.name, reason, waitedMillis, this.options.interval))
+        : Effect.fail(shed(this.name, reason, this.lastWaited, this.options.interval))
     })
   }
 
@@ -164,11 +179,17 @@ class ShedderImpl implements S.Shedder {
 export const make = (options?: S.Options): Effect.Effect<S.Shedder, InvalidLimiterOptions, Scope.Scope> =>
   Effect.gen(function* () {
     const resolved = yield* resolve(options)
-    const shedder = new ShedderImpl(resolved, yield* Effect.clockWith((clock) => clock.currentTimeMillis))
+    const shedder = new ShedderImpl(resolved, yield* Effect.clock)
     const read = resolved.loop === "node" ? yield* nodeLoop(RESOLUTION_MILLIS) : resolved.loop
     if (read !== undefined) {
-      const sample = Effect.flatMap(read, (signal) =>
-        Effect.clockWith((clock) => Effect.sync(() => shedder.observe(signal, clock.unsafeCurrentTimeMillis())))
+      const sample = Effect.clockWith((clock) =>
+        Effect.flatMap(
+          Effect.sync(() => shedder.woke(clock.unsafeCurrentTimeMillis())),
+          () =>
+            Effect.flatMap(read, (signal) =>
+              Effect.sync(() => shedder.observe(signal, clock.unsafeCurrentTimeMillis()))
+            )
+        )
       )
       yield* Effect.forkScoped(Effect.repeat(sample, Schedule.spaced(resolved.sampleEvery)))
     }

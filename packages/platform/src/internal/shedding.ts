@@ -15,10 +15,38 @@ const stamp = (request: Http.IncomingMessage): void => {
   arrivals.set(request, performance.now())
 }
 
+/** A refusal written straight to Node's response: no fiber, no middleware, no handler. */
+const refuse = (response: Http.ServerResponse, error: Shedder.LoadShedError, options?: LHS.SheddingOptions) => {
+  const body = JSON.stringify(shedProblem(error, options))
+  response.writeHead(503, {
+    "content-type": "application/problem+json",
+    "content-length": Buffer.byteLength(body),
+    "retry-after": String(shedRetryAfterSeconds(error)),
+    "cache-control": "no-store"
+  })
+  response.end(body)
+}
+
 /** @internal */
-export const trackArrivals = <S extends Http.Server>(server: S): S => {
-  // First among the listeners: before @effect/platform-node's handler forks the request's fiber.
-  server.prependListener("request", stamp)
+export const trackArrivals = <S extends Http.Server>(server: S, options?: LHS.ArrivalOptions): S => {
+  if (options === undefined) {
+    // First among the listeners: before @effect/platform-node's handler forks the request's fiber.
+    server.prependListener("request", stamp)
+    return server
+  }
+  // A request refused on arrival must reach no listener, so the refusal sits in front of them all.
+  const emit = server.emit
+  server.emit = function (this: S, event: string | symbol, ...args: Array<any>): boolean {
+    if (event === "request") {
+      const refused = options.shedder?.unsafeAdmit(0)
+      if (refused !== undefined) {
+        refuse(args[1], refused, options)
+        return true
+      }
+      stamp(args[0])
+    }
+    return (emit as (...a: Array<unknown>) => boolean).call(this, event, ...args)
+  } as S["emit"]
   return server
 }
 
