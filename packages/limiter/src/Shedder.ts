@@ -113,8 +113,8 @@ export interface Shedder {
   readonly admit: (waitedMillis: number) => Effect.Effect<void, LoadShedError>
   /**
    * `admit` outside any fiber, for a server's own request listener (see `@circuitry/platform`'s
-   * `LimiterHttpServer.trackArrivals`): the refusal, or `undefined` to serve the request. Reads the
-   * Clock of the fiber that made the shedder.
+   * `LimiterHttpServer.trackArrivals`): the refusal, or `undefined` to serve the request. Both read
+   * the Clock of the fiber that made the shedder, as its sampler does.
    */
   readonly unsafeAdmit: (waitedMillis: number) => LoadShedError | undefined
   readonly snapshot: Effect.Effect<Snapshot>

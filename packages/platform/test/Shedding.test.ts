@@ -14,12 +14,14 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Http from "node:http"
+import * as TestClock from "effect/TestClock"
+import * as TestContext from "effect/TestContext"
 import * as Net from "node:net"
 
 /** A Node server on a free port of 127.0.0.1 that tracks arrivals, for the life of the scope. */
-const serveTracked = <E, R>(app: HttpApp.Default<E, R>) =>
+const serveTracked = <E, R>(app: HttpApp.Default<E, R>, arrivals?: LimiterHttpServer.ArrivalOptions) =>
   Effect.gen(function* () {
-    const server = yield* NodeHttpServer.make(() => LimiterHttpServer.trackArrivals(Http.createServer()), {
+    const server = yield* NodeHttpServer.make(() => LimiterHttpServer.trackArrivals(Http.createServer(), arrivals), {
       port: 0,
       host: "127.0.0.1"
     }).pipe(Effect.orDie)
@@ -84,32 +86,50 @@ const disconnectWhileServed = (port: number, started: Deferred.Deferred<void>) =
   })
 
 describe("LimiterHttpServer.shedding", () => {
-  it.live("a shed request gets 503 problem+json with Retry-After at once, and its handler never runs", () =>
-    Effect.gen(function* () {
-      // a loop that is saturated and 600 ms late: every request has waited past the 500 ms interval
-      const shedder = yield* Shedder.make({ name: "api", loop: Effect.succeed({ delayMillis: 600, utilization: 1 }) })
-      while (!(yield* shedder.snapshot).saturated) yield* Effect.yieldNow() // its first sample
-      const runs = { count: 0 }
-      const port = yield* serveTracked(
-        Effect.sync(() => {
+  it.live(
+    "a shed request gets 503 problem+json with Retry-After, from the middleware or on arrival, and no handler runs",
+    () =>
+      Effect.gen(function* () {
+        // The shedder lives on a TestClock: its sampler's timer fires at 0 and its read never comes
+        // back, so once the clock is a second on, every request is judged a second late.
+        const shedder = yield* Effect.gen(function* () {
+          const shedder = yield* Shedder.make({ name: "api", loop: Effect.never })
+          yield* TestClock.adjust("1 second")
+          return shedder
+        }).pipe(Effect.provide(TestContext.TestContext))
+        const runs = { count: 0 }
+        const app = Effect.sync(() => {
           runs.count++
           return HttpServerResponse.text("served")
-        }).pipe(LimiterHttpServer.shedding(shedder))
-      )
-      const refused = yield* get(port, "/work")
-      assert.strictEqual(refused.status, 503)
-      assert.strictEqual(refused.headers["content-type"], "application/problem+json")
-      assert.strictEqual(refused.headers["retry-after"], "1")
-      assert.strictEqual(refused.headers["cache-control"], "no-store")
-      const body = JSON.parse(refused.body)
-      assert.strictEqual(body.status, 503)
-      assert.strictEqual(body.title, "Service Unavailable")
-      assert.strictEqual(body.shedder, "api")
-      assert.strictEqual(body.reason, "overdue")
-      assert.isAtLeast(body.waitedMillis, 600)
-      assert.match(body.detail, /^Shedder "api" refused a request that waited \d+ ms before its handler/)
-      assert.strictEqual(runs.count, 0)
-    }).pipe(Effect.scoped)
+        })
+        const inMiddleware = yield* serveTracked(app.pipe(LimiterHttpServer.shedding(shedder)))
+        const onArrival = yield* serveTracked(app, { shedder })
+        for (const port of [inMiddleware, onArrival]) {
+          const refused = yield* get(port, "/work")
+          assert.strictEqual(refused.status, 503)
+          assert.strictEqual(refused.headers["content-type"], "application/problem+json")
+          assert.strictEqual(refused.headers["retry-after"], "1")
+          assert.strictEqual(refused.headers["cache-control"], "no-store")
+          const body = JSON.parse(refused.body)
+          assert.deepStrictEqual(
+            { ...body, waitedMillis: body.waitedMillis >= 980 },
+            {
+              type: "about:blank",
+              title: "Service Unavailable",
+              status: 503,
+              detail: body.detail,
+              shedder: "api",
+              reason: "overdue",
+              waitedMillis: true
+            }
+          )
+          assert.match(
+            body.detail,
+            /^Shedder "api" refused a request that waited \d+ ms before its handler \(longer than a burst may\); retry after 1 s\.$/
+          )
+        }
+        assert.strictEqual(runs.count, 0)
+      }).pipe(Effect.scoped)
   )
 
   it.live("a client that disconnects stops its handler at its next turn of the loop", () =>

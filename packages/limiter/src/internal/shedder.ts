@@ -97,7 +97,7 @@ class ShedderImpl implements S.Shedder {
 
   constructor(
     private readonly options: Resolved,
-    /** The Clock of the fiber that made the shedder, for decisions made outside any fiber. */
+    /** The Clock of the fiber that made the shedder: its sampler and every decision read it. */
     private readonly clock: Clock.Clock
   ) {
     this.name = options.name
@@ -154,24 +154,19 @@ class ShedderImpl implements S.Shedder {
   }
 
   admit(waitedMillis: number): Effect.Effect<void, LoadShedError> {
-    return Effect.clockWith((clock) => {
-      const now = clock.unsafeCurrentTimeMillis()
-      const reason = this.judge(waitedMillis, now)
-      return reason === undefined
-        ? Effect.void
-        : Effect.fail(shed(this.name, reason, this.lastWaited, this.options.interval))
+    return Effect.suspend(() => {
+      const error = this.unsafeAdmit(waitedMillis)
+      return error === undefined ? Effect.void : Effect.fail(error)
     })
   }
 
   get snapshot(): Effect.Effect<S.Snapshot> {
-    return Effect.clockWith((clock) =>
-      Effect.sync(() => ({
-        name: this.name,
-        standing: Codel.isStanding(this.options, this.state, clock.unsafeCurrentTimeMillis()),
-        saturated: this.saturated,
-        loop: this.signal
-      }))
-    )
+    return Effect.sync(() => ({
+      name: this.name,
+      standing: Codel.isStanding(this.options, this.state, this.clock.unsafeCurrentTimeMillis()),
+      saturated: this.saturated,
+      loop: this.signal
+    }))
   }
 }
 
