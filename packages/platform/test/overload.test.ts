@@ -197,7 +197,7 @@ describe("overload over real HTTP", () => {
         assert.isAtMost(max(on.results), interval + slack, why)
         assert.isAtMost(quantile(latencies(settled), 0.9), 2 * target + slack, why)
         // Goodput: answered requests per second, against the capacity the off run measured. (At
-        // load averages of 15 to 35 on two shared cores it was 0.32 to 1.37 of it: when the machine
+        // load averages of 15 to 30 on two shared cores it was 0.35 to 0.95 of it: when the machine
         // stops the whole process, requests wait, and the shedder refuses them as it should.)
         assert.isAtLeast(ok.length / (duration / 1000), 0.25 * capacity, why)
 
