@@ -51,6 +51,7 @@ const shed = (shedder: string, reason: S.Reason, waitedMillis: number, retryAfte
 }
 
 const shedKey = MetricKey.counter("circuitry_shedder_shed_total", {
+  incremental: true,
   description: "Requests shed before their handler, by reason: standing, overdue"
 })
 const waitKey = MetricKey.histogram(
