@@ -1,8 +1,9 @@
 // Builds a public package for one Effect edition, in the shape Effect's packages ship:
 // - dist/esm: ES modules, .d.ts and declaration maps (tsc, tsconfig.build.json);
-// - dist/cjs: the same modules as CommonJS (tsc again, emitting JavaScript only), a package.json that
-//   marks the folder CommonJS, and a copy of the .d.ts files, so that `require` gets types that
-//   TypeScript reads as CommonJS (under node16 an ESM .d.ts cannot be required).
+// - dist/cjs (Effect 3 only): the same modules as CommonJS (tsc again, emitting JavaScript only), a
+//   package.json that marks the folder CommonJS, and a copy of the .d.ts files, so that `require`
+//   gets types that TypeScript reads as CommonJS (under node16 an ESM .d.ts cannot be required).
+//   effect 4 is ESM only, and so is its edition: `require` of it is Node's require(esm).
 //
 // Edition 3 (the default; `pnpm build` at the root runs it in every public package, dependencies
 // first) builds into the package's own dist/, from its sources less the Effect 4 files
@@ -33,24 +34,6 @@ const effectOf = (edition) =>
 /** The folder an edition of the package in `dir` is built in. */
 export const editionDir = (dir, edition) => (edition === 3 ? dir : path.join(dir, ".tmp", `effect${edition}`))
 
-/** `{ "#edition": { "@circuitry/effect4": ..., "@circuitry/source": ..., import, require } }` for one edition's build. */
-const importsFor = (imports, edition) =>
-  imports === undefined
-    ? undefined
-    : Object.fromEntries(
-        Object.entries(imports).map(([name, target]) => {
-          const file = target[`@circuitry/effect${edition}`] ?? target["@circuitry/source"]
-          const base = file.replace(/^\.\/src\//, "").replace(/\.ts$/, "")
-          return [
-            name,
-            {
-              import: { types: `./dist/esm/${base}.d.ts`, default: `./dist/esm/${base}.js` },
-              require: { types: `./dist/cjs/${base}.d.ts`, default: `./dist/cjs/${base}.js` }
-            }
-          ]
-        })
-      )
-
 /** The package.json an edition ships: the peer `effect` range of its major, siblings at this version. */
 const manifestFor = (manifest, edition) => {
   const effect = readJson(path.join(effectOf(edition), "package.json")).version
@@ -67,10 +50,21 @@ const manifestFor = (manifest, edition) => {
       return [name, range]
     })
   )
-  const { devDependencies: _dev, scripts: _scripts, imports, ...rest } = manifest
-  const out = { ...rest, peerDependencies: peers }
-  if (imports !== undefined) out.imports = importsFor(imports, edition)
-  return out
+  const { devDependencies: _dev, scripts: _scripts, imports: _imports, ...rest } = manifest
+  // Effect 4 is ESM only, and so is this edition: `require` of it is Node's require(esm), as of effect.
+  const esmOnly = (entry) =>
+    typeof entry === "object" && entry !== null && entry.import !== undefined
+      ? { types: entry.import.types, default: entry.import.default }
+      : entry
+  const exports = Object.fromEntries(Object.entries(manifest.exports).map(([key, entry]) => [key, esmOnly(entry)]))
+  return {
+    ...rest,
+    main: "./dist/esm/index.js",
+    module: "./dist/esm/index.js",
+    types: "./dist/esm/index.d.ts",
+    exports,
+    peerDependencies: peers
+  }
 }
 
 /** Path mappings that make tsc see one edition: its effect, and the siblings' builds of it. */
@@ -103,6 +97,7 @@ export const buildEdition = (dir, edition = 3) => {
       recursive: true,
       filter: (file) => !file.endsWith(`.effect${other}.ts`)
     })
+    linkSubpathImports(manifest, edition, path.join(out, "src"))
     for (const file of ["README.md", "LICENSE", "CHANGELOG.md"]) {
       if (fs.existsSync(path.join(dir, file))) fs.copyFileSync(path.join(dir, file), path.join(out, file))
     }
@@ -124,21 +119,49 @@ export const buildEdition = (dir, edition = 3) => {
     exclude: [path.join(out, "src", `**/*.effect${other}.ts`)]
   })
   run(["-p", config])
-  // The sources were typechecked by the first run; this one only changes the module format.
-  run([
-    ...["-p", config, "--outDir", path.join(out, "dist/cjs"), "--module", "commonjs", "--moduleResolution", "node10"],
-    ...["--customConditions", "null"],
-    ...["--declaration", "false", "--declarationMap", "false", "--noCheck"]
-  ])
-  // Bundlers read sideEffects from the nearest package.json, which for dist/cjs is this one.
-  writeJson(path.join(out, "dist/cjs/package.json"), { type: "commonjs", sideEffects: [] })
   const esm = path.join(out, "dist/esm")
-  for (const file of fs.readdirSync(esm, { recursive: true, encoding: "utf8" })) {
-    if (!file.endsWith(".d.ts") && !file.endsWith(".d.ts.map")) continue
-    fs.mkdirSync(path.dirname(path.join(out, "dist/cjs", file)), { recursive: true })
-    fs.copyFileSync(path.join(esm, file), path.join(out, "dist/cjs", file))
+  if (edition === 3) {
+    // The sources were typechecked by the first run; this one only changes the module format.
+    run([
+      ...["-p", config, "--outDir", path.join(out, "dist/cjs"), "--module", "commonjs", "--moduleResolution", "node10"],
+      ...["--customConditions", "null"],
+      ...["--declaration", "false", "--declarationMap", "false", "--noCheck"]
+    ])
+    // Bundlers read sideEffects from the nearest package.json, which for dist/cjs is this one.
+    writeJson(path.join(out, "dist/cjs/package.json"), { type: "commonjs", sideEffects: [] })
+    for (const file of fs.readdirSync(esm, { recursive: true, encoding: "utf8" })) {
+      if (!file.endsWith(".d.ts") && !file.endsWith(".d.ts.map")) continue
+      fs.mkdirSync(path.dirname(path.join(out, "dist/cjs", file)), { recursive: true })
+      fs.copyFileSync(path.join(esm, file), path.join(out, "dist/cjs", file))
+    }
   }
+  if (edition === 3)
+    for (const format of ["esm", "cjs"]) linkSubpathImports(manifest, edition, path.join(out, "dist", format))
   return out
+}
+
+/**
+ * Rewrites the package's subpath imports (`#edition`) in the files of `tree` (its sources or a
+ * build of them) to relative paths to this edition's file: dist/cjs has a package.json of its own,
+ * which Node and TypeScript would read them from, and a relative import needs no "imports" field in
+ * what ships.
+ */
+const linkSubpathImports = (manifest, edition, tree) => {
+  if (!fs.existsSync(tree)) return
+  for (const [name, target] of Object.entries(manifest.imports ?? {})) {
+    const file = (target[`@circuitry/effect${edition}`] ?? target["@circuitry/source"])
+      .replace(/^\.\/src\//, "")
+      .replace(/\.ts$/, ".js")
+    for (const rel of fs.readdirSync(tree, { recursive: true, encoding: "utf8" })) {
+      if (!/\.(js|ts)$/.test(rel)) continue
+      const full = path.join(tree, rel)
+      const code = fs.readFileSync(full, "utf8")
+      if (!code.includes(`"${name}"`)) continue
+      let relative = path.relative(path.dirname(full), path.join(tree, file))
+      if (!relative.startsWith(".")) relative = `./${relative}`
+      fs.writeFileSync(full, code.replaceAll(`"${name}"`, JSON.stringify(relative)))
+    }
+  }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
