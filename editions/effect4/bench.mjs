@@ -35,7 +35,7 @@ const cases = `
 import { Hedging, Retry, RetryBudget } from "@circuitry/retry"
 import { Effect, Schedule } from "effect"
 
-const n = 200_000
+const n = 20_000
 const time = (effect) => {
   const loop = Effect.gen(function* () { for (let i = 0; i < n; i++) yield* effect })
   Effect.runSync(loop)
