@@ -18,6 +18,8 @@ const config: ViteUserConfig = {
   test: {
     setupFiles: [path.join(root, "vitest.setup.ts")],
     include: ["test/**/*.test.ts"],
+    // Tests for the other Effect major only run in its run (editions/effect4; docs/editions.md).
+    exclude: ["**/node_modules/**", "**/dist/**", "test/**/*.effect4.test.ts"],
     // Node processes a test starts (`node --import tsx fixture.ts`) resolve the sources the same way.
     env: { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --conditions=@circuitry/source`.trim() },
     // Tests run against real servers on a 2-core machine that may be busy: time out late, never flake.

@@ -162,6 +162,11 @@ export const problems = (pkg: PublicPackage): Array<string> => {
 
   for (const name of importsOf(path.join(pkg.dir, "src"))) {
     if (name === m.name) continue
+    // A subpath import (#edition) resolves through the package's own "imports" field.
+    if (name.startsWith("#")) {
+      want(name in record("imports"), `src imports ${name}: map it in "imports"`)
+      continue
+    }
     if (mustBePeer(name)) {
       want(
         name in peers,

@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import type * as Context from "effect/Context"
+import type * as Edition from "@circuitry/core/Edition"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
@@ -48,11 +48,11 @@ export interface Options {
    * call without `max` is not hedged.
    */
   readonly delay:
-    | Duration.DurationInput
+    | Edition.DurationInput
     | {
         readonly percentile: number
-        readonly min?: Duration.DurationInput | undefined
-        readonly max?: Duration.DurationInput | undefined
+        readonly min?: Edition.DurationInput | undefined
+        readonly max?: Edition.DurationInput | undefined
       }
   /** Extra copies of a call, at most, whole and >= 1. Default 1. */
   readonly maxHedges?: number | undefined
@@ -123,7 +123,7 @@ export const make: (options: Options) => Effect.Effect<Hedging, InvalidRetryOpti
  * @since 0.1.0
  * @category layers
  */
-export const layer: <I>(tag: Context.Tag<I, Hedging>, options: Options) => Layer.Layer<I, InvalidRetryOptions> =
+export const layer: <I>(tag: Edition.Key<I, Hedging>, options: Options) => Layer.Layer<I, InvalidRetryOptions> =
   internal.layer
 
 /**
@@ -144,11 +144,11 @@ export const layer: <I>(tag: Context.Tag<I, Hedging>, options: Options) => Layer
  */
 export const withHedging: {
   <I = never>(
-    hedging: Hedging | Context.Tag<I, Hedging>
+    hedging: Hedging | Edition.Key<I, Hedging>
   ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R | I>
   <A, E, R, I = never>(
     self: Effect.Effect<A, E, R>,
-    hedging: Hedging | Context.Tag<I, Hedging>
+    hedging: Hedging | Edition.Key<I, Hedging>
   ): Effect.Effect<A, E, R | I>
 } = internal.withHedging
 

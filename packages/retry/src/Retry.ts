@@ -11,8 +11,7 @@
  *
  * @since 0.1.0
  */
-import type * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
+import type * as Edition from "@circuitry/core/Edition"
 import type * as Effect from "effect/Effect"
 import type * as Schedule from "effect/Schedule"
 import * as internal from "./internal/retry.js"
@@ -26,14 +25,14 @@ export interface Options<E, X, I = never> {
   /** When to retry and how long to wait: fed each error, stepped once per retry. */
   readonly schedule: Schedule.Schedule<X, E>
   /** Each retry spends one token; a first attempt deposits. A value, or a tag to find it by. */
-  readonly budget?: RetryBudget | Context.Tag<I, RetryBudget> | undefined
+  readonly budget?: RetryBudget | Edition.Key<I, RetryBudget> | undefined
   /** Only errors for which this holds are retried. Default: every failure (defects never are). */
   readonly while?: ((error: E) => boolean) | undefined
   /**
    * The longest `retryAfterMillis` of a breaker's or limiter's rejection worth waiting for; a
    * rejection that asks for longer fails at once. Default `"1 second"`.
    */
-  readonly maxRetryAfter?: Duration.DurationInput | undefined
+  readonly maxRetryAfter?: Edition.DurationInput | undefined
 }
 
 /**

@@ -9,8 +9,7 @@
  *
  * @since 0.1.0
  */
-import type * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
+import type * as Edition from "@circuitry/core/Edition"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
@@ -41,7 +40,7 @@ export interface Options {
   /** Retries always allowed per second, >= 0, whatever the deposits. Default 10. */
   readonly minPerSecond?: number | undefined
   /** How long a deposit lasts (at least 10 ms). Default `"10 seconds"`. */
-  readonly window?: Duration.DurationInput | undefined
+  readonly window?: Edition.DurationInput | undefined
 }
 
 /**
@@ -121,7 +120,7 @@ export const make: (options?: Options) => Effect.Effect<RetryBudget, InvalidRetr
  * const main = charge.pipe(Effect.provide(RetryBudget.layer(PaymentsBudget, { ratio: 0.2 })))
  * ```
  */
-export const layer: <I>(tag: Context.Tag<I, RetryBudget>, options?: Options) => Layer.Layer<I, InvalidRetryOptions> =
+export const layer: <I>(tag: Edition.Key<I, RetryBudget>, options?: Options) => Layer.Layer<I, InvalidRetryOptions> =
   internal.layer
 
 /**

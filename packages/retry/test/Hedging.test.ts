@@ -1,6 +1,7 @@
+import * as Edition from "@circuitry/core/Edition"
 import { Hedging, RetryBudget } from "@circuitry/retry"
-import { assert, describe, it } from "@effect/vitest"
-import { Clock, Context, Duration, Effect, Either, Exit, Fiber, Metric, Option, TestClock } from "effect"
+import { assert, counterCount, describe, it, TestClock } from "@circuitry/testkit"
+import { Clock, Duration, Effect, Exit, Fiber, Option } from "effect"
 
 /** A dependency whose n-th attempt takes `latencies[n]` ms and then answers `outcomes[n]`. */
 const dependency = (latencies: ReadonlyArray<number>, fail: (n: number) => unknown = () => undefined) => {
@@ -9,7 +10,7 @@ const dependency = (latencies: ReadonlyArray<number>, fail: (n: number) => unkno
     const n = stats.calls++
     const error = fail(n)
     return Effect.sleep(Duration.millis(latencies[n] ?? latencies[latencies.length - 1]!)).pipe(
-      Effect.zipRight(error === undefined ? Effect.succeed(n) : Effect.fail(error)),
+      Effect.andThen(error === undefined ? Effect.succeed(n) : Effect.fail(error)),
       Effect.onInterrupt(() => Effect.sync(() => stats.interrupted++)),
       Effect.ensuring(Effect.sync(() => stats.finalized++))
     )
@@ -22,15 +23,12 @@ class LimiterRejected {
   readonly retryAfterMillis = 100
 }
 
-const hedges = (name: string, outcome: string) =>
-  Metric.value(Hedging.hedgesTotal.pipe(Metric.tagged("hedging", name), Metric.tagged("outcome", outcome))).pipe(
-    Effect.map((s) => s.count)
-  )
+const hedges = (name: string, outcome: string) => counterCount(Hedging.hedgesTotal, { hedging: name, outcome })
 
 /** Forks `effect`, moves the clock by `millis`, and returns how long it took and its exit. */
 const timed = <A, E>(effect: Effect.Effect<A, E>, millis: number) =>
   Effect.gen(function* () {
-    const fiber = yield* Effect.fork(
+    const fiber = yield* Edition.forkChild(
       Effect.gen(function* () {
         const start = yield* Clock.currentTimeMillis
         const exit = yield* Effect.exit(effect)
@@ -165,8 +163,10 @@ describe("Hedging", () => {
     Effect.gen(function* () {
       const hedging = yield* Hedging.make({ delay: "100 millis", maxHedges: 2 })
       const dep = dependency([1000])
-      const fiber = yield* Effect.fork(dep.effect.pipe(Hedging.withHedging(hedging)))
-      yield* TestClock.adjust("250 millis")
+      const fiber = yield* Edition.forkChild(dep.effect.pipe(Hedging.withHedging(hedging)))
+      // In steps: Effect 4's TestClock.adjust runs only the sleeps registered one scheduler turn
+      // after it starts, and the hedge timer's sweeper arms its sleep a turn after the call starts.
+      for (let t = 0; t < 250; t += 10) yield* TestClock.adjust("10 millis")
       assert.strictEqual(dep.stats.calls, 3)
       yield* Fiber.interrupt(fiber)
       assert.deepStrictEqual(dep.stats, { calls: 3, interrupted: 3, finalized: 3 })
@@ -205,6 +205,9 @@ describe("Hedging", () => {
     Effect.gen(function* () {
       const bad: ReadonlyArray<[unknown, string]> = [
         [{ delay: "-1 seconds" }, "delay must be a finite duration >= 0 or { percentile }"],
+        // A negative duration in Effect 4's object form (Effect 3 has no object form: it fails too).
+        [{ delay: { milliseconds: -5 } }, "delay must be a finite duration >= 0 or { percentile }"],
+        [{ delay: { percentile: 95, min: { seconds: -1 } } }, "delay.min must be a finite duration >= 0"],
         [{ delay: { percentile: 0.95 } }, "delay.percentile must be a number in [1, 100)"],
         [{ delay: { percentile: 100 } }, "delay.percentile must be a number in [1, 100)"],
         [
@@ -217,20 +220,18 @@ describe("Hedging", () => {
         [{ delay: "1 second", name: "" }, "name must be a non-empty string"]
       ]
       for (const [options, message] of bad) {
-        const result = yield* Effect.either(Effect.scoped(Hedging.make(options as Hedging.Options)))
-        assert.isTrue(Either.isLeft(result), JSON.stringify(options))
-        if (Either.isLeft(result)) assert.include(result.left.message, message)
+        const error = yield* Effect.flip(Effect.scoped(Hedging.make(options as Hedging.Options)))
+        assert.instanceOf(error, Hedging.InvalidRetryOptions, JSON.stringify(options))
+        assert.include(error.message, message)
       }
     })
   )
 
   it.effect("a tag works, and the types infer without casts", () =>
     Effect.gen(function* () {
-      class Search extends Context.Tag("Search")<Search, Hedging.Hedging>() {}
-      const call: Effect.Effect<number, "nope", Search> = Effect.succeed(1).pipe(
-        Effect.zipLeft(Effect.fail("nope" as const).pipe(Effect.when(() => false))),
-        Hedging.withHedging(Search)
-      )
+      class Search extends Edition.KeyClass<Search, Hedging.Hedging>()("Search") {}
+      const search: Effect.Effect<number, "nope"> = Effect.succeed(1)
+      const call: Effect.Effect<number, "nope", Search> = search.pipe(Hedging.withHedging(Search))
       const result = yield* call.pipe(Effect.provide(Hedging.layer(Search, { delay: "10 millis" })))
       assert.strictEqual(result, 1)
       assert.isTrue(Hedging.isHedging(yield* Effect.scoped(Hedging.make({ delay: 1 }))))

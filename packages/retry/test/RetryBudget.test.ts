@@ -1,6 +1,7 @@
+import * as Edition from "@circuitry/core/Edition"
 import { Retry, RetryBudget } from "@circuitry/retry"
-import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Exit, Fiber, Metric, Schedule, TestClock, TestContext } from "effect"
+import { assert, counterCount, describe, it, runTest, TestClock, yieldNow } from "@circuitry/testkit"
+import { Effect, Exit, Fiber, Schedule } from "effect"
 import * as fc from "fast-check"
 
 const withdrawals = (budget: RetryBudget.RetryBudget, n: number) =>
@@ -16,11 +17,7 @@ const deposits = (budget: RetryBudget.RetryBudget, n: number) =>
   })
 
 const counter = (metric: typeof RetryBudget.retriesTotal, budget: string, outcome?: string) =>
-  Metric.value(
-    outcome === undefined
-      ? metric.pipe(Metric.tagged("budget", budget))
-      : metric.pipe(Metric.tagged("budget", budget), Metric.tagged("outcome", outcome))
-  ).pipe(Effect.map((s) => s.count))
+  counterCount(metric, outcome === undefined ? { budget } : { budget, outcome })
 
 describe("RetryBudget", () => {
   describe("options", () => {
@@ -38,12 +35,9 @@ describe("RetryBudget", () => {
     for (const [options, message] of bad) {
       it.scoped(`rejects ${JSON.stringify(options)}`, () =>
         Effect.gen(function* () {
-          const result = yield* Effect.either(RetryBudget.make(options as RetryBudget.Options))
-          assert.isTrue(Either.isLeft(result))
-          if (Either.isLeft(result)) {
-            assert.strictEqual(result.left._tag, "InvalidRetryOptions")
-            assert.include(result.left.message, message)
-          }
+          const error = yield* Effect.flip(RetryBudget.make(options as RetryBudget.Options))
+          assert.strictEqual(error._tag, "InvalidRetryOptions")
+          assert.include(error.message, message)
         })
       )
     }
@@ -136,7 +130,7 @@ describe("RetryBudget", () => {
             fc.integer({ min: 0, max: 20 }),
             fc.array(fc.boolean(), { minLength: 1, maxLength: 64 }),
             async (firsts, demand, ratio, minPerSecond, yields) => {
-              const spent = await Effect.runPromise(
+              const spent = await runTest(
                 Effect.gen(function* () {
                   const budget = yield* RetryBudget.make({ ratio, minPerSecond })
                   yield* Effect.forEach(Array.from({ length: firsts }), () => budget.deposit, {
@@ -146,13 +140,11 @@ describe("RetryBudget", () => {
                   const results = yield* Effect.forEach(
                     Array.from({ length: demand }, (_, i) => i),
                     (i) =>
-                      yields[i % yields.length]
-                        ? Effect.zipRight(Effect.yieldNow(), budget.tryWithdraw)
-                        : budget.tryWithdraw,
+                      yields[i % yields.length] ? Effect.andThen(yieldNow, budget.tryWithdraw) : budget.tryWithdraw,
                     { concurrency: "unbounded" }
                   )
                   return results.filter((b) => b).length
-                }).pipe(Effect.scoped, Effect.provide(TestContext.TestContext))
+                })
               )
               const supply = Math.floor(ratio * firsts + 1e-9) + (minPerSecond === 0 ? 0 : Math.max(1, minPerSecond))
               return spent === Math.min(demand, supply)
@@ -169,12 +161,12 @@ describe("RetryBudget", () => {
         let attempts = 0
         const failing = Effect.suspend(() => {
           attempts++
-          return Effect.zipRight(Effect.yieldNow(), Effect.fail("down"))
+          return Effect.andThen(yieldNow, Effect.fail("down"))
         })
         const calls = 200
         yield* Effect.forEach(
           Array.from({ length: calls }),
-          () => Effect.either(failing.pipe(Retry.retry({ schedule: Schedule.recurs(3), budget }))),
+          () => Effect.exit(failing.pipe(Retry.retry({ schedule: Schedule.recurs(3), budget }))),
           { concurrency: "unbounded", discard: true }
         )
         // At most 0.1 per first attempt (20) plus the floor's bucket (3), and all of it spent.
@@ -192,7 +184,7 @@ describe("RetryBudget", () => {
           return Effect.fail("down")
         })
         const retried = failing.pipe(Retry.retry({ schedule: Schedule.spaced("1 second"), budget }))
-        const fiber = yield* Effect.fork(retried)
+        const fiber = yield* Edition.forkChild(retried)
         yield* TestClock.adjust("500 millis")
         assert.strictEqual(attempts, 1)
         assert.strictEqual(yield* budget.available, 1) // the first attempt's deposit, unspent
@@ -201,7 +193,7 @@ describe("RetryBudget", () => {
         assert.strictEqual(attempts, 1)
         assert.strictEqual(yield* budget.available, 1)
         // The same call left alone spends its token when the retry starts.
-        const second = yield* Effect.fork(retried)
+        const second = yield* Edition.forkChild(retried)
         yield* TestClock.adjust("1 second")
         assert.strictEqual(attempts, 3)
         yield* TestClock.adjust("5 seconds")

@@ -4,8 +4,8 @@
  * bucket arithmetic, its expiry or its floor makes them differ).
  */
 import { RetryBudget } from "@circuitry/retry"
-import { describe, it } from "@effect/vitest"
-import { Effect, TestClock, TestContext } from "effect"
+import { describe, it, runTest, TestClock } from "@circuitry/testkit"
+import { Effect } from "effect"
 import * as fc from "fast-check"
 import { Latencies } from "../src/internal/latencies.js"
 
@@ -64,7 +64,7 @@ describe("RetryBudget against a reference model", () => {
           fc.constantFrom(1000, 2500, 10_000),
           fc.array(step, { minLength: 1, maxLength: 60 }),
           async (ratio, minPerSecond, window, steps) =>
-            Effect.runPromise(
+            runTest(
               Effect.gen(function* () {
                 const budget = yield* RetryBudget.make({ ratio, minPerSecond, window })
                 const m: Model = {
@@ -91,7 +91,7 @@ describe("RetryBudget against a reference model", () => {
                   }
                 }
                 return true
-              }).pipe(Effect.scoped, Effect.provide(TestContext.TestContext))
+              })
             )
         ),
         { numRuns: 150 }

@@ -5,8 +5,8 @@
  * plus the floor of `minPerSecond`. The figures are printed as the table in docs/retry.md.
  */
 import { Retry, RetryBudget } from "@circuitry/retry"
-import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect, Either, Schedule, TestClock } from "effect"
+import { assert, describe, it, TestClock } from "@circuitry/testkit"
+import { Clock, Effect, Exit, Schedule } from "effect"
 
 const CALLS_PER_SECOND = 200
 const OUTAGE_SECONDS = 60
@@ -54,13 +54,13 @@ const simulate = (budgeted: boolean) =>
       const now = yield* elapsed
       for (let i = 0; i < (CALLS_PER_SECOND * TICK_MILLIS) / 1000; i++) {
         attemptsOfCall = 0
-        const result = yield* Effect.either(call)
+        const result = yield* Effect.exit(call)
         if (now < OUTAGE_SECONDS * 1000) {
           firsts++
-          if (Either.isLeft(result)) failedCalls++
+          if (Exit.isFailure(result)) failedCalls++
         } else {
           recoveredCalls++
-          if (Either.isRight(result)) {
+          if (Exit.isSuccess(result)) {
             recoveredOk++
             firstSuccessAt = Math.min(firstSuccessAt, now)
             if (attemptsOfCall === 1) recoveredAtFirstAttempt++

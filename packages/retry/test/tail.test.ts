@@ -3,9 +3,10 @@
  * take a second. A p95 hedge within a budget brings the p99 down to a few times the p50, adds
  * load only within the budget, and interrupts every loser.
  */
+import * as Edition from "@circuitry/core/Edition"
 import { Hedging, RetryBudget } from "@circuitry/retry"
-import { assert, describe, it } from "@effect/vitest"
-import { Clock, Duration, Effect, Fiber, TestClock } from "effect"
+import { assert, describe, it, TestClock } from "@circuitry/testkit"
+import { Clock, Duration, Effect, Fiber } from "effect"
 
 const CALLS = 500
 const BATCH = 5 // calls that start together, every 100 ms (50 calls a second)
@@ -45,10 +46,12 @@ const simulate = (hedged: boolean) =>
       yield* call
       latencies.push((yield* Clock.currentTimeMillis) - start)
     })
-    const fibers: Array<Fiber.RuntimeFiber<void>> = []
+    const fibers: Array<Edition.Fiber<void, never>> = []
     for (let i = 0; i < CALLS / BATCH; i++) {
-      for (let j = 0; j < BATCH; j++) fibers.push(yield* Effect.fork(timedCall))
-      yield* TestClock.adjust("100 millis")
+      for (let j = 0; j < BATCH; j++) fibers.push(yield* Edition.forkChild(timedCall))
+      // In steps: Effect 4's TestClock.adjust runs only the sleeps registered one scheduler turn
+      // after it starts, and the hedge timer's sweeper arms its sleep a turn after a call starts.
+      for (let t = 0; t < 100; t += 10) yield* TestClock.adjust("10 millis")
     }
     yield* TestClock.adjust("2 seconds")
     yield* Fiber.joinAll(fibers)

@@ -1,22 +1,17 @@
+import * as Edition from "@circuitry/core/Edition"
 import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import { dual } from "effect/Function"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
-import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
-import * as Runtime from "effect/Runtime"
-import * as RuntimeFlags from "effect/RuntimeFlags"
 import type * as Scope from "effect/Scope"
 import type * as H from "../Hedging.js"
 import type * as RB from "../RetryBudget.js"
-import type { InvalidRetryOptions } from "./errors.js"
+import { InvalidRetryOptions } from "./errors.js"
 import { Latencies } from "./latencies.js"
 import { describe, invalid, isOptionsObject, toMillis } from "./options.js"
 import { isRejection } from "./rejection.js"
@@ -48,8 +43,8 @@ export interface Resolved {
   readonly budget: RB.RetryBudget | undefined
 }
 
-const resolveDelay = (delay: unknown, name: string): Either.Either<Delay, InvalidRetryOptions> => {
-  const fail = (message: string) => Either.left(invalid(`${message} (hedging "${name}")`))
+const resolveDelay = (delay: unknown, name: string): Delay | InvalidRetryOptions => {
+  const fail = (message: string) => invalid(`${message} (hedging "${name}")`)
   if (typeof delay === "object" && delay !== null && "percentile" in delay) {
     const d = delay as { readonly percentile: unknown; readonly min?: unknown; readonly max?: unknown }
     const p = d.percentile
@@ -62,18 +57,18 @@ const resolveDelay = (delay: unknown, name: string): Either.Either<Delay, Invali
     if (d.max !== undefined && (max === undefined || max < min)) {
       return fail(`Hedging delay.max must be a finite duration >= delay.min, got ${describe(d.max)}`)
     }
-    return Either.right({ _tag: "Percentile", quantile: p / 100, min, max })
+    return { _tag: "Percentile", quantile: p / 100, min, max }
   }
   const millis = toMillis(delay)
   if (millis === undefined) {
     return fail(`Hedging delay must be a finite duration >= 0 or { percentile }, got ${describe(delay)}`)
   }
-  return Either.right({ _tag: "Fixed", millis })
+  return { _tag: "Fixed", millis }
 }
 
 /** @internal */
-export const resolve = (options: Options): Either.Either<Resolved, InvalidRetryOptions> => {
-  const fail = (message: string) => Either.left(invalid(message))
+export const resolve = (options: Options): Resolved | InvalidRetryOptions => {
+  const fail = invalid
   if (!isOptionsObject(options) || options === undefined) {
     return fail(`Hedging options must be an object with a delay, got ${describe(options)}`)
   }
@@ -82,7 +77,7 @@ export const resolve = (options: Options): Either.Either<Resolved, InvalidRetryO
     return fail(`Hedging name must be a non-empty string, got ${describe(name)}`)
   }
   const delay = resolveDelay(options.delay, name)
-  if (Either.isLeft(delay)) return Either.left(delay.left)
+  if (delay instanceof InvalidRetryOptions) return delay
   const maxHedges = options.maxHedges ?? 1
   if (typeof maxHedges !== "number" || !Number.isInteger(maxHedges) || maxHedges < 1) {
     return fail(`Hedging maxHedges must be a whole number >= 1, got ${describe(maxHedges)} (hedging "${name}")`)
@@ -90,7 +85,7 @@ export const resolve = (options: Options): Either.Either<Resolved, InvalidRetryO
   if (options.budget !== undefined && !isRetryBudget(options.budget)) {
     return fail(`Hedging budget must be a RetryBudget, got ${describe(options.budget)} (hedging "${name}")`)
   }
-  return Either.right({ name, delay: delay.right, maxHedges, budget: options.budget })
+  return { name, delay, maxHedges, budget: options.budget }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -111,13 +106,13 @@ type HedgeOutcome = "started" | "won" | "denied"
 
 /**
  * One call, as a state machine driven by callbacks: each copy's fiber observer and the hedge
- * timer. The caller's fiber waits in one `Effect.async`; the callback that decides the call
+ * timer. The caller's fiber waits in one `Edition.callback` (`Effect.async`, `Effect.callback`); the callback that decides the call
  * resumes it with the result (after interrupting the losers, so their finalizers have run when
  * the call returns), and interrupting the caller interrupts every copy. One object per call and
  * no effect of its own on the way, so that a fast success costs little beyond its copy's fiber.
  */
 class HedgedCall<A, E, R> implements Owner {
-  private readonly attempts: Array<Fiber.RuntimeFiber<A, E>> = []
+  private readonly attempts: Array<Edition.Fiber<A, E>> = []
   private timer: Timer | undefined = undefined
   /** Copies started and not yet ended. */
   private running = 0
@@ -132,7 +127,7 @@ class HedgedCall<A, E, R> implements Owner {
   constructor(
     private readonly policy: HedgingImpl,
     private readonly self: Effect.Effect<A, E, R>,
-    private readonly runtime: Runtime.Runtime<R>,
+    private readonly caller: Edition.Caller<R>,
     private readonly now: () => number,
     private readonly delay: number
   ) {
@@ -140,7 +135,7 @@ class HedgedCall<A, E, R> implements Owner {
   }
 
   run(): Effect.Effect<A, E> {
-    return Effect.async<A, E>((resume) => {
+    return Edition.callback<A, E>((resume) => {
       this.resume = resume
       this.launch()
       // A copy that ended at once decided the call: nothing is left to interrupt.
@@ -155,12 +150,15 @@ class HedgedCall<A, E, R> implements Owner {
 
   /**
    * Starts a copy in a fiber of its own, at once: it runs on the current stack until its first
-   * asynchronous step (a fork would wait for the scheduler, and cost more than a fast call).
+   * asynchronous step (a fork would wait for the scheduler, and cost more than a fast call). The
+   * copies run in the caller's context (which holds what `self` requires, since the caller's fiber
+   * is the one running `self`'s caller), interruptible even when the caller is not, so that a
+   * loser can always be stopped.
    */
   private launch(): void {
     const index = this.attempts.length
     this.running++
-    const fiber = Runtime.runFork(this.runtime)(this.self)
+    const fiber = this.caller.fork(this.self)
     this.attempts.push(fiber)
     fiber.addObserver((exit) => this.ended(index, exit))
     if (!this.done && this.attempts.length <= this.policy.maxHedges) {
@@ -173,9 +171,9 @@ class HedgedCall<A, E, R> implements Owner {
     if (index === 0) this.primaryEnd = this.now()
     if (this.done) return
     if (Exit.isSuccess(exit)) return this.finish(exit, index)
-    if (!Cause.isInterruptedOnly(exit.cause)) {
+    if (!Edition.hasInterruptsOnly(exit.cause)) {
       this.lastFailure = exit.cause
-      if (Option.exists(Cause.failureOption(exit.cause), isRejection)) this.stopped = true
+      if (Option.exists(Edition.findError(exit.cause), isRejection)) this.stopped = true
     } else {
       // Interrupted from inside the effect itself (this call interrupts only once it is done).
       this.lastFailure ??= exit.cause
@@ -192,7 +190,7 @@ class HedgedCall<A, E, R> implements Owner {
     if (budget instanceof LocalBudget) {
       return budget.unsafeTryWithdraw(this.now()) ? this.hedge() : this.policy.count("denied")
     }
-    Runtime.runFork(this.runtime)(budget.tryWithdraw).addObserver((exit) => {
+    this.caller.fork(budget.tryWithdraw).addObserver((exit) => {
       if (Exit.isSuccess(exit) && exit.value) {
         if (!this.done && !this.stopped) this.hedge()
       } else {
@@ -216,11 +214,11 @@ class HedgedCall<A, E, R> implements Owner {
     this.cancelTimer()
     this.policy.latencies?.record((this.primaryEnd >= 0 ? this.primaryEnd : this.now()) - this.start)
     if (winner > 0) this.policy.count("won")
-    const losers: Array<Fiber.RuntimeFiber<A, E>> = []
+    const losers: Array<Edition.Fiber<A, E>> = []
     for (let i = 0; i < this.attempts.length; i++) if (i !== winner) losers.push(this.attempts[i]!)
     const resume = this.resume!
     // `this.running` counts the losers still running; the finished ones are interrupted at no cost.
-    resume(this.running === 0 ? result : Effect.zipRight(Fiber.interruptAll(losers), result))
+    resume(this.running === 0 ? result : Effect.andThen(Fiber.interruptAll(losers), result))
   }
 }
 
@@ -234,7 +232,7 @@ class HedgingImpl implements Hedging {
   readonly latencies: Latencies | undefined
   readonly maxHedges: number
   readonly budget: RB.RetryBudget | undefined
-  private readonly labels: Record<HedgeOutcome, ReadonlyArray<MetricLabel.MetricLabel>>
+  private readonly series: Record<HedgeOutcome, (by: number) => void>
 
   constructor(
     private readonly resolved: Resolved,
@@ -244,11 +242,11 @@ class HedgingImpl implements Hedging {
     this.maxHedges = resolved.maxHedges
     this.budget = resolved.budget
     this.latencies = resolved.delay._tag === "Percentile" ? new Latencies(resolved.delay.quantile) : undefined
-    const label = MetricLabel.make("hedging", resolved.name)
-    this.labels = {
-      started: [label, MetricLabel.make("outcome", "started")],
-      won: [label, MetricLabel.make("outcome", "won")],
-      denied: [label, MetricLabel.make("outcome", "denied")]
+    const hedging = resolved.name
+    this.series = {
+      started: Edition.counterSeries(hedgesTotal, { hedging, outcome: "started" }),
+      won: Edition.counterSeries(hedgesTotal, { hedging, outcome: "won" }),
+      denied: Edition.counterSeries(hedgesTotal, { hedging, outcome: "denied" })
     }
   }
 
@@ -262,7 +260,10 @@ class HedgingImpl implements Hedging {
   }
 
   get delay(): Effect.Effect<Option.Option<Duration.Duration>> {
-    return Effect.sync(() => Option.map(Option.fromNullable(this.delayMillis()), Duration.millis))
+    return Effect.sync(() => {
+      const millis = this.delayMillis()
+      return millis === undefined ? Option.none() : Option.some(Duration.millis(millis))
+    })
   }
 
   get samples(): Effect.Effect<number> {
@@ -270,31 +271,18 @@ class HedgingImpl implements Hedging {
   }
 
   count(outcome: HedgeOutcome): void {
-    hedgesTotal.unsafeUpdate(1, this.labels[outcome])
+    this.series[outcome](1)
   }
 
   execute<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
-    return Effect.withFiberRuntime<A, E, R>((fiber, status) => {
-      const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
-      const now = () => clock.unsafeCurrentTimeMillis()
+    return Edition.withCaller<A, E, R>((caller) => {
+      const clock = caller.clock
+      const now = () => Edition.nowUnsafe(clock)
       const budget = this.budget
       if (budget instanceof LocalBudget) budget.unsafeDeposit(now())
       const delay = this.delayMillis()
-      let call: Effect.Effect<A, E, R>
-      if (delay === undefined) {
-        call = this.alone(self, now)
-      } else {
-        // The copies run in the caller's runtime: its context (which holds what `self` requires,
-        // since this fiber is the one running `self`'s caller) and fiber refs; interruptible even
-        // when the caller is not, so that a loser can always be stopped.
-        const runtime = Runtime.make({
-          context: fiber.currentContext as Context.Context<R>,
-          fiberRefs: fiber.getFiberRefs(),
-          runtimeFlags: RuntimeFlags.enable(status.runtimeFlags, RuntimeFlags.Interruption)
-        })
-        call = new HedgedCall(this, self, runtime, now, delay).run()
-      }
-      return budget === undefined || budget instanceof LocalBudget ? call : Effect.zipRight(budget.deposit, call)
+      const call = delay === undefined ? this.alone(self, now) : new HedgedCall(this, self, caller, now, delay).run()
+      return budget === undefined || budget instanceof LocalBudget ? call : Effect.andThen(budget.deposit, call)
     })
   }
 
@@ -305,7 +293,7 @@ class HedgingImpl implements Hedging {
     const start = now()
     return Effect.onExit(self, (exit) =>
       Effect.sync(() => {
-        if (!Exit.isInterrupted(exit)) latencies.record(now() - start)
+        if (Exit.isSuccess(exit) || !Edition.hasInterrupts(exit.cause)) latencies.record(now() - start)
       })
     )
   }
@@ -316,16 +304,19 @@ class HedgingImpl implements Hedging {
 // ---------------------------------------------------------------------------------------------
 
 /** @internal */
-export const make = (options: Options): Effect.Effect<Hedging, InvalidRetryOptions, Scope.Scope> =>
-  Effect.flatMap(resolve(options), (resolved) => Effect.map(Timers.make, (timers) => new HedgingImpl(resolved, timers)))
+export const make = (options: Options): Effect.Effect<Hedging, InvalidRetryOptions, Scope.Scope> => {
+  const resolved = resolve(options)
+  if (resolved instanceof InvalidRetryOptions) return Effect.fail(resolved)
+  return Effect.map(Timers.make, (timers) => new HedgingImpl(resolved, timers))
+}
 
 /** @internal */
-export const layer = <I>(tag: Context.Tag<I, Hedging>, options: Options): Layer.Layer<I, InvalidRetryOptions> =>
-  Layer.scoped(tag, make(options))
+export const layer = <I>(tag: Edition.Key<I, Hedging>, options: Options): Layer.Layer<I, InvalidRetryOptions> =>
+  Edition.layerScoped(tag, make(options))
 
 /** @internal */
 export const withHedging: typeof H.withHedging = dual(
   2,
-  <A, E, R, I>(self: Effect.Effect<A, E, R>, hedging: Hedging | Context.Tag<I, Hedging>): Effect.Effect<A, E, R | I> =>
-    isHedging(hedging) ? hedging.execute(self) : Effect.flatMap(hedging, (h) => h.execute(self))
+  <A, E, R, I>(self: Effect.Effect<A, E, R>, hedging: Hedging | Edition.Key<I, Hedging>): Effect.Effect<A, E, R | I> =>
+    isHedging(hedging) ? hedging.execute(self) : Effect.flatMap(Edition.service(hedging), (h) => h.execute(self))
 )

@@ -1,12 +1,10 @@
-import * as Context from "effect/Context"
+import * as Edition from "@circuitry/core/Edition"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
-import * as MetricLabel from "effect/MetricLabel"
 import type * as Scope from "effect/Scope"
 import type * as RB from "../RetryBudget.js"
-import type { InvalidRetryOptions } from "./errors.js"
+import { InvalidRetryOptions } from "./errors.js"
 import { describe, invalid, isAtLeast, isOptionsObject, toMillis } from "./options.js"
 
 type RetryBudget = RB.RetryBudget
@@ -33,16 +31,15 @@ export const retriesTotal = Metric.counter("circuitry_retry_budget_retries_total
   description: "Retries (and hedges) asked of a retry budget, by outcome: allowed, denied"
 })
 
-/** The tag arrays are made once per budget: Metric caches its hook per array. */
+/** The series of one budget, made once per budget. */
 class BudgetMetrics {
-  readonly deposit: ReadonlyArray<MetricLabel.MetricLabel>
-  readonly allowed: ReadonlyArray<MetricLabel.MetricLabel>
-  readonly denied: ReadonlyArray<MetricLabel.MetricLabel>
-  constructor(name: string) {
-    const label = MetricLabel.make("budget", name)
-    this.deposit = [label]
-    this.allowed = [label, MetricLabel.make("outcome", "allowed")]
-    this.denied = [label, MetricLabel.make("outcome", "denied")]
+  readonly deposit: (by: number) => void
+  readonly allowed: (by: number) => void
+  readonly denied: (by: number) => void
+  constructor(budget: string) {
+    this.deposit = Edition.counterSeries(depositsTotal, { budget })
+    this.allowed = Edition.counterSeries(retriesTotal, { budget, outcome: "allowed" })
+    this.denied = Edition.counterSeries(retriesTotal, { budget, outcome: "denied" })
   }
 }
 
@@ -59,8 +56,8 @@ export interface Resolved {
 }
 
 /** @internal */
-export const resolve = (options: Options | undefined): Either.Either<Resolved, InvalidRetryOptions> => {
-  const fail = (message: string) => Either.left(invalid(message))
+export const resolve = (options: Options | undefined): Resolved | InvalidRetryOptions => {
+  const fail = invalid
   if (!isOptionsObject(options)) return fail(`RetryBudget options must be an object, got ${describe(options)}`)
   const o = options ?? {}
   const name = o.name ?? "default"
@@ -83,7 +80,7 @@ export const resolve = (options: Options | undefined): Either.Either<Resolved, I
       `RetryBudget window must be a finite duration of at least 10 ms, got ${describe(o.window)} (budget "${name}")`
     )
   }
-  return Either.right({ name, ratio, minPerSecond, windowMillis })
+  return { name, ratio, minPerSecond, windowMillis }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -170,7 +167,7 @@ export class LocalBudget implements RetryBudget {
   /** Records one first attempt. */
   unsafeDeposit(now: number): void {
     this.deposits[this.slot(now)]! += 1
-    depositsTotal.unsafeUpdate(1, this.metrics.deposit)
+    this.metrics.deposit(1)
   }
 
   /** Spends one token if there is one: from the deposits first, then from the floor. */
@@ -180,12 +177,12 @@ export class LocalBudget implements RetryBudget {
     } else {
       this.refill(now)
       if (this.floorTokens + EPSILON < 1) {
-        retriesTotal.unsafeUpdate(1, this.metrics.denied)
+        this.metrics.denied(1)
         return false
       }
       this.floorTokens -= 1
     }
-    retriesTotal.unsafeUpdate(1, this.metrics.allowed)
+    this.metrics.allowed(1)
     return true
   }
 
@@ -196,31 +193,32 @@ export class LocalBudget implements RetryBudget {
   }
 
   get deposit(): Effect.Effect<void> {
-    return Effect.clockWith((clock) => Effect.sync(() => this.unsafeDeposit(clock.unsafeCurrentTimeMillis())))
+    return Effect.clockWith((clock) => Effect.sync(() => this.unsafeDeposit(Edition.nowUnsafe(clock))))
   }
 
   get tryWithdraw(): Effect.Effect<boolean> {
-    return Effect.clockWith((clock) => Effect.sync(() => this.unsafeTryWithdraw(clock.unsafeCurrentTimeMillis())))
+    return Effect.clockWith((clock) => Effect.sync(() => this.unsafeTryWithdraw(Edition.nowUnsafe(clock))))
   }
 
   get available(): Effect.Effect<number> {
-    return Effect.clockWith((clock) => Effect.sync(() => this.unsafeAvailable(clock.unsafeCurrentTimeMillis())))
+    return Effect.clockWith((clock) => Effect.sync(() => this.unsafeAvailable(Edition.nowUnsafe(clock))))
   }
 }
 
 /** @internal */
-export const make = (options?: Options): Effect.Effect<RetryBudget, InvalidRetryOptions, Scope.Scope> =>
-  Effect.flatMap(resolve(options), (resolved) =>
-    Effect.clockWith((clock) => Effect.sync(() => new LocalBudget(resolved, clock.unsafeCurrentTimeMillis())))
-  )
+export const make = (options?: Options): Effect.Effect<RetryBudget, InvalidRetryOptions, Scope.Scope> => {
+  const resolved = resolve(options)
+  if (resolved instanceof InvalidRetryOptions) return Effect.fail(resolved)
+  return Effect.clockWith((clock) => Effect.sync(() => new LocalBudget(resolved, Edition.nowUnsafe(clock))))
+}
 
 /** @internal */
-export const layer = <I>(tag: Context.Tag<I, RetryBudget>, options?: Options): Layer.Layer<I, InvalidRetryOptions> =>
-  Layer.scoped(tag, make(options))
+export const layer = <I>(tag: Edition.Key<I, RetryBudget>, options?: Options): Layer.Layer<I, InvalidRetryOptions> =>
+  Edition.layerScoped(tag, make(options))
 
 /** A budget given as a value or as a tag, resolved. @internal */
-export const budgetOf = <I>(budget: RetryBudget | Context.Tag<I, RetryBudget>): Effect.Effect<RetryBudget, never, I> =>
-  isRetryBudget(budget) ? Effect.succeed(budget) : (budget as Context.Tag<I, RetryBudget>)
+export const budgetOf = <I>(budget: RetryBudget | Edition.Key<I, RetryBudget>): Effect.Effect<RetryBudget, never, I> =>
+  isRetryBudget(budget) ? Effect.succeed(budget) : Edition.service(budget)
 
 /** @internal */
-export const isBudgetOrTag = (u: unknown): boolean => isRetryBudget(u) || Context.isTag(u)
+export const isBudgetOrTag = (u: unknown): boolean => isRetryBudget(u) || Edition.isKey(u)

@@ -1,3 +1,4 @@
+import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
@@ -40,9 +41,9 @@ export class Timers {
   ) {}
 
   static make: Effect.Effect<Timers, never, Scope.Scope> = Effect.gen(function* () {
-    const clock = yield* Effect.clock
+    const clock = yield* Effect.clockWith(Effect.succeed)
     const wake = yield* Queue.sliding<void>(1)
-    const timers = new Timers(() => clock.unsafeCurrentTimeMillis(), wake)
+    const timers = new Timers(() => Edition.nowUnsafe(clock), wake)
     yield* Effect.forkScoped(Effect.forever(timers.sweep()))
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
@@ -71,7 +72,7 @@ export class Timers {
     heap[i] = timer
     if (at < this.target) {
       this.target = at
-      this.wake.unsafeOffer(undefined)
+      Edition.offerUnsafe(this.wake, undefined)
     }
     return timer
   }

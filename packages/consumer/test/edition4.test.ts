@@ -1,0 +1,216 @@
+/**
+ * The Effect 4 edition as a user gets it. Build the ported packages for Effect 4
+ * (scripts/build-package.mjs --edition 4), pack each with plain npm, install the tarballs with npm
+ * into an app on effect 4.1 under the OS temp folder, run it with plain `node` (the Node on the
+ * PATH, 20 here) as ESM and as CommonJS, and typecheck a TypeScript consumer written in Effect 4's
+ * idiom (Context.Service keys, Duration.Input) under node16 and bundler resolution, strict. An app
+ * on effect 4 that installs the Effect 3 edition gets npm's peer error, not a broken runtime.
+ *
+ * effect 4 is ESM only, and so is this edition: app.cjs `require`s it as it `require`s effect, by
+ * Node's require(esm) (Node 20.19 and later).
+ *
+ * The ported packages are the ones editions/effect4/ported.ts lists, dependencies first.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { execFile } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { promisify } from "node:util"
+import { ported } from "../../../editions/effect4/ported.js"
+import { root } from "./packages.js"
+
+const exec = promisify(execFile)
+const work = fs.mkdtempSync(path.join(os.tmpdir(), "circuitry-edition4-"))
+const tarballs = path.join(work, "tarballs")
+const app = path.join(work, "app")
+const readJson = (file: string) => JSON.parse(fs.readFileSync(file, "utf8"))
+
+/** The environment of a plain shell: nothing pnpm, vitest or the workspace put there. */
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(([key]) => !/^(npm_|pnpm_|NODE_OPTIONS$|NODE_PATH$|VITEST)/i.test(key))
+)
+const run = async (command: string, args: ReadonlyArray<string>, cwd: string, timeoutMinutes = 5) => {
+  try {
+    return await exec(command, args, { cwd, env, timeout: timeoutMinutes * 60_000, maxBuffer: 64 << 20 })
+  } catch (error) {
+    const e = error as { message: string; stdout?: string; stderr?: string }
+    throw new Error(
+      `${command} ${args.join(" ")} (in ${cwd}) failed: ${e.message}\n${e.stdout ?? ""}\n${e.stderr ?? ""}`
+    )
+  }
+}
+
+const effect4 = readJson(path.join(root, "editions", "effect4", "package.json")).devDependencies.effect as string
+const rootManifest = readJson(path.join(root, "package.json"))
+const names = ported.map((folder) => readJson(path.join(root, "packages", folder, "package.json")).name as string)
+const tarballOf = (dir: string, name: string, version: string) =>
+  path.join(dir, `${name.slice(1).replace("/", "-")}-${version}.tgz`)
+
+const program = (load: (specifier: string) => string) => `${load("@circuitry/core")}
+${load("@circuitry/retry")}
+${load("effect")}
+
+class Budget extends Context.Service()("Budget") {}
+let attempts = 0
+const flaky = Effect.suspend(() => (++attempts < 3 ? Effect.fail("flaky") : Effect.succeed("ok")))
+const program = Effect.gen(function* () {
+  const retried = yield* flaky.pipe(Retry.retry({ schedule: Schedule.recurs(5), budget: Budget }))
+  const hedging = yield* Hedging.make({ delay: "10 millis" })
+  const hedged = yield* Effect.succeed("fast").pipe(Hedging.withHedging(hedging))
+  const bad = yield* Effect.flip(RetryBudget.make({ window: { milliseconds: -5 } }))
+  return { major: Edition.major, retried, attempts, hedged, bad: bad._tag }
+}).pipe(Effect.scoped, Effect.provide(RetryBudget.layer(Budget, { ratio: 1 })))
+Effect.runPromise(program).then((result) => console.log(JSON.stringify(result)))
+`
+
+const bindings: Record<string, string> = {
+  "@circuitry/core": "Edition",
+  "@circuitry/retry": "Hedging, Retry, RetryBudget",
+  effect: "Context, Effect, Schedule"
+}
+
+/** Effect 4's idiom, strict: a Context.Service key, Duration.Input, the error types. */
+const typed = `import { Edition } from "@circuitry/core"
+import { Hedging, Retry, RetryBudget } from "@circuitry/retry"
+import { Context, Duration, Effect, Layer, Schedule } from "effect"
+
+class Budget extends Context.Service<Budget, RetryBudget.RetryBudget>()("Budget") {}
+class Search extends Context.Service<Search, Hedging.Hedging>()("Search") {}
+
+const flaky: Effect.Effect<string, "flaky"> = Effect.fail("flaky")
+export const retried: Effect.Effect<string, "flaky", Budget> = flaky.pipe(
+  Retry.retry({ schedule: Schedule.recurs(3), budget: Budget, maxRetryAfter: { seconds: 2 } })
+)
+export const hedged: Effect.Effect<string, "flaky", Search> = flaky.pipe(Hedging.withHedging(Search))
+const window: Duration.Input = { seconds: 10 }
+export const budgets: Layer.Layer<Budget, RetryBudget.InvalidRetryOptions> = RetryBudget.layer(Budget, { window })
+export const searches: Layer.Layer<Search, Hedging.InvalidRetryOptions> = Hedging.layer(Search, { delay: "50 millis" })
+export const major: 4 = Edition.major
+`
+
+const tsconfig = (resolution: "node16" | "bundler") => ({
+  compilerOptions: {
+    target: "ES2022",
+    module: resolution === "node16" ? "node16" : "preserve",
+    moduleResolution: resolution,
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    noEmit: true,
+    skipLibCheck: false,
+    types: ["node"]
+  },
+  files: ["typed.ts"]
+})
+
+beforeAll(async () => {
+  fs.mkdirSync(tarballs, { recursive: true })
+  for (const folder of ported) {
+    const dir = path.join(root, "packages", folder)
+    await run("node", [path.join(root, "scripts", "build-package.mjs"), "--edition", "4"], dir)
+    await run("npm", ["pack", "--pack-destination", tarballs, path.join(dir, ".tmp", "effect4")], work)
+  }
+  const dependencies: Record<string, string> = {
+    effect: effect4,
+    typescript: rootManifest.devDependencies.typescript,
+    "@types/node": rootManifest.devDependencies["@types/node"]
+  }
+  for (const [i, name] of names.entries()) {
+    const version = readJson(path.join(root, "packages", ported[i]!, "package.json")).version
+    dependencies[name] = `file:${tarballOf(tarballs, name, version)}`
+  }
+  fs.mkdirSync(app)
+  fs.writeFileSync(
+    path.join(app, "package.json"),
+    JSON.stringify({ name: "edition4-app", private: true, type: "module", dependencies }, null, 2)
+  )
+  const imports = (s: string) => `import { ${bindings[s]} } from "${s}"`
+  const requires = (s: string) => `const { ${bindings[s]} } = require("${s}")`
+  fs.writeFileSync(path.join(app, "app.mjs"), program(imports))
+  fs.writeFileSync(path.join(app, "app.cjs"), program(requires))
+  fs.writeFileSync(path.join(app, "typed.ts"), typed)
+  for (const resolution of ["node16", "bundler"] as const) {
+    fs.writeFileSync(path.join(app, `tsconfig.${resolution}.json`), JSON.stringify(tsconfig(resolution), null, 2))
+  }
+  const install = await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], app, 10)
+  assert.notMatch(install.stderr, /ERESOLVE|peer dep/i, `npm reported a peer conflict:\n${install.stderr}`)
+}, 15 * 60_000)
+
+afterAll(() => {
+  fs.rmSync(work, { recursive: true, force: true })
+})
+
+describe("the Effect 4 edition, packed and installed with npm into an app on effect 4", () => {
+  it("each tarball's package.json peers on effect 4 and on the same edition's siblings", () => {
+    for (const name of names) {
+      const manifest = readJson(path.join(app, "node_modules", ...name.split("/"), "package.json"))
+      assert.strictEqual(manifest.peerDependencies.effect, `^${effect4}`, name)
+      assert.notMatch(JSON.stringify(manifest), /workspace:|effect3|devDependencies/, name)
+      if (manifest.imports !== undefined) assert.match(JSON.stringify(manifest.imports), /effect4/, name)
+    }
+    for (const name of names) {
+      const dist = path.join(app, "node_modules", ...name.split("/"), "dist")
+      assert.deepStrictEqual(fs.readdirSync(dist), ["esm"], `${name} ships ESM only, as effect 4 does`)
+    }
+    const installed = readJson(path.join(app, "node_modules", "effect", "package.json")).version
+    assert.strictEqual(installed, effect4)
+  })
+
+  const expected = { major: 4, retried: "ok", attempts: 3, hedged: "fast", bad: "InvalidRetryOptions" }
+  for (const entry of ["app.mjs", "app.cjs"]) {
+    it(`plain node runs it (${entry})`, { timeout: 120_000 }, async () => {
+      const { stdout } = await run("node", [entry], app, 2)
+      assert.deepStrictEqual(JSON.parse(stdout.trim().split("\n").pop()!), expected)
+    })
+  }
+
+  for (const resolution of ["node16", "bundler"]) {
+    it(`a consumer in Effect 4's idiom typechecks under ${resolution}, strict`, { timeout: 300_000 }, async () => {
+      await run("node", ["node_modules/typescript/bin/tsc", "-p", `tsconfig.${resolution}.json`], app)
+    })
+  }
+
+  it("the typecheck can fail: an Effect 3 Context.Tag is no key on Effect 4", { timeout: 300_000 }, async () => {
+    fs.writeFileSync(
+      path.join(app, "wrong.ts"),
+      `import { Context } from "effect"\nexport class Old extends Context.Tag("Old")<Old, number>() {}\n`
+    )
+    fs.writeFileSync(
+      path.join(app, "tsconfig.wrong.json"),
+      JSON.stringify({ extends: "./tsconfig.node16.json", files: ["wrong.ts"] })
+    )
+    const failed = await run("node", ["node_modules/typescript/bin/tsc", "-p", "tsconfig.wrong.json"], app).then(
+      () => undefined,
+      (error: Error) => error.message
+    )
+    assert.match(failed ?? "", /wrong\.ts\(2,\d+\): error TS\d+: Property 'Tag' does not exist/)
+  })
+
+  it("an app on effect 4 that installs the Effect 3 edition gets npm's peer error", { timeout: 300_000 }, async () => {
+    const other = path.join(work, "effect3-edition")
+    fs.mkdirSync(path.join(other, "tarballs"), { recursive: true })
+    // The Effect 3 edition's manifest is the repository's, with workspace ranges made real by pnpm.
+    for (const folder of ported) {
+      await run(
+        "npx",
+        ["-y", "pnpm@10.34.9", "pack", "--pack-destination", path.join(other, "tarballs")],
+        path.join(root, "packages", folder)
+      )
+    }
+    const dependencies: Record<string, string> = { effect: effect4 }
+    for (const [i, name] of names.entries()) {
+      const version = readJson(path.join(root, "packages", ported[i]!, "package.json")).version
+      dependencies[name] = `file:${tarballOf(path.join(other, "tarballs"), name, version)}`
+    }
+    fs.writeFileSync(
+      path.join(other, "package.json"),
+      JSON.stringify({ name: "wrong-edition", private: true, dependencies })
+    )
+    const failed = await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], other).then(
+      () => undefined,
+      (error: Error) => error.message
+    )
+    assert.match(failed ?? "", /ERESOLVE/)
+    assert.match(failed ?? "", /peer effect@"\^3\.22\.0"/)
+  })
+})

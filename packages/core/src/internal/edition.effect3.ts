@@ -1,0 +1,260 @@
+/**
+ * The Effect 3 edition of the edition layer: every name of `Edition` over effect 3.22. The Effect 4
+ * edition (edition.effect4.ts) has the same names; a change here is made there too, and the
+ * edition test (test/Edition.test.ts) runs on both. See docs/editions.md.
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as EffectFiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import type * as Metric from "effect/Metric"
+import * as MetricLabel from "effect/MetricLabel"
+import type * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Runtime from "effect/Runtime"
+import * as RuntimeFlags from "effect/RuntimeFlags"
+import type * as Schedule from "effect/Schedule"
+import * as ScheduleDecision from "effect/ScheduleDecision"
+import * as Intervals from "effect/ScheduleIntervals"
+import type * as Scope from "effect/Scope"
+
+/**
+ * The Effect major this build of circuitry is for.
+ *
+ * @since 0.2.0
+ * @category edition
+ */
+export const major = 3 as const
+
+/**
+ * What a duration option accepts (`Duration.DurationInput` on Effect 3, `Duration.Input` on 4).
+ *
+ * @since 0.2.0
+ * @category durations
+ */
+export type DurationInput = Duration.DurationInput
+
+/**
+ * A duration from any value: none unless it is a `DurationInput`.
+ *
+ * @since 0.2.0
+ * @category durations
+ */
+export const durationFromUnknown = (u: unknown): Option.Option<Duration.Duration> => Duration.decodeUnknown(u)
+
+/**
+ * A service key (`Context.Tag` on Effect 3, `Context.Key` on 4).
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export type Key<Id, Shape> = Context.Tag<Id, Shape>
+
+/**
+ * A class to extend as a service key: `class Name extends KeyClass<Name, string>()("Name") {}`
+ * (`Context.Tag(id)<Self, Shape>()` on Effect 3, `Context.Service<Self, Shape>()(id)` on 4).
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export const KeyClass =
+  <Self, Shape>() =>
+  <const Id extends string>(id: Id) =>
+    Context.Tag(id)<Self, Shape>()
+
+/**
+ * Whether a value is a service key.
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export const isKey = (u: unknown): u is Key<unknown, unknown> => Context.isTag(u)
+
+/**
+ * The service of a key, as an effect (a `Context.Tag` is one on Effect 3; `Effect.service` on 4).
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export const service = <Id, Shape>(key: Key<Id, Shape>): Effect.Effect<Shape, never, Id> => key
+
+/**
+ * A layer of `key` built by a scoped effect (its scope is the layer's).
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export const layerScoped = <Id, Shape, E, R>(
+  key: Key<Id, Shape>,
+  make: Effect.Effect<Shape, E, R>
+): Layer.Layer<Id, E, Exclude<R, Scope.Scope>> => Layer.scoped(key, make)
+
+/**
+ * Recovers from every failure (`Effect.catchAll` on Effect 3, `Effect.catch` on 4); defects and
+ * interruptions pass.
+ *
+ * @since 0.2.0
+ * @category effects
+ */
+export const catchFailure: <A, E, R, A2, E2, R2>(
+  self: Effect.Effect<A, E, R>,
+  f: (error: E) => Effect.Effect<A2, E2, R2>
+) => Effect.Effect<A | A2, E2, R | R2> = Effect.catchAll
+
+/**
+ * An effect resumed by a callback (`Effect.async` on Effect 3, `Effect.callback` on 4); the
+ * effect `register` returns, if any, runs when the waiting fiber is interrupted.
+ *
+ * @since 0.2.0
+ * @category effects
+ */
+export const callback = <A, E>(
+  register: (resume: (result: Effect.Effect<A, E>) => void) => Effect.Effect<void> | void
+): Effect.Effect<A, E> => Effect.async<A, E>((resume) => register(resume))
+
+/**
+ * The current time of a `Clock` in milliseconds, read synchronously.
+ *
+ * @since 0.2.0
+ * @category time
+ */
+export const nowUnsafe = (clock: Clock.Clock): number => clock.unsafeCurrentTimeMillis()
+
+/**
+ * A fiber as forked by `Caller.fork`.
+ *
+ * @since 0.2.0
+ * @category fibers
+ */
+export type Fiber<A, E> = EffectFiber.RuntimeFiber<A, E>
+
+/**
+ * Forks an effect as a child of the current fiber (`Effect.fork` on Effect 3, `Effect.forkChild`
+ * on 4).
+ *
+ * @since 0.2.0
+ * @category fibers
+ */
+export const forkChild: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<Fiber<A, E>, never, R> = Effect.fork
+
+/**
+ * The fiber running an effect, as synchronous code started by it needs it: its `Clock`, and a way
+ * to start effects in fibers of their own with its context.
+ *
+ * @since 0.2.0
+ * @category fibers
+ */
+export interface Caller<R> {
+  readonly clock: Clock.Clock
+  /**
+   * Starts `self` in a new fiber at once (it runs on the current stack until its first
+   * asynchronous step), with the caller's context and fiber refs, interruptible even when the
+   * caller is not.
+   */
+  readonly fork: <A, E>(self: Effect.Effect<A, E, R>) => Fiber<A, E>
+}
+
+class Caller3<R> implements Caller<R> {
+  readonly clock: Clock.Clock
+  private runtime: Runtime.Runtime<R> | undefined = undefined
+  constructor(
+    private readonly fiber: EffectFiber.RuntimeFiber<unknown, unknown>,
+    private readonly flags: RuntimeFlags.RuntimeFlags
+  ) {
+    this.clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+  }
+  fork<A, E>(self: Effect.Effect<A, E, R>): Fiber<A, E> {
+    // Effect 3 has no public way to fork into another fiber's context: a runtime is built from it.
+    this.runtime ??= Runtime.make({
+      context: this.fiber.currentContext as Context.Context<R>,
+      fiberRefs: this.fiber.getFiberRefs(),
+      runtimeFlags: RuntimeFlags.enable(this.flags, RuntimeFlags.Interruption)
+    })
+    return Runtime.runFork(this.runtime)(self)
+  }
+}
+
+/**
+ * Runs `f` with the fiber that runs the returned effect.
+ *
+ * @since 0.2.0
+ * @category fibers
+ */
+export const withCaller = <A, E, R>(f: (caller: Caller<R>) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime<A, E, R>((fiber, status) => f(new Caller3<R>(fiber, status.runtimeFlags)))
+
+/**
+ * Whether a cause holds interruptions only.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const hasInterruptsOnly = (cause: Cause.Cause<unknown>): boolean => Cause.isInterruptedOnly(cause)
+
+/**
+ * Whether a cause holds an interruption.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const hasInterrupts = (cause: Cause.Cause<unknown>): boolean => Cause.isInterrupted(cause)
+
+/**
+ * The first failure (an `E`, not a defect) in a cause.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const findError = <E>(cause: Cause.Cause<E>): Option.Option<E> => Cause.failureOption(cause)
+
+/**
+ * Offers to a queue synchronously; false when it took nothing.
+ *
+ * @since 0.2.0
+ * @category queues
+ */
+export const offerUnsafe = <A>(queue: Queue.Enqueue<A>, value: A): boolean => queue.unsafeOffer(value)
+
+/**
+ * A counter metric (numbers).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export type Counter = Metric.Metric.Counter<number>
+
+/**
+ * Adds to one series of a counter (the counter with these attributes, tags on Effect 3), from
+ * synchronous code. Make it once per series: each call builds the series' key.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const counterSeries = (counter: Counter, attributes: Record<string, string>): ((by: number) => void) => {
+  // Metric caches its hook per tag array: the array is made once, here.
+  const tags = Object.entries(attributes).map(([key, value]) => MetricLabel.make(key, value))
+  return (by) => counter.unsafeUpdate(by, tags)
+}
+
+/**
+ * Steps a schedule as `Effect.retry` does, one input after another: the delay before the next
+ * recurrence in milliseconds, or undefined when the schedule is done. A stepper holds the
+ * schedule's state: make one per run.
+ *
+ * @since 0.2.0
+ * @category schedules
+ */
+export const stepper = <Out, In, R>(
+  schedule: Schedule.Schedule<Out, In, R>
+): Effect.Effect<(now: number, input: In) => Effect.Effect<number | undefined, never, R>> =>
+  Effect.sync(() => {
+    let state: unknown = schedule.initial
+    return (now, input) =>
+      Effect.map(schedule.step(now, input, state), ([next, , decision]) => {
+        state = next
+        return ScheduleDecision.isDone(decision) ? undefined : Math.max(0, Intervals.start(decision.intervals) - now)
+      })
+  })

@@ -1,0 +1,251 @@
+/**
+ * The Effect 4 edition of the edition layer: every name of `Edition` over effect 4.1. The Effect 3
+ * edition (edition.effect3.ts) has the same names; a change here is made there too, and the
+ * edition test (test/Edition.test.ts) runs on both. See docs/editions.md.
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as EffectFiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import type * as Option from "effect/Option"
+import * as Pull from "effect/Pull"
+import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+
+/**
+ * The Effect major this build of circuitry is for.
+ *
+ * @since 0.2.0
+ * @category edition
+ */
+export const major = 4 as const
+
+/**
+ * What a duration option accepts (`Duration.DurationInput` on Effect 3, `Duration.Input` on 4).
+ *
+ * @since 0.2.0
+ * @category durations
+ */
+export type DurationInput = Duration.Input
+
+/**
+ * A duration from any value: none unless it is a `Duration.Input`.
+ *
+ * @since 0.2.0
+ * @category durations
+ */
+export const durationFromUnknown = (u: unknown): Option.Option<Duration.Duration> =>
+  Duration.fromInput(u as Duration.Input)
+
+/**
+ * A service key (`Context.Tag` on Effect 3, `Context.Key` on 4).
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export type Key<Id, Shape> = Context.Key<Id, Shape>
+
+/**
+ * A class to extend as a service key: `class Name extends KeyClass<Name, string>()("Name") {}`
+ * (`Context.Tag(id)<Self, Shape>()` on Effect 3, `Context.Service<Self, Shape>()(id)` on 4).
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export const KeyClass =
+  <Self, Shape>() =>
+  <const Id extends string>(id: Id) =>
+    Context.Service<Self, Shape>()(id)
+
+/**
+ * Whether a value is a service key.
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export const isKey = (u: unknown): u is Key<unknown, unknown> => Context.isKey(u)
+
+/**
+ * The service of a key, as an effect (a `Context.Tag` is one on Effect 3; `Effect.service` on 4).
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export const service = <Id, Shape>(key: Key<Id, Shape>): Effect.Effect<Shape, never, Id> => Effect.service(key)
+
+/**
+ * A layer of `key` built by a scoped effect (its scope is the layer's).
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export const layerScoped = <Id, Shape, E, R>(
+  key: Key<Id, Shape>,
+  make: Effect.Effect<Shape, E, R>
+): Layer.Layer<Id, E, Exclude<R, Scope.Scope>> => Layer.effect(key, make)
+
+/**
+ * Recovers from every failure (`Effect.catchAll` on Effect 3, `Effect.catch` on 4); defects and
+ * interruptions pass.
+ *
+ * @since 0.2.0
+ * @category effects
+ */
+export const catchFailure: <A, E, R, A2, E2, R2>(
+  self: Effect.Effect<A, E, R>,
+  f: (error: E) => Effect.Effect<A2, E2, R2>
+) => Effect.Effect<A | A2, E2, R | R2> = Effect.catch
+
+/**
+ * An effect resumed by a callback (`Effect.async` on Effect 3, `Effect.callback` on 4); the
+ * effect `register` returns, if any, runs when the waiting fiber is interrupted.
+ *
+ * @since 0.2.0
+ * @category effects
+ */
+export const callback = <A, E>(
+  register: (resume: (result: Effect.Effect<A, E>) => void) => Effect.Effect<void> | void
+): Effect.Effect<A, E> => Effect.callback<A, E>((resume) => register(resume))
+
+/**
+ * The current time of a `Clock` in milliseconds, read synchronously.
+ *
+ * @since 0.2.0
+ * @category time
+ */
+export const nowUnsafe = (clock: Clock.Clock): number => clock.currentTimeMillisUnsafe()
+
+/**
+ * A fiber as forked by `Caller.fork`.
+ *
+ * @since 0.2.0
+ * @category fibers
+ */
+export type Fiber<A, E> = EffectFiber.Fiber<A, E>
+
+/**
+ * Forks an effect as a child of the current fiber (`Effect.fork` on Effect 3, `Effect.forkChild`
+ * on 4).
+ *
+ * @since 0.2.0
+ * @category fibers
+ */
+export const forkChild: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<Fiber<A, E>, never, R> = (self) =>
+  Effect.forkChild(self)
+
+/**
+ * The fiber running an effect, as synchronous code started by it needs it: its `Clock`, and a way
+ * to start effects in fibers of their own with its context.
+ *
+ * @since 0.2.0
+ * @category fibers
+ */
+export interface Caller<R> {
+  readonly clock: Clock.Clock
+  /**
+   * Starts `self` in a new fiber at once (it runs on the current stack until its first
+   * asynchronous step), with the caller's context and fiber refs, interruptible even when the
+   * caller is not.
+   */
+  readonly fork: <A, E>(self: Effect.Effect<A, E, R>) => Fiber<A, E>
+}
+
+class Caller4<R> implements Caller<R> {
+  readonly clock: Clock.Clock
+  constructor(private readonly fiber: EffectFiber.Fiber<unknown, unknown>) {
+    this.clock = fiber.getRef(Clock.Clock)
+  }
+  fork<A, E>(self: Effect.Effect<A, E, R>): Fiber<A, E> {
+    // The context holds the caller's references too; a fiber forked this way starts interruptible.
+    return Effect.runForkWith(this.fiber.context as Context.Context<R>)(self)
+  }
+}
+
+/**
+ * Runs `f` with the fiber that runs the returned effect.
+ *
+ * @since 0.2.0
+ * @category fibers
+ */
+export const withCaller = <A, E, R>(f: (caller: Caller<R>) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiber<A, E, R>((fiber) => f(new Caller4<R>(fiber)))
+
+/**
+ * Whether a cause holds interruptions only.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const hasInterruptsOnly = (cause: Cause.Cause<unknown>): boolean => Cause.hasInterruptsOnly(cause)
+
+/**
+ * Whether a cause holds an interruption.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const hasInterrupts = (cause: Cause.Cause<unknown>): boolean => Cause.hasInterrupts(cause)
+
+/**
+ * The first failure (an `E`, not a defect) in a cause.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const findError = <E>(cause: Cause.Cause<E>): Option.Option<E> => Cause.findErrorOption(cause)
+
+/**
+ * Offers to a queue synchronously; false when it took nothing.
+ *
+ * @since 0.2.0
+ * @category queues
+ */
+export const offerUnsafe = <A>(queue: Queue.Enqueue<A>, value: A): boolean => Queue.offerUnsafe(queue, value)
+
+/**
+ * A counter metric (numbers).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export type Counter = Metric.Counter<number>
+
+/** Metrics updated from synchronous code go to the default `Metric.MetricRegistry`, as on Effect 3. */
+const defaultRegistry = Context.empty()
+
+/**
+ * Adds to one series of a counter (the counter with these attributes, tags on Effect 3), from
+ * synchronous code. Make it once per series: each call builds the series' key.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const counterSeries = (counter: Counter, attributes: Record<string, string>): ((by: number) => void) => {
+  const series = Metric.withAttributes(counter, attributes)
+  return (by) => series.updateUnsafe(by, defaultRegistry)
+}
+
+/**
+ * Steps a schedule as `Effect.retry` does, one input after another: the delay before the next
+ * recurrence in milliseconds, or undefined when the schedule is done. A stepper holds the
+ * schedule's state: make one per run.
+ *
+ * @since 0.2.0
+ * @category schedules
+ */
+export const stepper = <Out, In, E, R>(
+  schedule: Schedule.Schedule<Out, In, E, R>
+): Effect.Effect<(now: number, input: In) => Effect.Effect<number | undefined, E, R>, never, R> =>
+  Effect.map(
+    Schedule.toStep(schedule),
+    (step) => (now, input) =>
+      step(now, input).pipe(
+        Effect.map(([, delay]) => Duration.toMillis(delay)),
+        Pull.catchDone(() => Effect.succeed(undefined))
+      )
+  )

@@ -1,0 +1,99 @@
+// The edition layer, on whichever major this run is: the same assertions hold on Effect 3 and 4.
+import { Edition } from "@circuitry/core"
+import { assert, describe, it } from "@effect/vitest"
+import { Cause, Duration, Effect, Exit, Fiber, Layer, Option, Queue, Schedule } from "effect"
+import effect from "effect/package.json" with { type: "json" }
+
+describe("Edition", () => {
+  it("is the edition of the effect it runs on", () => {
+    assert.strictEqual(Edition.major, Number.parseInt(effect.version))
+  })
+
+  it("reads durations as the major's DurationInput does", () => {
+    assert.deepStrictEqual(Option.map(Edition.durationFromUnknown("2 seconds"), Duration.toMillis), Option.some(2000))
+    assert.deepStrictEqual(Option.map(Edition.durationFromUnknown(15), Duration.toMillis), Option.some(15))
+    assert.isTrue(Option.isNone(Edition.durationFromUnknown("soon")))
+    assert.isTrue(Option.isNone(Edition.durationFromUnknown(true)))
+    assert.isTrue(Option.isNone(Edition.durationFromUnknown(null)))
+  })
+
+  it.effect("steps a schedule as Effect.retry does: each delay, then done", () =>
+    Effect.gen(function* () {
+      const spaced = yield* Edition.stepper(Schedule.spaced("100 millis"))
+      assert.strictEqual(yield* spaced(0, "e"), 100)
+      assert.strictEqual(yield* spaced(100, "e"), 100)
+      const twice = yield* Edition.stepper(Schedule.recurs(2))
+      assert.strictEqual(yield* twice(0, "e"), 0)
+      assert.strictEqual(yield* twice(0, "e"), 0)
+      assert.isUndefined(yield* twice(0, "e"))
+    })
+  )
+
+  it.effect("forks into the caller's context, interruptible, at once", () =>
+    Effect.gen(function* () {
+      class Greeting extends Edition.KeyClass<Greeting, string>()("Greeting") {}
+      const fiber = yield* Edition.withCaller<Edition.Fiber<string, never>, never, Greeting>((caller) => {
+        const fiber = caller.fork(Effect.map(Greeting, (g) => `${g}, world`))
+        return Effect.succeed(fiber)
+      }).pipe(Effect.provideService(Greeting, "hello"))
+      assert.strictEqual(yield* Fiber.join(fiber), "hello, world")
+
+      const hung = yield* Edition.withCaller<Edition.Fiber<never, never>, never, never>((caller) =>
+        Effect.succeed(caller.fork(Effect.never))
+      ).pipe(Effect.uninterruptible)
+      const exit = yield* Fiber.interrupt(hung).pipe(Effect.andThen(Fiber.await(hung)))
+      assert.isTrue(Exit.isFailure(exit) && Edition.hasInterruptsOnly(exit.cause) && Edition.hasInterrupts(exit.cause))
+    })
+  )
+
+  it.effect("callback resumes with the result it is given", () =>
+    Effect.gen(function* () {
+      assert.strictEqual(yield* Edition.callback<number, never>((resume) => resume(Effect.succeed(1))), 1)
+      const error = yield* Effect.flip(Edition.callback<never, string>((resume) => resume(Effect.fail("no"))))
+      assert.strictEqual(error, "no")
+    })
+  )
+
+  it.effect("catchFailure sees failures, not defects", () =>
+    Effect.gen(function* () {
+      assert.strictEqual(
+        yield* Edition.catchFailure(Effect.fail("e"), (e) => Effect.succeed(`caught ${e}`)),
+        "caught e"
+      )
+      const exit = yield* Effect.exit(Edition.catchFailure(Effect.die("boom"), () => Effect.succeed("caught")))
+      assert.isTrue(Exit.isFailure(exit) && Option.isNone(Edition.findError(exit.cause)))
+      assert.isFalse(Exit.isFailure(exit) && Edition.hasInterruptsOnly(exit.cause))
+    })
+  )
+
+  it("reads causes", () => {
+    assert.deepStrictEqual(Edition.findError(Cause.fail("e")), Option.some("e"))
+    assert.isFalse(Edition.hasInterrupts(Cause.fail("e")))
+  })
+
+  it.effect("forkChild forks a fiber to join", () =>
+    Effect.gen(function* () {
+      const fiber = yield* Edition.forkChild(Effect.succeed(7))
+      assert.strictEqual(yield* Fiber.join(fiber), 7)
+    })
+  )
+
+  it.effect("offers to a queue synchronously", () =>
+    Effect.gen(function* () {
+      const queue = yield* Queue.sliding<number>(1)
+      assert.isTrue(Edition.offerUnsafe(queue, 1))
+      assert.strictEqual(yield* Queue.take(queue), 1)
+    })
+  )
+
+  it.effect("a scoped layer of a key", () =>
+    Effect.gen(function* () {
+      class Name extends Edition.KeyClass<Name, string>()("Name") {}
+      assert.isTrue(Edition.isKey(Name))
+      assert.isFalse(Edition.isKey({}))
+      const name = yield* Effect.provide(Name, Edition.layerScoped(Name, Effect.succeed("n")))
+      assert.strictEqual(name, "n")
+      assert.isTrue(Layer.isLayer(Edition.layerScoped(Name, Effect.succeed("n"))))
+    })
+  )
+})
