@@ -1,20 +1,22 @@
 // `pnpm release:pack <dir>`: builds every public package (each packages/*/package.json without
 // "private": true) and packs it with pnpm, which writes real ranges where the workspace says
-// `workspace:^`, into one folder per edition: today `<dir>/effect3/*.tgz`, the Effect 3 edition
-// built from this source. An Effect 4 edition is one more entry in `editions`, writing
-// `<dir>/effect4/` beside it. The manifests are packed through pack-hooks.cjs (no repository
-// scripts, devDependencies or source condition), and each package ships its CHANGELOG.md.
+// `workspace:^`, into one folder per edition: `<dir>/effect3/*.tgz`, every public package for
+// Effect 3, and `<dir>/effect4/*.tgz`, the packages ported so far (editions/effect4/ported.ts)
+// built for Effect 4 by scripts/build-package.mjs, whose edition folder holds the manifest of that
+// edition. The Effect 3 manifests are packed through pack-hooks.cjs (no repository scripts,
+// devDependencies or source condition), and each package ships its CHANGELOG.md.
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { buildEdition, editionDir } from "./build-package.mjs"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const hooks = path.join(root, "scripts", "pack-hooks.cjs")
 
 const [target, ...extra] = process.argv.slice(2)
 if (target === undefined || extra.length > 0) {
-  console.error("usage: pnpm release:pack <dir>   (writes <dir>/effect3/*.tgz)")
+  console.error("usage: pnpm release:pack <dir>   (writes <dir>/effect3/*.tgz and <dir>/effect4/*.tgz)")
   process.exit(2)
 }
 // pnpm runs a script in the workspace root; a relative <dir> means where the command was typed.
@@ -40,12 +42,32 @@ const publicPackages = () =>
       return fs.existsSync(file) && JSON.parse(fs.readFileSync(file, "utf8")).private !== true
     })
 
+/** The packages editions/effect4/ported.ts lists, in its order (dependencies first). */
+const ported = () => {
+  const list = /\[([^\]]*)\]/.exec(fs.readFileSync(path.join(root, "editions", "effect4", "ported.ts"), "utf8"))
+  return [...(list?.[1] ?? "").matchAll(/"([^"]+)"/g)].map((m) => path.join(root, "packages", m[1]))
+}
+
 const editions = [
   {
     name: "effect3",
     packages: publicPackages,
     // The root `build`: every public package into its dist/, dependencies first.
-    build: () => pnpm(["run", "build"], root)
+    build: () => pnpm(["run", "build"], root),
+    pack: (dir, dest) => pnpm([`--config.pnpmfile=${hooks}`, "pack", "--pack-destination", dest], dir, true)
+  },
+  {
+    name: "effect4",
+    packages: ported,
+    build: () => {
+      for (const dir of ported()) buildEdition(dir, 4)
+    },
+    // The edition's folder holds its own manifest (real sibling ranges, no scripts or devDependencies).
+    pack: (dir, dest) =>
+      execFileSync("npm", ["pack", "--silent", "--pack-destination", dest], {
+        cwd: editionDir(dir, 4),
+        stdio: ["ignore", "ignore", "inherit"]
+      })
   }
 ]
 
@@ -55,10 +77,8 @@ for (const edition of editions) {
   // Tarballs of an earlier run would be installed beside the new ones.
   for (const file of fs.readdirSync(dest)) if (file.endsWith(".tgz")) fs.rmSync(path.join(dest, file))
   edition.build()
-  for (const dir of edition.packages()) {
-    // Quiet: pnpm lists every file of every tarball.
-    pnpm([`--config.pnpmfile=${hooks}`, "pack", "--pack-destination", dest], dir, true)
-  }
+  // Quiet: the packers list every file of every tarball.
+  for (const dir of edition.packages()) edition.pack(dir, dest)
   const packed = fs.readdirSync(dest).filter((file) => file.endsWith(".tgz"))
   console.log(`${edition.name}: ${packed.length} tarballs in ${dest}\n${packed.map((f) => `  ${f}`).join("\n")}`)
 }
