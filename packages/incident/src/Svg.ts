@@ -3,8 +3,8 @@
  * strategy (its verdict above it) and a column per quantity, one line per panel so nothing hides
  * anything. Each column shares a log scale, so a burst of 10,000 and a baseline of 250 are both
  * readable and rows compare directly; a capacity (red dashes) or a deadline (dark dots) is drawn
- * where there is one; the fault is shaded, and each strategy's own open episodes are a bar along
- * the bottom of its panels. The heading states every line of the setup and what a tick means.
+ * where there is one; the fault is shaded, and each strategy's own open episodes are a bar under
+ * its panels. The heading states every line of the setup and what a tick means.
  *
  * @since 0.1.0
  */
@@ -17,8 +17,11 @@ const escape = (s: string): string =>
 const lineColors = ["#6a3d9a", "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e"]
 const stallShade = "#ff7f0e"
 const openShade = "#555555"
-/** The breaker's open episodes are a bar along a panel's bottom: it never mixes with a shaded fault. */
-const openStrip = 6
+/**
+ * The breaker's open episodes are a bar just under a panel's bottom border: it never mixes with a
+ * shaded fault, and never hides a line drawn at 0.
+ */
+const openStrip = 5
 const openOpacity = 0.7
 /** Headroom above a column's top, so a line at the top of the scale is not drawn on the border. */
 const headroom = 10
@@ -93,6 +96,7 @@ export const render = (outcome: Outcome, options?: { readonly heading?: boolean 
         .replace(/\{x\}/g, String(lx))
         .replace(/\{y\}/g, String(legendY))
         .replace(/\{ym\}/g, String(legendY + 6))
+        .replace(/\{x2\}/g, String(lx + 22))
     )
     out.push(`<text x="${lx + 28}" y="${legendY + 10}">${escape(text)}</text>`)
     lx += itemWidth
@@ -103,7 +107,7 @@ export const render = (outcome: Outcome, options?: { readonly heading?: boolean 
   if (lanes.some((lane) => lane.episodes.length > 0)) {
     legend(
       `<rect x="{x}" y="{ym}" width="22" height="${openStrip}" fill="${openShade}" fill-opacity="${openOpacity}"/>`,
-      "that strategy's breaker open (bar along the bottom)"
+      "that strategy's breaker open (bar under the panel)"
     )
   }
   // The reference lines, each once: "capacity 1,000/s" dashed red, "deadline 1,000 ms" dotted.
@@ -113,7 +117,7 @@ export const render = (outcome: Outcome, options?: { readonly heading?: boolean 
   }
   for (const [text, ref] of references) {
     legend(
-      `<line x1="{x}" y1="{ym}" x2="${lx + 22}" y2="{ym}" stroke="${ref.color}" stroke-width="1.5" stroke-dasharray="${ref.dash}"/>`,
+      `<line x1="{x}" y1="{ym}" x2="{x2}" y2="{ym}" stroke="${ref.color}" stroke-width="1.5" stroke-dasharray="${ref.dash}"/>`,
       text
     )
   }
@@ -160,7 +164,7 @@ export const render = (outcome: Outcome, options?: { readonly heading?: boolean 
       }
       for (const [from, to] of lane.episodes) {
         out.push(
-          `<rect x="${x(from).toFixed(1)}" y="${panelHeight - openStrip}" width="${Math.max(1, x(to) - x(from)).toFixed(1)}" height="${openStrip}" fill="${openShade}" fill-opacity="${openOpacity}"/>`
+          `<rect x="${x(from).toFixed(1)}" y="${panelHeight + 1}" width="${Math.max(1, x(to) - x(from)).toFixed(1)}" height="${openStrip}" fill="${openShade}" fill-opacity="${openOpacity}"/>`
         )
       }
       for (const v of scale.marks) {

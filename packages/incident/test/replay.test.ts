@@ -170,6 +170,11 @@ describe("the cache-stall replay", () => {
         // Open episodes: a bar along the bottom of each panel (legend + 3 rows x 4 panels), never a
         // shade over the stall's.
         assert.strictEqual(svg.match(/fill="#555555" fill-opacity="0.7"/g)?.length, 1 + 3 * 4)
+        // The legend wraps to a second line; each of its line swatches is 22 wide wherever it lands.
+        const swatches = [...svg.matchAll(/<line x1="(\d+(?:\.\d+)?)" y1="[\d.]+" x2="([\d.]+)"[^>]*stroke-dasharray/g)]
+          .filter((m) => m[1] !== "0")
+          .map((m) => Number(m[2]) - Number(m[1]))
+        assert.deepStrictEqual(swatches, [22, 22])
         // Every line of the setup is on the chart, and so is what the marks mean.
         for (const line of outcome.setup.split("\n")) assert.include(svg, `>${line.replace(/&/g, "&amp;")}</text>`)
         assert.include(svg, `</tspan> ${CacheStallIncident.criteria(config)}; <tspan`)

@@ -99,7 +99,7 @@ export const outcome = (result: Result): Outcome => {
       "(the p99 column: the same in every row). They opened on that burst and stayed open " +
       `${config.openForMillis / 1000} s after the cache was back, and every read they shed became a database query: ` +
       "load moved from an elastic dependency onto an inelastic one. A breaker that sheds reads needs single flight " +
-      "behind it; it pays for itself when the cache stays dead and calls time out, not against a short stall.",
+      "behind it, which caps what reaches the database; a breaker alone moves the load, it does not remove it.",
     setup: describe(config),
     criteria: criteria(config),
     seconds,
