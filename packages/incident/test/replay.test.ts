@@ -223,6 +223,14 @@ describe("flags", () => {
     assert.isFalse(command.help)
   })
 
+  it("states what earns a cache-stall tick in whole seconds", () => {
+    assert.include(CacheStallIncident.criteria(CacheStall.defaults), "at most 2 s (the stall's own burst)")
+    assert.include(
+      CacheStallIncident.criteria({ ...CacheStall.defaults, stallMillis: 20_000 }),
+      "at most 6 s (the stall's own burst)"
+    )
+  })
+
   it("reads an incident's flags: times with units, numbers and a list of strategies", () => {
     const command = Either.getOrThrow(
       Flags.parse(

@@ -26,8 +26,9 @@ export const describe = (config: Config): string =>
     `a request not answered within ${config.deadlineMillis / 1000} s has failed; ${config.durationMillis / 1000} s of virtual time.`
   ].join("\n")
 
-/** What earns a tick: the database over its capacity no longer than this. */
-const overCapacityAllowance = (config: Config): number => Math.max(2, Math.ceil(config.stallMillis / 1000) / 3)
+/** What earns a tick: the database over its capacity no longer than this, in whole seconds (as it is counted). */
+const overCapacityAllowance = (config: Config): number =>
+  Math.max(2, Math.floor(Math.ceil(config.stallMillis / 1000) / 3))
 
 /**
  * What earns a strategy its tick, in words (on the chart, the verdicts and the report).
