@@ -170,11 +170,19 @@ describe("the cache-stall replay", () => {
         // Open episodes: a bar along the bottom of each panel (legend + 3 rows x 4 panels), never a
         // shade over the stall's.
         assert.strictEqual(svg.match(/fill="#555555" fill-opacity="0.7"/g)?.length, 1 + 3 * 4)
-        // The legend wraps to a second line; each of its line swatches is 22 wide wherever it lands.
-        const swatches = [...svg.matchAll(/<line x1="(\d+(?:\.\d+)?)" y1="[\d.]+" x2="([\d.]+)"[^>]*stroke-dasharray/g)]
+        // Each line swatch of the legend is 22 wide wherever it lands, on a wrapped line too (a
+        // longer stall label pushes the capacity and the deadline onto the legend's second line).
+        const wrapped = Svg.render({ ...outcome, marks: [{ ...outcome.marks[0]!, label: "a stall ".repeat(10) }] })
+        const swatches = [
+          ...wrapped.matchAll(/<line x1="(\d+(?:\.\d+)?)" y1="([\d.]+)" x2="([\d.]+)"[^>]*stroke-dasharray/g)
+        ]
           .filter((m) => m[1] !== "0")
-          .map((m) => Number(m[2]) - Number(m[1]))
-        assert.deepStrictEqual(swatches, [22, 22])
+          .map((m) => [Number(m[3]) - Number(m[1]), Number(m[2])])
+        assert.deepStrictEqual(
+          swatches.map(([w]) => w),
+          [22, 22]
+        )
+        assert.isAbove(swatches[0]![1]!, Number(/<text x="84" y="([\d.]+)">a stall/.exec(wrapped)?.[1]))
         // Every line of the setup is on the chart, and so is what the marks mean.
         for (const line of outcome.setup.split("\n")) assert.include(svg, `>${line.replace(/&/g, "&amp;")}</text>`)
         assert.include(svg, `</tspan> ${CacheStallIncident.criteria(config)}; <tspan`)
