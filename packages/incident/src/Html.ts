@@ -61,6 +61,7 @@ const section = (outcome: Outcome, intervalSeconds: number): string => `<section
       `<li class="${lane.good ? "good" : "bad"}"><span class="mark">${lane.good ? "✓" : "✗"}</span> <b>${escape(lane.name)}</b>: ${escape(lane.verdict)}</li>`
   )
   .join("")}</ul>
+<p class="note">✓ ${escape(outcome.criteria)}; ✗ otherwise.</p>
 <h3>Headline figures</h3>
 <table class="summary"><thead><tr>${outcome.summary.columns.map((c) => `<th>${escape(c)}</th>`).join("")}</tr></thead>
 <tbody>${outcome.summary.rows.map((row) => `<tr>${row.map((c, i) => (i === 0 ? `<th>${escape(c)}</th>` : `<td>${escape(c)}</td>`)).join("")}</tr>`).join("")}</tbody></table>

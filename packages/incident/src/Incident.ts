@@ -29,7 +29,17 @@ export interface Panel {
    * capacity are what a limiter aims for.
    */
   readonly capacity?:
-    { readonly value: number; readonly label: string; readonly warnAbove?: boolean | undefined } | undefined
+    | {
+        readonly value: number
+        readonly label: string
+        readonly warnAbove?: boolean | undefined
+        /**
+         * What the line is: a capacity (red dashes, the default) or a deadline (dark dots), so the
+         * two read apart on one chart.
+         */
+        readonly kind?: "capacity" | "deadline" | undefined
+      }
+    | undefined
 }
 
 /**
@@ -64,6 +74,8 @@ export interface Outcome {
   readonly story: string
   /** The model's numbers, in a few lines. */
   readonly setup: string
+  /** What earns a strategy its tick, e.g. "database over capacity at most 2 s, ...". */
+  readonly criteria: string
   readonly seconds: number
   /** Spans to shade on every panel, e.g. the stall. */
   readonly marks: ReadonlyArray<{ readonly from: number; readonly to: number; readonly label: string }>

@@ -39,7 +39,7 @@ export const table = (outcome: Outcome, intervalSeconds: number): string => {
 }
 
 /**
- * One line per strategy: a tick or a cross, and its verdict.
+ * One line per strategy: a tick or a cross, and its verdict; then a line with what earns the tick.
  *
  * @since 0.1.0
  * @category text
@@ -52,6 +52,7 @@ export const verdicts = (outcome: Outcome, color: boolean): string => {
       const painted = color ? `\x1b[${lane.good ? 32 : 31}m${mark}\x1b[0m` : mark
       return `${painted} ${lane.name.padEnd(width)}  ${lane.verdict}`
     })
+    .concat(`(✓ ${outcome.criteria}; ✗ otherwise)`)
     .join("\n")
 }
 

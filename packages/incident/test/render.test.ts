@@ -84,13 +84,14 @@ describe("the HTML report", () => {
         assert.isBelow(white / total, 0.9, "the page is (nearly) blank")
         assert.isAbove(white / total, 0.3, "the page is not a page")
         // The database line (blue), the failed-requests line and the capacity (red), the misses line
-        // (purple) are drawn; so are the shades of the stall (light orange) and the open circuit (grey).
+        // (purple) are drawn; so are the stall's shade (light orange) and the open circuit's bar (grey).
         assert.isAbove(count(hex("#1f77b4"), 24), 300, "no database-queries line")
         assert.isAbove(count(hex("#d62728"), 24), 300, "no failed-requests line or capacity")
         assert.isAbove(count(hex("#6a3d9a"), 24), 300, "no cache-misses line")
-        // 22% orange over the panel's #fafafa, and 22% grey: rgb(251, 223, 194) and rgb(223, 223, 223).
+        // 22% orange over the panel's #fafafa, rgb(251, 223, 194); the open circuit a bar of 70%
+        // #555555 over it, rgb(135, 135, 135).
         assert.isAbove(count([251, 223, 194], 6), 500, "no stall shading")
-        assert.isAbove(count([223, 223, 223], 6), 2000, "no open-episode shading")
+        assert.isAbove(count([135, 135, 135], 6), 2000, "no open-episode bar")
       }),
     120_000
   )
@@ -107,7 +108,7 @@ describe("the HTML report", () => {
         const { count, image } = yield* screenshot(html, "report-2-3", 2400)
         const white = count([255, 255, 255], 0) / (image.width * image.height)
         assert.isBelow(white, 0.92, "the page is (nearly) blank")
-        // Goodput and attempts (purple), p99 and failed (blue), timeouts and the dashed lines (red),
+        // Goodput and attempts (purple), p99 and failed (blue), timeouts and the capacities (red),
         // rejections (green, the overload's fourth column); the fault windows shaded orange.
         assert.isAbove(count(hex("#6a3d9a"), 24), 300, "no goodput or attempts line")
         assert.isAbove(count(hex("#1f77b4"), 24), 300, "no p99 or failed-requests line")

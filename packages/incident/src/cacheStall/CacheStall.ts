@@ -96,6 +96,12 @@ export interface Second {
   readonly refused: number
   /** Requests that got no answer: their load failed, or it came after the request's deadline. */
   readonly failed: number
+  /**
+   * The p99 of the latency of the requests that arrived in this second, in milliseconds, until
+   * each one's work ended (past its deadline too: a request held by a stalled cache holds its
+   * fiber, its connection and its memory for as long as the stall lasts).
+   */
+  readonly p99Millis: number
 }
 
 /**
@@ -109,6 +115,10 @@ export interface Summary {
   readonly overCapacitySeconds: number
   /** Requests that got no answer, over the whole run. */
   readonly failed: number
+  /** The highest p99 of a second: how long the slowest requests were held. */
+  readonly worstP99Millis: number
+  /** Seconds whose p99 was past the deadline: how long requests piled up. */
+  readonly slowSeconds: number
   /** Misses per second before the stall (the mean over up to 30 s). */
   readonly baselineMisses: number
   /**
@@ -165,6 +175,8 @@ export const summarize = (seconds: ReadonlyArray<Second>, config: Config): Summa
     peakQueries: seconds.reduce((max, s) => Math.max(max, s.queries), 0),
     overCapacitySeconds: seconds.filter((s) => s.queries > config.dbCapacity).length,
     failed: seconds.reduce((sum, s) => sum + s.failed, 0),
+    worstP99Millis: seconds.reduce((max, s) => Math.max(max, s.p99Millis), 0),
+    slowSeconds: seconds.filter((s) => s.p99Millis > config.deadlineMillis).length,
     baselineMisses,
     recoverySeconds
   }
@@ -258,7 +270,8 @@ const runLane = (name: Strategies.StrategyName, config: Config, zipf: Zipf, keyN
       misses: s.counters["cache.misses"] ?? 0,
       queries: s.counters["db.queries"] ?? 0,
       refused: s.counters["db.refused"] ?? 0,
-      failed: s.failures
+      failed: s.failures,
+      p99Millis: s.p99
     }))
     return {
       name,

@@ -26,28 +26,44 @@ export const describe = (config: Config): string =>
     `a request not answered within ${config.deadlineMillis / 1000} s has failed; ${config.durationMillis / 1000} s of virtual time.`
   ].join("\n")
 
+/** What earns a tick: the database over its capacity no longer than this, in whole seconds (as it is counted). */
+const overCapacityAllowance = (config: Config): number =>
+  Math.max(2, Math.floor(Math.ceil(config.stallMillis / 1000) / 3))
+
 /**
- * One line per strategy: whether the database stayed under its capacity, the failed requests, and
- * how long misses took to come back.
+ * What earns a strategy its tick, in words (on the chart, the verdicts and the report).
+ *
+ * @since 0.1.0
+ * @category text
+ */
+export const criteria = (config: Config): string =>
+  `database over its capacity at most ${overCapacityAllowance(config)} s (the stall's own burst), and misses back to normal before the end`
+
+const millis = (ms: number): string => (ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${group(ms)} ms`)
+
+/**
+ * One line per strategy: whether the database stayed under its capacity, the failed requests, how
+ * long requests were held, and how long misses took to come back.
  *
  * @since 0.1.0
  * @category text
  */
 export const verdict = (lane: Lane, config: Config): { readonly good: boolean; readonly text: string } => {
   const s = lane.summary
-  const stallSeconds = Math.ceil(config.stallMillis / 1000)
-  // Coming through: the database over its capacity no longer than the stall's own burst, and the
-  // cache back to its usual misses before the end.
-  const good = s.overCapacitySeconds <= Math.max(2, stallSeconds / 3) && s.recoverySeconds !== undefined
+  const good = s.overCapacitySeconds <= overCapacityAllowance(config) && s.recoverySeconds !== undefined
   const load =
     s.overCapacitySeconds === 0
       ? "database never over capacity"
       : `database over capacity ${s.overCapacitySeconds} s (peak ${group(s.peakQueries)} q/s)`
+  const held =
+    s.slowSeconds === 0
+      ? `p99 within the deadline (worst ${millis(s.worstP99Millis)})`
+      : `p99 ${millis(s.worstP99Millis)} at worst, past the deadline ${s.slowSeconds} s`
   const back =
     s.recoverySeconds === undefined
       ? "misses not back to normal by the end"
       : `misses back to normal ${s.recoverySeconds} s after the stall began`
-  return { good, text: `${load}; ${group(s.failed)} failed requests; ${back}` }
+  return { good, text: `${load}; ${group(s.failed)} failed requests; ${held}; ${back}` }
 }
 
 /**
@@ -67,7 +83,8 @@ export const outcome = (result: Result): Outcome => {
       series: {
         misses: lane.seconds.map((s) => s.misses),
         queries: lane.seconds.map((s) => s.queries),
-        failed: lane.seconds.map((s) => s.failed)
+        failed: lane.seconds.map((s) => s.failed),
+        p99: lane.seconds.map((s) => s.p99Millis)
       },
       episodes: openEpisodes(lane.transitions, seconds),
       verdict: v.text,
@@ -78,10 +95,14 @@ export const outcome = (result: Result): Outcome => {
     name: "cache-stall",
     title: "A cache stall, a breaker, and the database behind it",
     story:
-      `A cache stalled for ${config.stallMillis / 1000} s. Its breaker opened and stayed open ${config.openForMillis / 1000} s, ` +
-      "and every read it shed became a database query: the breaker moved the load from an elastic " +
-      "dependency onto an inelastic one. The strategies differ in what they do while the circuit is open.",
+      `A cache stalled for ${config.stallMillis / 1000} s: every call waited on it, and failed together when the stuck ` +
+      "connection was dropped. Only then did the breakers see failures, so no breaker spared a request the stall held " +
+      "(the p99 column: the same in every row). They opened on that burst and stayed open " +
+      `${config.openForMillis / 1000} s after the cache was back, and every read they shed became a database query: ` +
+      "load moved from an elastic dependency onto an inelastic one. A breaker that sheds reads needs single flight " +
+      "behind it, which caps what reaches the database; a breaker alone moves the load, it does not remove it.",
     setup: describe(config),
+    criteria: criteria(config),
     seconds,
     marks:
       config.stallMillis > 0
@@ -102,16 +123,35 @@ export const outcome = (result: Result): Outcome => {
         per: "second",
         capacity: { value: config.dbCapacity, label: `capacity ${group(config.dbCapacity)}/s` }
       },
-      { key: "failed", title: "failed requests/s", short: "failed", per: "total" }
+      { key: "failed", title: "failed requests/s", short: "failed", per: "total" },
+      {
+        key: "p99",
+        title: "p99 latency, ms",
+        short: "p99 ms",
+        per: "second",
+        capacity: {
+          value: config.deadlineMillis,
+          label: `deadline ${group(config.deadlineMillis)} ms`,
+          kind: "deadline"
+        }
+      }
     ],
     lanes,
     summary: {
-      columns: ["strategy", "peak database load", "seconds over capacity", "failed requests", "misses back to normal"],
+      columns: [
+        "strategy",
+        "peak database load",
+        "seconds over capacity",
+        "failed requests",
+        "worst p99 (seconds past the deadline)",
+        "misses back to normal"
+      ],
       rows: result.lanes.map((lane) => [
         lane.name,
         `${group(lane.summary.peakQueries)} q/s`,
         `${lane.summary.overCapacitySeconds} s`,
         group(lane.summary.failed),
+        `${millis(lane.summary.worstP99Millis)} (${lane.summary.slowSeconds} s)`,
         lane.summary.recoverySeconds === undefined
           ? "not by the end"
           : `${lane.summary.recoverySeconds} s after the stall began`

@@ -71,6 +71,7 @@ export const outcome = (result: Result): Outcome => {
       "calls its callers abandoned, and soon nothing is answered in time. A limit turns the excess away at once; " +
       "an adaptive one also finds the new capacity by itself.",
     setup: describe(config),
+    criteria: `settled within 10 s of each change of the capacity (each second: answered in time at least 90% of capacity, p99 of admitted calls at most ${group(2 * config.baseMillis)} ms, 2x base)`,
     seconds: Math.ceil(config.durationMillis / 1000),
     marks: [
       {
@@ -92,7 +93,11 @@ export const outcome = (result: Result): Outcome => {
         title: "p99 of admitted calls, ms",
         short: "p99 ms",
         per: "second",
-        capacity: { value: config.deadlineMillis, label: `deadline ${group(config.deadlineMillis)} ms` }
+        capacity: {
+          value: config.deadlineMillis,
+          label: `deadline ${group(config.deadlineMillis)} ms`,
+          kind: "deadline"
+        }
       },
       { key: "failed", title: "timed out/s", short: "failed", per: "total" },
       { key: "rejected", title: "rejected at once/s", short: "reject", per: "total" }

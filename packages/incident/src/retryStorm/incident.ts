@@ -26,6 +26,15 @@ export const describe = (config: Config): string =>
     `retries go at once (Schedule.recurs(3)); ${config.durationMillis / 1000} s of virtual time.`
   ].join("\n")
 
+/** Failed requests that arrived once the dependency was back: what a strategy adds to the outage's own. */
+const failedAfterRecovery = (lane: Lane, config: Config): number =>
+  lane.seconds
+    .slice(Math.ceil((config.outageAtMillis + config.outageMillis) / 1000))
+    .reduce((sum, s) => sum + s.failed, 0)
+
+const failures = (lane: Lane, config: Config): string =>
+  `${group(lane.summary.failed)} failed requests (${group(failedAfterRecovery(lane, config))} after the recovery)`
+
 /**
  * One line per strategy: the load on the failing dependency, failed requests, and how soon after
  * the recovery calls stopped failing.
@@ -42,7 +51,7 @@ export const verdict = (lane: Lane, config: Config): { readonly good: boolean; r
     good,
     text:
       `${times(s.amplification)} the first attempts on the failing dependency (at most ${group(s.peakAttempts)}/s); ` +
-      `${group(s.failed)} failed requests; the last failed attempt ${back(s.backToNormalMillis)}`
+      `${failures(lane, config)}; the last failed attempt ${back(s.backToNormalMillis)}`
   }
 }
 
@@ -64,6 +73,7 @@ export const outcome = (result: Result): Outcome => {
       "lets through a tenth more retries than first attempts (plus a small floor); a breaker under the retries " +
       "stops sending anything but its probes, at the price of failing calls until its probe finds the dependency back.",
     setup: describe(config),
+    criteria: `at most 1.2x the first attempts on the failing dependency, and no failed attempt later than ${config.openForMillis / 1000} s (one open time) after the recovery`,
     seconds,
     marks: [
       {
@@ -99,7 +109,7 @@ export const outcome = (result: Result): Outcome => {
         "load on the failing dependency",
         "busiest second of the outage",
         "peak amplification",
-        "failed requests",
+        "failed requests (after the recovery)",
         "last failed attempt"
       ],
       rows: result.lanes.map((lane) => [
@@ -107,7 +117,7 @@ export const outcome = (result: Result): Outcome => {
         `${times(lane.summary.amplification)} the first attempts`,
         `${group(lane.summary.peakAttempts)} attempts/s`,
         times(lane.summary.peakAmplification),
-        group(lane.summary.failed),
+        `${group(lane.summary.failed)} (${group(failedAfterRecovery(lane, config))})`,
         back(lane.summary.backToNormalMillis)
       ])
     }
