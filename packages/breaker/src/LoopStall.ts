@@ -16,6 +16,7 @@
  *
  * @since 0.2.0
  */
+import type * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
 import type * as Metric from "effect/Metric"
 import * as internal from "./internal/loopStall.js"
@@ -126,3 +127,20 @@ export const stallSeconds: Metric.Metric.Counter<number> = internal.stallSeconds
  * @category metrics
  */
 export const deadlineExtensions: Metric.Metric.Counter<number> = internal.deadlineExtensions
+
+/**
+ * The source that applies on `clock`: `stall`, except that the live monitor (which measures the
+ * real event loop) applies only on the live Clock; on a TestClock or a simulation's virtual clock
+ * it is `none`, so a virtual run's deadlines never depend on how busy the machine was.
+ *
+ * @since 0.2.0
+ * @category combinators
+ * @example
+ * ```ts
+ * import { LoopStall } from "@circuitry/breaker"
+ * import { Clock, Effect } from "effect"
+ *
+ * const source = Effect.map(Effect.clock, (clock) => LoopStall.onClock(LoopStall.live, clock))
+ * ```
+ */
+export const onClock: (stall: Service, clock: Clock.Clock) => Service = internal.onClock

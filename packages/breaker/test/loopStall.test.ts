@@ -201,3 +201,28 @@ describe("the store-reachability gauge", () => {
     }).pipe(Effect.provide(logged().layer))
   )
 })
+
+describe("the live monitor on another Clock", () => {
+  it.effect("the live monitor leaves a virtual clock's deadlines alone, even one that starts at the real time", () =>
+    Effect.gen(function* () {
+      // A simulation's clock (chaos's Scenario) starts at the caller's time: the real one.
+      yield* TestClock.setTime(Date.now())
+      LoopStall.live.lostBefore(Date.now()) // the monitor runs from here
+      const start = Date.now()
+      while (Date.now() - start < 300) {
+        // the real loop stalls for 300 ms
+      }
+      assert.isAbove(LoopStall.live.lostBefore(Date.now()), 200, "the monitor saw the stall")
+      const breaker = yield* CircuitBreaker.make({
+        name: "virtual",
+        policy: Policy.consecutiveFailures(1),
+        timeout: "100 millis"
+      })
+      const call = yield* Effect.fork(Effect.exit(CircuitBreaker.withBreaker(Effect.never, breaker)))
+      yield* TestClock.adjust(100)
+      const exit = yield* Fiber.join(call)
+      assert.isTrue(Exit.isFailure(exit), "timed out at 100 ms of the virtual clock")
+      assert.strictEqual((yield* breaker.state)._tag, "Open")
+    }).pipe(Effect.scoped)
+  )
+})

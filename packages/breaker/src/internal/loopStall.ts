@@ -12,6 +12,7 @@
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -163,6 +164,18 @@ export const live: LoopStall = new Monitor()
 /** @internal */
 export const none: LoopStall = { lostBefore: () => 0 }
 
+/** The live Clock: the one whose time line the live monitor dates its stalls on. */
+const liveClock = Context.get(DefaultServices.liveServices, Clock.Clock)
+
+/**
+ * The source that applies to a fiber on `clock`: the live monitor measures the real loop, so on
+ * any other Clock (a TestClock, a simulation's virtual clock, which may start at the real time and
+ * run far ahead of it) it is `none`; a source provided for that clock (`scripted`) applies as given.
+ * @internal
+ */
+export const onClock = (stall: LoopStall, clock: Clock.Clock): LoopStall =>
+  stall === live && clock !== liveClock ? none : stall
+
 /** @internal */
 export interface Scripted extends LoopStall {
   readonly stall: (from: number, to: number) => void
@@ -213,8 +226,8 @@ export const timeoutFail = <A, E, R, E2>(
 ): Effect.Effect<A, E | E2, R> =>
   // Read from the fiber in one step, as the breaker reads its clock: this is on a timed call's path.
   Effect.withFiberRuntime((fiber) => {
-    const stall = Context.get(fiber.currentContext, LoopStallTag)
     const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+    const stall = onClock(Context.get(fiber.currentContext, LoopStallTag), clock)
     const started = clock.unsafeCurrentTimeMillis()
     const lostAtStart = stall.lostBefore(started)
     const end = started - lostAtStart + millis

@@ -23,7 +23,7 @@ export interface RunningClock {
 /** @internal */
 export const runningClock: Effect.Effect<RunningClock> = Effect.gen(function* () {
   const effectClock = yield* Effect.clock
-  const stall = yield* LoopStall.LoopStall
+  const stall = LoopStall.onClock(yield* LoopStall.LoopStall, effectClock)
   const clock = () => effectClock.unsafeCurrentTimeMillis()
   const at = (t: number) => t - stall.lostBefore(t)
   return { clock, at, now: () => at(clock()) }
