@@ -7,7 +7,8 @@ import { spawn } from "node:child_process"
 import * as path from "node:path"
 import * as readline from "node:readline"
 import { fileURLToPath } from "node:url"
-import { cleanup, eventually, realSleep, startServer, uniquePrefix } from "./utils/server.js"
+import { cleanup, eventually, startServer, uniquePrefix } from "./utils/server.js"
+import { openTimeOver, type Seen, waitFor, watchCommands } from "./utils/wait.js"
 
 const URL = "redis://127.0.0.1:6379"
 
@@ -41,8 +42,22 @@ const instance = (prefix: string, name: string, url = URL, openFor?: Duration.Du
  */
 const PROBING_OPEN_FOR = 300
 
-/** The open time passes: on the server's clock (real time), then on the members' TestClock. */
-const openTimePasses = Effect.zipRight(realSleep(PROBING_OPEN_FOR + 50), TestClock.adjust(PROBING_OPEN_FOR))
+/** A plain client of the test's own on `url`, closed with the scope. */
+const adminOn = (url = URL) =>
+  Effect.acquireRelease(
+    Effect.sync(() => new Redis(url)),
+    (client) => Effect.sync(() => client.disconnect())
+  )
+
+/**
+ * The open time of the verdict stored for `name` passes: on the server's clock (real time, waited
+ * for by reading it), then on the members' TestClock.
+ */
+const openTimePasses = (prefix: string, name = "payments") =>
+  Effect.gen(function* () {
+    yield* openTimeOver(yield* adminOn(), `${prefix}{${name}}:circuit`)
+    yield* TestClock.adjust(PROBING_OPEN_FOR)
+  })
 
 const untilOf = (breaker: CircuitBreaker.CircuitBreaker) =>
   Effect.map(breaker.state, (s) => (s._tag === "Open" ? s.until : Number.NaN))
@@ -145,7 +160,8 @@ describe("RedisBreakerStore", () => {
           Effect.provide(probe)
         )
         assert.isTrue(yield* eventually(Effect.map(Effect.orDie(circuit.load), Option.isSome)))
-        yield* realSleep(300) // real time: the server's clock decides when the episode is over
+        // real time: the server's clock decides when the episode is over
+        yield* openTimeOver(yield* adminOn(), `${prefix}{payments}:circuit`)
         const d = yield* instance(prefix, "payments", URL, "200 millis")
         // over, but not closed: d joins the fleet's probe instead of letting traffic through
         assert.strictEqual(yield* tagOf(d), "HalfOpen")
@@ -159,7 +175,7 @@ describe("RedisBreakerStore", () => {
         const b = yield* instance(prefix, "payments", URL, PROBING_OPEN_FOR)
         yield* open(a)
         assert.isTrue(yield* becomes(b, "Open"))
-        yield* openTimePasses
+        yield* openTimePasses(prefix)
         assert.strictEqual(yield* tagOf(b), "HalfOpen")
         assert.strictEqual(yield* CircuitBreaker.withBreaker(Effect.succeed("ok"), a), "ok")
         assert.strictEqual(yield* tagOf(a), "Closed")
@@ -182,7 +198,7 @@ describe("RedisBreakerStore", () => {
         ]
         yield* open(members[0]!)
         for (const m of members) assert.isTrue(yield* becomes(m, "Open"))
-        yield* openTimePasses
+        yield* openTimePasses(prefix)
         for (const m of members) assert.strictEqual(yield* tagOf(m), "HalfOpen")
 
         let calls = 0
@@ -218,7 +234,7 @@ describe("RedisBreakerStore", () => {
         const b = yield* instance(prefix, "payments", URL, PROBING_OPEN_FOR)
         yield* open(a)
         assert.isTrue(yield* becomes(b, "Open"))
-        yield* openTimePasses
+        yield* openTimePasses(prefix)
         // a's probe fails: the circuit reopens everywhere
         yield* Effect.either(CircuitBreaker.withBreaker(failing, a))
         assert.strictEqual(yield* tagOf(a), "Open")
@@ -226,7 +242,7 @@ describe("RedisBreakerStore", () => {
           yield* eventually(Effect.map(b.state, (s) => s._tag === "Open" && s.until > PROBING_OPEN_FOR)),
           "b adopts the reopened circuit"
         )
-        yield* openTimePasses
+        yield* openTimePasses(prefix)
         // the lease went back: b may probe now, long before the lease would have expired
         assert.isTrue(
           yield* eventually(
@@ -241,21 +257,29 @@ describe("RedisBreakerStore", () => {
       Effect.gen(function* () {
         const server = yield* startServer
         const prefix = uniquePrefix("quiet")
+        const key = `${prefix}{payments}:circuit`
         const a = yield* instance(prefix, "payments", server.url)
-        yield* realSleep(50) // let the startup's own commands (the resync on ready) land first
-        const before = yield* server.info("total_commands_processed")
+        const seen = yield* watchCommands([server.admin])
         for (let i = 0; i < 200; i++) yield* CircuitBreaker.withBreaker(Effect.void, a)
-        yield* realSleep(50)
-        // the only command processed in between is the first INFO itself
-        assert.strictEqual((yield* server.info("total_commands_processed")) - before, 1)
-        // one failure: reported without the caller waiting for it
+        // one failure: reported without the caller waiting for it, and after anything the calls
+        // before it made the store owe (one connection, one writer, in order)
         yield* Effect.either(CircuitBreaker.withBreaker(failing, a))
+        const isReport = (c: Seen) => /^eval/.test(c.name) && c.args[2] === key && c.args[3] === "1"
+        yield* waitFor(
+          "the failure's report to reach the server",
+          Effect.sync(() => seen.some(isReport))
+        )
+        // Before it, nothing but what the store's startup may still send (its resync on ready:
+        // the subscription, a read of the stored verdict): no call sends either.
+        const isStartup = (c: Seen) => c.name === "subscribe" || (/^eval/.test(c.name) && c.args.length === 3)
+        const before = seen.slice(0, seen.findIndex(isReport)).filter((c) => !isStartup(c))
+        assert.deepStrictEqual(before, [])
         const store = yield* Layer.build(RedisBreakerStore.layer({ url: server.url, prefix }))
         const circuit = yield* BreakerStore.BreakerStore.pipe(
           Effect.flatMap((s) => s.connect("payments")),
           Effect.provide(store)
         )
-        assert.isTrue(yield* eventually(Effect.map(Effect.orDie(circuit.counts), (c) => c.consecutiveFailures === 1)))
+        assert.deepStrictEqual((yield* Effect.orDie(circuit.counts)).consecutiveFailures, 1)
       })
     )
   })
@@ -566,7 +590,7 @@ describe("RedisBreakerStore", () => {
           // the next episode, once the open time ran out by the server's clock (real time): leases again
           yield* prober.save({ state: "Open", remainingMillis: 200, ageMillis: 0, origin: "prober" })
           assert.isTrue(Option.isNone(yield* late.acquireProbe({ permits: 1, leaseMillis: 60_000, now: 2_100 })))
-          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 400)))
+          yield* openTimeOver(yield* adminOn(), `${prefix}{c}:circuit`)
           assert.isTrue(Option.isSome(yield* late.acquireProbe({ permits: 1, leaseMillis: 60_000, now: 2_100 })))
           // a closed fleet, and a stored value this store cannot read, refuse no lease
           const other = yield* circuitOn(prefix, "d")
