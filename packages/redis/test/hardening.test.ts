@@ -1,8 +1,10 @@
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { RedisBreakerStore } from "@circuitry/redis"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, HashMap, Layer, Logger, Option, TestClock } from "effect"
-import { eventually, realSleep, startServer, uniquePrefix } from "./utils/server.js"
+import { Clock, Effect, Exit, Fiber, HashMap, Layer, Logger, Option, TestClock } from "effect"
+import { tcpProxy } from "../../../test-support/proxy.js"
+import { eventually, startServer, uniquePrefix } from "./utils/server.js"
+import { clockWaitsUntil, openTimeOver, waitFor } from "./utils/wait.js"
 
 // The breaker side of the hardening issue, on a redis-server of the test's own (paused, killed).
 
@@ -23,25 +25,41 @@ const member = (url: string, prefix: string, name: string) =>
 const tagOf = (breaker: CircuitBreaker.CircuitBreaker) => Effect.map(breaker.state, (s) => s._tag)
 const failing = Effect.fail("boom" as const)
 
-/** Two members of a fleet on a server of the test's own, opened by `a` and half-open for both. */
+/**
+ * Two members of a fleet on a server of the test's own, opened by `a` and half-open for both. `a`
+ * reaches the server through a proxy that counts its lease requests (chunks naming a probe slot).
+ */
 const halfOpenFleet = (tag: string) =>
   Effect.gen(function* () {
     const server = yield* startServer
     const prefix = uniquePrefix(tag)
-    const a = yield* member(server.url, prefix, "payments")
+    let leaseRequests = 0
+    const proxy = yield* tcpProxy(server.port, {
+      marks: (chunk) => {
+        if (chunk.includes("}:probe:")) leaseRequests++
+        return false
+      }
+    })
+    const a = yield* member(`redis://127.0.0.1:${proxy.port}`, prefix, "payments")
     const b = yield* member(server.url, prefix, "payments")
     yield* Effect.either(CircuitBreaker.withBreaker(failing, a))
     assert.isTrue(yield* eventually(Effect.map(tagOf(b), (t) => t === "Open")))
     // the open time passes on the server's clock (real time), then on the members' TestClock
-    yield* realSleep(OPEN_FOR + 50)
+    yield* openTimeOver(server.admin, `${prefix}{payments}:circuit`)
     yield* TestClock.adjust(OPEN_FOR)
     assert.strictEqual(yield* tagOf(a), "HalfOpen")
     assert.strictEqual(yield* tagOf(b), "HalfOpen")
     const leases = Effect.promise(() => server.admin.keys(`${prefix}*:probe:*`))
+    const requests = leaseRequests
     return {
       server,
       a,
       b,
+      /** Waits until `a` has sent a lease request since the fleet half-opened (it left the process). */
+      leaseRequested: waitFor(
+        "a's lease request to leave for the server",
+        Effect.sync(() => leaseRequests > requests)
+      ),
       leasesGone: eventually(
         Effect.map(leases, (keys) => keys.length === 0),
         3_000
@@ -52,11 +70,11 @@ const halfOpenFleet = (tag: string) =>
 describe("RedisBreakerStore, breaker side", () => {
   it.scoped("a probe interrupted while its lease request is in flight gives the fleet's lease back", () =>
     Effect.gen(function* () {
-      const { a, b, leasesGone, server } = yield* halfOpenFleet("lease-interrupted")
+      const { a, b, leaseRequested, leasesGone, server } = yield* halfOpenFleet("lease-interrupted")
       // a probes while Redis is paused: its lease request is written and waits for an answer
       yield* server.pause
       const probe = yield* Effect.fork(CircuitBreaker.withBreaker(Effect.never, a))
-      yield* realSleep(100)
+      yield* leaseRequested
       yield* Fiber.interrupt(probe)
       // the request lands once Redis wakes up, and the lease it made must go back
       yield* server.resume
@@ -69,11 +87,12 @@ describe("RedisBreakerStore, breaker side", () => {
 
   it.scoped("a lease request that answers after the deadline (the probe went alone) gives its lease back", () =>
     Effect.gen(function* () {
-      const { a, leasesGone, server } = yield* halfOpenFleet("lease-late")
+      const { a, leaseRequested, leasesGone, server } = yield* halfOpenFleet("lease-late")
       yield* server.pause
-      // a's probe waits 250 ms of the Clock for its lease, then probes alone and fails: Open again
+      // a's probe waits 250 ms of the Clock for its lease (that wait starts before the request is
+      // sent), then probes alone and fails: Open again
       const probe = yield* Effect.fork(CircuitBreaker.withBreaker(failing, a))
-      yield* realSleep(100)
+      yield* leaseRequested
       yield* TestClock.adjust("250 millis")
       assert.isTrue(Exit.isFailure(yield* Fiber.await(probe)))
       yield* server.resume
@@ -103,9 +122,14 @@ describe("RedisBreakerStore, breaker side", () => {
             yield* Effect.either(CircuitBreaker.withBreaker(failing, a))
             yield* a.reset
           }
+          // the writer tries again each second of the Clock: each time, it has failed and waits the next
+          const triedAgain = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            clockWaitsUntil(now + 1_000, "the background writer to fail and wait a second to try again")
+          )
+          yield* triedAgain
           for (let i = 0; i < 5; i++) {
             yield* TestClock.adjust("1 second")
-            yield* realSleep(20)
+            yield* triedAgain
           }
           assert.deepStrictEqual((yield* a.snapshot).store, { connected: false })
           assert.strictEqual(logs.length, 1, JSON.stringify(logs))
