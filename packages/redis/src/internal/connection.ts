@@ -9,7 +9,7 @@ import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { Cluster } from "ioredis"
-import { type Client, messageOf } from "./client.js"
+import { type Client, failureOf } from "./client.js"
 import { Deadlines } from "./deadlines.js"
 
 /** @internal */
@@ -95,7 +95,7 @@ export const make = <E>(
         try {
           promise = send()
         } catch (e) {
-          resume(Effect.fail(errorOf(operation, messageOf(e), e)))
+          resume(Effect.fail(errorOf(operation, failureOf(client, e), e)))
           return
         }
         let settled = false
@@ -126,7 +126,7 @@ export const make = <E>(
             if (settled) return
             settled = true
             cancel()
-            resume(Effect.fail(errorOf(operation, messageOf(e), e)))
+            resume(Effect.fail(errorOf(operation, failureOf(client, e), e)))
           }
         )
         // No canceler: one makes `Effect.async` wrap the call in `onInterrupt`, which cost more
