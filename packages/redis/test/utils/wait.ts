@@ -4,7 +4,7 @@
  * that name once its deadline has passed.
  */
 import { Chunk, Effect, Fiber, FiberStatus, type Scope, TestClock } from "effect"
-import type { Cluster, Redis } from "ioredis"
+import { type Cluster, Redis } from "ioredis"
 import { eventually } from "./server.js"
 
 /** How long a wait lasts by default: long enough for a loaded machine, short of a test's timeout. */
@@ -93,4 +93,30 @@ export const watchCommands = (clients: ReadonlyArray<Redis>): Effect.Effect<Read
       })
     }
     return seen
+  })
+
+/**
+ * Bare pub/sub on the server at `url`, to time beside what a test measures: `once` is one
+ * publication on a fresh channel, from a connection of its own to a subscriber of its own, heard
+ * back (ms). Started at the same moment as the thing measured, it meets the same stalls of a
+ * loaded machine: the baseline a propagation bound is stated against.
+ */
+export const pubSub = (url: string): Effect.Effect<{ readonly once: Effect.Effect<number> }, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const connect = Effect.acquireRelease(
+      Effect.sync(() => new Redis(url)),
+      (client) => Effect.sync(() => client.disconnect())
+    )
+    const [publisher, subscriber] = [yield* connect, yield* connect]
+    const channel = `pubsub-baseline:${process.pid}:${Math.random().toString(36).slice(2)}`
+    yield* Effect.promise(() => subscriber.subscribe(channel))
+    const once = Effect.promise(
+      () =>
+        new Promise<number>((resolve) => {
+          const start = performance.now()
+          subscriber.once("message", () => resolve(performance.now() - start))
+          void publisher.publish(channel, "ping")
+        })
+    )
+    return { once }
   })
