@@ -50,15 +50,15 @@ describe("Redis down: what happened, in our words, with the address", () => {
   it.scoped("a call fails saying it was not sent: not connected to the address, connection refused", () =>
     Effect.gen(function* () {
       const url = `redis://127.0.0.1:${yield* closedPort}`
-      const store = Context.get(
-        yield* Layer.build(RedisBreakerStore.layer({ url })),
-        BreakerStore.BreakerStore
-      )
+      const store = Context.get(yield* Layer.build(RedisBreakerStore.layer({ url })), BreakerStore.BreakerStore)
       const circuit = yield* store.connect("payments")
       const result = yield* Effect.either(circuit.load)
       assert.isTrue(Either.isLeft(result))
       if (Either.isLeft(result)) {
-        assert.strictEqual(result.left.message, `not connected to ${url}: connection refused (the command was not sent)`)
+        assert.strictEqual(
+          result.left.message,
+          `not connected to ${url}: connection refused (the command was not sent)`
+        )
       }
       const cache = yield* RedisStore.make({ url })
       const got = yield* Effect.either(cache.get("k"))

@@ -169,7 +169,10 @@ export const connect = (
   Effect.gen(function* () {
     const connected = yield* Effect.either(store.connect(name))
     if (Either.isLeft(connected)) {
-      yield* Effect.logWarning(`circuit "${name}": shared store unavailable, keeping state locally`, Cause.fail(connected.left))
+      yield* Effect.logWarning(
+        `circuit "${name}": shared store unavailable, keeping state locally`,
+        Cause.fail(connected.left)
+      )
       return undefined
     }
     const circuit = connected.right
