@@ -8,7 +8,7 @@ import * as path from "node:path"
 import * as readline from "node:readline"
 import { fileURLToPath } from "node:url"
 import { cleanup, eventually, startServer, uniquePrefix } from "./utils/server.js"
-import { openTimeOver, pubSub, type Seen, waitFor, watchCommands } from "./utils/wait.js"
+import { openTimeOver, pubSub, type Seen, subscribed, waitFor, watchCommands } from "./utils/wait.js"
 
 const URL = "redis://127.0.0.1:6379"
 
@@ -421,6 +421,8 @@ describe("RedisBreakerStore", () => {
         const prefix = uniquePrefix("resync")
         const a = yield* instance(prefix, "payments", server.url)
         const b = yield* instance(prefix, "payments", server.url)
+        // both subscribers are in place (a loaded machine's startup may not have waited for them)
+        yield* subscribed([server.admin], `${prefix}verdicts`, 2)
         // every subscriber connection is cut; ioredis reconnects them after its backoff (>= 50 ms)
         const killed = yield* Effect.promise(() => server.admin.call("CLIENT", "KILL", "TYPE", "pubsub"))
         assert.strictEqual(killed, 2)
