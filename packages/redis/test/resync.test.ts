@@ -50,6 +50,9 @@ describe("RedisBreakerStore: the resync waits for the subscription", () => {
           }
         })
         const a = yield* member(`redis://127.0.0.1:${proxy.port}`, prefix)
+        // b is made now: while a's SUBSCRIBE is held, only b's trip has to land before a's resync
+        // stops waiting for the subscription (5 s, real time), however slow the machine
+        const b = yield* member(URL, prefix)
         // a's subscriber connection is cut; it reconnects, and its ready starts the resync, but
         // the server does not take its SUBSCRIBE yet
         yield* proxy.hold
@@ -68,7 +71,6 @@ describe("RedisBreakerStore: the resync waits for the subscription", () => {
           "a's resync to subscribe or read the store",
           Effect.sync(() => subscribes >= subscribesBefore + 2 || reads > readsBefore)
         )
-        const b = yield* member(URL, prefix)
         yield* Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), b))
         assert.strictEqual(yield* tagOf(b), "Open")
         const stored = Effect.promise(() => admin.hget(`${prefix}{payments}:circuit`, "state"))
