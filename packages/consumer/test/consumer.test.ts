@@ -212,14 +212,20 @@ describe("the packed packages, installed with npm into an app outside the worksp
     return modules as Record<string, ReadonlyArray<string>>
   }
 
-  let esm: Record<string, ReadonlyArray<string>> | undefined
+  // One run of the ESM app, shared: the CommonJS test compares with it, and fails when it failed
+  // (or runs it itself when it runs alone).
+  let esmRun: Promise<Record<string, ReadonlyArray<string>>> | undefined
+  const esm = () => (esmRun ??= runApp("app.mjs"))
   it("plain node runs it as ESM (app.mjs: import)", { timeout: 180_000 }, async () => {
-    esm = await runApp("app.mjs")
+    await esm()
   })
 
   it("plain node runs it as CommonJS (app.cjs: require), with the same exports", { timeout: 180_000 }, async () => {
     const cjs = await runApp("app.cjs")
-    if (esm !== undefined) assert.deepStrictEqual(cjs, esm, "require and import see different exports")
+    const imported = await esm().catch((e: unknown) => {
+      throw new Error(`the ESM app failed, so there is nothing to compare require's exports with: ${String(e)}`)
+    })
+    assert.deepStrictEqual(cjs, imported, "require and import see different exports")
   })
 
   for (const resolution of ["node16", "bundler"]) {

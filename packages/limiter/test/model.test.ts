@@ -7,6 +7,7 @@ import { Limit, Limiter } from "@circuitry/limiter"
 import { describe, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Fiber, TestClock, TestContext } from "effect"
 import * as fc from "fast-check"
+import { timeoutFor } from "../../../test-support/calibrate.js"
 
 type Op =
   | { readonly _tag: "Arrive"; readonly partition: number }
@@ -146,17 +147,21 @@ const scenario = (
     check((yield* limiter.snapshot).queued === 0, "a waiter leaked")
   }).pipe(Effect.scoped, Effect.provide(TestContext.TestContext))
 
+const property = fc.asyncProperty(
+  limitArb,
+  fc.boolean(),
+  fc.boolean(),
+  fc.array(op, { minLength: 1, maxLength: 60 }),
+  (limit, queued, partitioned, ops) => Effect.runPromise(scenario(limit, queued, partitioned, ops))
+)
+const RUNS = 150
+
+// Virtual time: only the CPU it takes depends on the machine. The timeout is relative to a tenth
+// of the runs, timed on this machine as the file is collected (test-support/calibrate.ts).
+const timeout = await timeoutFor(() => fc.assert(property, { numRuns: RUNS / 10 }), 10)
+
 describe("model", () => {
-  it("the limit stays in [min, max] and calls start only under it, in any interleaving", async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        limitArb,
-        fc.boolean(),
-        fc.boolean(),
-        fc.array(op, { minLength: 1, maxLength: 60 }),
-        (limit, queued, partitioned, ops) => Effect.runPromise(scenario(limit, queued, partitioned, ops))
-      ),
-      { numRuns: 150 }
-    )
+  it("the limit stays in [min, max] and calls start only under it, in any interleaving", { timeout }, async () => {
+    await fc.assert(property, { numRuns: RUNS })
   })
 })

@@ -8,7 +8,8 @@ import { RedisBreakerStore } from "@circuitry/redis"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Either, Exit, Fiber, Layer, Logger, Option, Scope, Stream, TestClock } from "effect"
 import { Redis } from "ioredis"
-import { cleanup, eventually, realSleep, startServer, uniquePrefix } from "./utils/server.js"
+import { cleanup, eventually, startServer, uniquePrefix } from "./utils/server.js"
+import { subscribed, suspended, waitFor } from "./utils/wait.js"
 
 const URL = "redis://127.0.0.1:6379"
 
@@ -64,7 +65,7 @@ describe("RedisBreakerStore: options", () => {
         assert.isTrue(Option.isNone(yield* circuit.load)) // connected
         yield* server.pause
         const fiber = yield* Effect.fork(Effect.either(circuit.load))
-        yield* realSleep(20)
+        yield* suspended(fiber, "the load to be sent, its deadline started")
         yield* TestClock.adjust("149 millis")
         assert.isNull(fiber.unsafePoll())
         yield* TestClock.adjust("1 millis")
@@ -145,8 +146,8 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       const store = yield* storeOn({ url: URL, prefix })
       const circuit = yield* store.connect("m")
       const told = yield* collect(circuit)
-      yield* realSleep(50) // the subscriber is subscribed
       const channel = `${prefix}verdicts`
+      yield* subscribed([admin], channel, 1)
       for (const message of [
         "not json",
         "null",
@@ -169,8 +170,11 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       )
       const good = { name: "m", state: "Open", until: "3005", at: "5", origin: "y", by: "ops", now: "1005" }
       yield* Effect.promise(() => admin.publish(channel, JSON.stringify(good)))
-      assert.isTrue(yield* eventually(Effect.sync(() => told.length > 0)))
-      yield* realSleep(20)
+      // the good one came last: once it is told, every publication before it has been read
+      yield* waitFor(
+        "the good publication to be told",
+        Effect.sync(() => told.some((v) => v.origin === "y"))
+      )
       // told as durations from the server's now: 2 s left, made 1 s ago
       assert.deepStrictEqual(told, [
         { state: "Open", remainingMillis: 2_000, ageMillis: 1_000, origin: "y", by: "ops" }
@@ -269,7 +273,7 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       const store = yield* storeOn({ url: URL, prefix })
       const circuit = yield* store.connect("s")
       const told = yield* collect(circuit)
-      yield* realSleep(50)
+      yield* subscribed([admin], `${prefix}verdicts`, 1)
       const publish = (at: number, origin: string) =>
         Effect.promise(() =>
           admin.publish(
@@ -302,7 +306,8 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       const store = yield* storeOn({ url: server.url })
       const circuit = yield* store.connect("gone")
       yield* server.kill
-      yield* realSleep(50)
+      // the store has seen the connection go (ioredis is reconnecting), or the calls below would be sent
+      yield* waitFor("the store to see its connection lost", Effect.map(Effect.either(circuit.load), Either.isLeft))
       const operations: Array<[string, Effect.Effect<unknown, BreakerStore.BreakerStoreError>]> = [
         ["load", circuit.load],
         ["save", circuit.save({ state: "Open", remainingMillis: 1, ageMillis: 0, origin: "g" })],
@@ -335,7 +340,7 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       assert.isTrue(Option.isNone(yield* circuit.load))
       yield* server.pause
       const fiber = yield* Effect.fork(Effect.either(circuit.load))
-      yield* realSleep(20)
+      yield* suspended(fiber, "the load to be sent, its deadline started")
       yield* TestClock.adjust("100 millis")
       assert.isTrue(Either.isLeft(yield* Fiber.join(fiber)))
       for (let i = 0; i < 5; i++) yield* TestClock.adjust("50 millis")

@@ -7,7 +7,8 @@ import * as net from "node:net"
 import { afterAll, beforeAll } from "vitest"
 import { Corruptions, storeSuite } from "../../breaker/test/storeSuite.js"
 import { startCluster, type TestCluster } from "./utils/cluster.js"
-import { eventually, realSleep, uniquePrefix } from "./utils/server.js"
+import { eventually, uniquePrefix } from "./utils/server.js"
+import { nodesOf, type Seen, subscribed, waitFor, watchCommands } from "./utils/wait.js"
 
 // The three adapters on a real Redis Cluster of the test's own: three primaries, no replicas (the
 // failover test is clusterFailover.test.ts). A node timeout well above a loaded machine's stalls,
@@ -102,32 +103,34 @@ describe("Redis Cluster", () => {
 
   it.scopedLive("a closed success sends no command to any node", () =>
     Effect.gen(function* () {
-      // The data commands every primary has processed (INFO commandstats), apart from what
-      // clients do to follow the cluster (CLUSTER SLOTS), to look at it (INFO) or to connect.
-      const dataCommands = Effect.promise(async () => {
-        let total = 0
-        for (const node of cluster.admin.nodes("master")) {
-          for (const line of (await node.info("commandstats")).split("\r\n")) {
-            const match = /^cmdstat_([^:]+):calls=(\d+)/.exec(line)
-            if (match === null || /^(cluster|info|ping|command|client|readonly|hello|select)/.test(match[1]!)) continue
-            total += Number(match[2])
-          }
-        }
-        return total
-      })
       const prefix = uniquePrefix("cluster-quiet")
+      const key = `${prefix}{payments}:circuit`
+      // Every command each primary executes once the breaker is made, apart from what clients do to
+      // follow the cluster (CLUSTER SLOTS), to look at it (INFO) or to connect. Watched from before
+      // the store starts (a MONITOR that starts amid traffic can misread it).
+      const watched = yield* watchCommands(cluster.admin.nodes("master"))
       const store = yield* Layer.build(RedisBreakerStore.layer({ cluster: cluster.nodes, prefix }))
       const breaker = yield* CircuitBreaker.make({ name: "payments", policy: Policy.consecutiveFailures(1) }).pipe(
         Effect.provide(store)
       )
-      yield* realSleep(200) // the startup's own commands (the resync on ready) land first
-      const before = yield* dataCommands
+      const from = watched.length
+      const data = (c: Seen) => !/^(cluster|info|ping|command|client|readonly|hello|select)/.test(c.name)
       for (let i = 0; i < 200; i++) yield* CircuitBreaker.withBreaker(Effect.void, breaker)
-      yield* realSleep(200)
-      assert.strictEqual((yield* dataCommands) - before, 0)
-      // and a failure does reach the cluster (the count above can move)
+      // a failure does reach the cluster, after anything the calls before it made the store owe
+      // (one writer, in order, to the circuit's one primary)
       yield* Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), breaker))
-      assert.isTrue(yield* eventually(Effect.map(dataCommands, (n) => n > before)))
+      // its report: a script on the circuit's key that does more than read it (counts, or the verdict it made)
+      const isReport = (c: Seen) => /^eval/.test(c.name) && c.args[2] === key && c.args.length > 3
+      yield* waitFor(
+        "the failure's report to reach the circuit's primary",
+        Effect.sync(() => watched.slice(from).some(isReport))
+      )
+      // Before it, nothing but what the store's startup may still send (its resync on ready: the
+      // subscription, a read of the stored verdict): no call sends either.
+      const isStartup = (c: Seen) => c.name === "subscribe" || (/^eval/.test(c.name) && c.args.length === 3)
+      const seen = watched.slice(from)
+      const before = seen.slice(0, seen.findIndex(isReport)).filter((c) => data(c) && !isStartup(c))
+      assert.deepStrictEqual(before, [])
     })
   )
 
@@ -190,7 +193,8 @@ describe("Redis Cluster", () => {
           const a = yield* (yield* RedisBreakerStore.make({ cluster: owned, prefix })).connect("owned")
           const b = yield* (yield* RedisBreakerStore.make({ cluster: owned, prefix })).connect("owned")
           const told = yield* Effect.fork(Stream.runHead(b.verdicts))
-          yield* realSleep(50)
+          // both stores' subscribers are in place, on whichever nodes they are
+          yield* subscribed(nodesOf(owned), `${prefix}verdicts`, 2)
           yield* a.save({ state: "Open", remainingMillis: 60_000, ageMillis: 0, origin: "a" })
           // as durations from the server's now when it published: aged by the transit at most
           const heard = Option.getOrThrow(yield* Fiber.join(told))

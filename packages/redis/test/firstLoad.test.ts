@@ -9,7 +9,7 @@ import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { RedisBreakerStore } from "@circuitry/redis"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { eventually, realSleep, startServer, uniquePrefix } from "./utils/server.js"
+import { eventually, startServer, uniquePrefix } from "./utils/server.js"
 
 const options = { name: "payments", policy: Policy.consecutiveFailures(1), openFor: "5 minutes" } as const
 
@@ -55,8 +55,8 @@ describe("the first load on a blackholed Redis", () => {
 
         // Redis answers again after 2 s (past its call deadline of 1 s, before its liveness of 5 s,
         // so no reconnect and no resync): the breaker's own reload (1 s after make, then 2 s and
-        // 4 s later) reads the verdict
-        yield* realSleep(1_750)
+        // 4 s later) reads the verdict. The outage's length is the fault itself, on the live Clock.
+        yield* Effect.sleep("1750 millis")
         yield* server.resume
         assert.isTrue(
           yield* eventually(

@@ -9,7 +9,7 @@ import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import * as os from "node:os"
 import { commandStats, type Event, type Fleet, monitorCommands, percentile, startFleet, total } from "./utils/fleet.js"
-import { realSleep, startServer, type TestServer, uniquePrefix } from "./utils/server.js"
+import { startServer, type TestServer, uniquePrefix } from "./utils/server.js"
 
 class TheFleet extends Context.Tag("TheFleet")<
   TheFleet,
@@ -116,7 +116,6 @@ layer(FleetLive, { timeout: 120_000, excludeTestServices: true })("a fleet of 50
                 ),
                 `trial ${trial}: the reset did not close every member`
               )
-              yield* realSleep(100)
             }
             assert.strictEqual(raw.length, trials * (fleet.size - 1))
             const figures = {
@@ -160,8 +159,8 @@ layer(FleetLive, { timeout: 120_000, excludeTestServices: true })("a fleet of 50
         const openForMillis = 300
         const round = (circuit: string, millis = 6_000) =>
           Effect.gen(function* () {
+            // sent once every member's breaker is made and its first load answered
             yield* fleet.send({ op: "breaker", circuit, consecutiveFailures: 5, openForMillis })
-            yield* realSleep(200)
             yield* resetCounts
             const from = fleet.events.length
             const started = Date.now()
@@ -225,11 +224,12 @@ layer(FleetLive, { timeout: 120_000, excludeTestServices: true })("a fleet of 50
           Effect.gen(function* () {
             // half the calls fail, and the policy never trips: every failure and success is reported
             yield* fleet.send({ op: "breaker", circuit, consecutiveFailures: 1_000_000, openForMillis: 1_000 })
-            yield* realSleep(200)
             yield* resetCounts
             const from = fleet.events.length
             const started = Date.now()
-            yield* fleet.send({ op: "load", circuit, millis: 8_000, everyMillis: 20, failing: 0.5 })
+            // Open loop: every call is offered even when a host's timers run late (a loaded machine),
+            // so that the fleet fails more often than batching allows round trips however busy it is.
+            yield* fleet.send({ op: "load", circuit, millis: 8_000, everyMillis: 20, failing: 0.5, openLoop: true })
             const seconds = (Date.now() - started) / 1000
             const trips = yield* commands.take
             const stats = yield* executed(server)
@@ -263,18 +263,18 @@ layer(FleetLive, { timeout: 120_000, excludeTestServices: true })("a fleet of 50
         const { commands, fleet, server } = yield* TheFleet
         const circuit = "quiet"
         yield* fleet.send({ op: "breaker", circuit, consecutiveFailures: 5, openForMillis: 1_000 })
-        // the tests before may still owe their last batch of counts (one a second): let it land
-        yield* realSleep(2_500)
-        // the baseline: what an idle fleet sends (heartbeats, pub/sub) in as long as the load lasts
+        // Counted: the commands that name this circuit's keys (the tests before may still owe their
+        // circuits' last batch of counts; those name theirs). The baseline: what an idle fleet sends
+        // for it in as long as the load lasts (a window of the live Clock).
         yield* resetCounts
-        yield* realSleep(3_000)
-        const idle = yield* commands.take
+        yield* Effect.sleep("3 seconds")
+        const idle = yield* commands.takeOf(circuit)
         const idleExecuted = yield* executed(server)
         yield* resetCounts
         const from = fleet.events.length
-        // every member succeeds every 10 ms: 5,000 calls a second for the fleet
-        yield* fleet.send({ op: "load", circuit, millis: 3_000, everyMillis: 10, failing: 0 })
-        const busy = yield* commands.take
+        // every member succeeds every 10 ms, open loop: 5,000 calls a second for the fleet
+        yield* fleet.send({ op: "load", circuit, millis: 3_000, everyMillis: 10, failing: 0, openLoop: true })
+        const busy = yield* commands.takeOf(circuit)
         const busyExecuted = yield* executed(server)
         const calls = of(fleet.events.slice(from), "loaded", circuit).reduce((n, e) => n + e.calls, 0)
         yield* log(

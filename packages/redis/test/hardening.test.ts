@@ -2,6 +2,7 @@ import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { RedisBreakerStore } from "@circuitry/redis"
 import { assert, describe, it } from "@effect/vitest"
 import {
+  Clock,
   Context,
   Deferred,
   type Duration,
@@ -16,7 +17,8 @@ import {
   type Scope,
   TestClock
 } from "effect"
-import { eventually, realSleep, startServer, uniquePrefix } from "./utils/server.js"
+import { eventually, startServer, uniquePrefix } from "./utils/server.js"
+import { clockWaitsUntil, openTimeOver } from "./utils/wait.js"
 
 // The breaker side of the hardening issue, on a redis-server of the test's own (paused, killed).
 
@@ -87,7 +89,7 @@ const halfOpenFleet = (tag: string, extras: Omit<Extras, "asked" | "released"> =
     yield* Effect.either(CircuitBreaker.withBreaker(failing, a))
     assert.isTrue(yield* eventually(Effect.map(tagOf(b), (t) => t === "Open")))
     // the open time passes on the server's clock (real time), then on the members' TestClock
-    yield* realSleep(OPEN_FOR + 50)
+    yield* openTimeOver(server.admin, `${prefix}{payments}:circuit`)
     yield* TestClock.adjust(OPEN_FOR)
     assert.strictEqual(yield* tagOf(a), "HalfOpen")
     assert.strictEqual(yield* tagOf(b), "HalfOpen")
@@ -109,11 +111,11 @@ const halfOpenFleet = (tag: string, extras: Omit<Extras, "asked" | "released"> =
 describe("RedisBreakerStore, breaker side", () => {
   it.scoped("a probe interrupted while its lease request is in flight gives the fleet's lease back", () =>
     Effect.gen(function* () {
-      const { a, b, leasesGone, server } = yield* halfOpenFleet("lease-interrupted")
+      const { a, asked, b, leasesGone, server } = yield* halfOpenFleet("lease-interrupted")
       // a probes while Redis is paused: its lease request is written and waits for an answer
       yield* server.pause
       const probe = yield* Effect.fork(CircuitBreaker.withBreaker(Effect.never, a))
-      yield* realSleep(100)
+      yield* Deferred.await(asked) // the lease request is with the store
       yield* Fiber.interrupt(probe)
       // the request lands once Redis wakes up, and the lease it made must go back
       yield* server.resume
@@ -126,11 +128,11 @@ describe("RedisBreakerStore, breaker side", () => {
 
   it.scoped("a lease request that answers after the deadline (the probe went alone) gives its lease back", () =>
     Effect.gen(function* () {
-      const { a, leasesGone, server } = yield* halfOpenFleet("lease-late")
+      const { a, asked, leasesGone, server } = yield* halfOpenFleet("lease-late")
       yield* server.pause
       // a's probe waits 250 ms of the Clock for its lease, then probes alone and fails: Open again
       const probe = yield* Effect.fork(CircuitBreaker.withBreaker(failing, a))
-      yield* realSleep(100)
+      yield* Deferred.await(asked) // the lease request is with the store
       yield* TestClock.adjust("250 millis")
       assert.isTrue(Exit.isFailure(yield* Fiber.await(probe)))
       yield* server.resume
@@ -257,9 +259,14 @@ describe("RedisBreakerStore, breaker side", () => {
             yield* Effect.either(CircuitBreaker.withBreaker(failing, a))
             yield* a.reset
           }
+          // the writer tries again each second of the Clock: each time, it has failed and waits the next
+          const triedAgain = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            clockWaitsUntil(now + 1_000, "the background writer to fail and wait a second to try again")
+          )
+          yield* triedAgain
           for (let i = 0; i < 5; i++) {
             yield* TestClock.adjust("1 second")
-            yield* realSleep(20)
+            yield* triedAgain
           }
           assert.deepStrictEqual((yield* a.snapshot).store, { connected: false })
           assert.strictEqual(logs.length, 1, JSON.stringify(logs))

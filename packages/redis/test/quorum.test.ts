@@ -1,7 +1,7 @@
 /**
  * `sharing.quorum` on real Redis: every member a breaker with a RedisBreakerStore (so connections)
  * of its own. Decisions read the TestClock; what crosses the network is awaited in real time,
- * bounded (`eventually`), and every negative claim ("only itself") is checked once the store has
+ * bounded (`waitFor`), and every negative claim ("only itself") is checked once the store has
  * provably received what could have changed it.
  */
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
@@ -10,7 +10,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Either, Layer, Option, TestClock } from "effect"
 import { Redis } from "ioredis"
 import { tcpProxy } from "../../../test-support/proxy.js"
-import { cleanup, eventually, startServer, uniquePrefix } from "./utils/server.js"
+import { cleanup, startServer, uniquePrefix } from "./utils/server.js"
+import { openTimeOver, waitFor } from "./utils/wait.js"
 
 const URL = "redis://127.0.0.1:6379"
 const NAME = "payments"
@@ -80,8 +81,7 @@ const trip = (breaker: CircuitBreaker.CircuitBreaker) =>
   })
 
 /** Waits (real time, bounded) until `condition` holds; fails the test with `what` if it never does. */
-const until = <E, R>(what: string, condition: Effect.Effect<boolean, E, R>, millis = 10_000) =>
-  Effect.flatMap(eventually(condition, millis), (held) => Effect.sync(() => assert.isTrue(held, what)))
+const until = waitFor
 
 const allAre = (members: ReadonlyArray<CircuitBreaker.CircuitBreaker>, tag: CircuitBreaker.StateTag) =>
   Effect.map(tags(members), (ts) => ts.every((t) => t === tag))
@@ -175,7 +175,10 @@ describe("sharing.quorum on Redis", () => {
         }
         // the fleet probes once, and its success closes every member: once the open time is over
         // on the server's clock (real time), then on the members' TestClock
-        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, PROBING_OPEN_FOR + 50)))
+        yield* Effect.acquireRelease(
+          Effect.sync(() => new Redis(URL)),
+          (client) => Effect.sync(() => client.disconnect())
+        ).pipe(Effect.flatMap((admin) => openTimeOver(admin, `${prefix}{${NAME}}:circuit`)))
         yield* TestClock.adjust(PROBING_OPEN_FOR)
         let runs = 0
         const results = yield* Effect.forEach(

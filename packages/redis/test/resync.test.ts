@@ -10,7 +10,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Redis } from "ioredis"
 import { tcpProxy } from "../../../test-support/proxy.js"
-import { cleanup, eventually, realSleep, uniquePrefix } from "./utils/server.js"
+import { cleanup, eventually, uniquePrefix } from "./utils/server.js"
+import { subscribers, waitFor } from "./utils/wait.js"
 
 const URL = "redis://127.0.0.1:6379"
 
@@ -36,14 +37,26 @@ describe("RedisBreakerStore: the resync waits for the subscription", () => {
           Effect.sync(() => new Redis(URL)),
           (client) => Effect.promise(() => cleanup(client, prefix).finally(() => client.disconnect()))
         )
-        // holds back the SUBSCRIBE chunk of a connection, and every later one of it
+        // Holds back the SUBSCRIBE chunk of a connection, and every later one of it. Counts what a's
+        // resync can do first: ask for the subscription (SUBSCRIBE) or read the circuit (its key).
+        let subscribes = 0
+        let reads = 0
         const proxy = yield* tcpProxy(6379, {
-          marks: (chunk) => chunk.toString("latin1").toLowerCase().includes("subscribe")
+          marks: (chunk) => {
+            const text = chunk.toString("latin1")
+            subscribes += text.toLowerCase().split("subscribe").length - 1
+            if (text.includes(`${prefix}{payments}:circuit`)) reads++
+            return text.toLowerCase().includes("subscribe")
+          }
         })
         const a = yield* member(`redis://127.0.0.1:${proxy.port}`, prefix)
+        // b is made now: while a's SUBSCRIBE is held, only b's trip has to land before a's resync
+        // stops waiting for the subscription (5 s, real time), however slow the machine
+        const b = yield* member(URL, prefix)
         // a's subscriber connection is cut; it reconnects, and its ready starts the resync, but
         // the server does not take its SUBSCRIBE yet
         yield* proxy.hold
+        const [subscribesBefore, readsBefore] = [subscribes, reads]
         yield* proxy.cutMarked
         assert.isTrue(
           yield* eventually(
@@ -52,8 +65,12 @@ describe("RedisBreakerStore: the resync waits for the subscription", () => {
             10
           )
         )
-        yield* realSleep(300) // a resync that does not wait for the subscription has read the store by now
-        const b = yield* member(URL, prefix)
+        // The resync on that ready has begun: it asked for the subscription itself (beside ioredis's
+        // own resubscribe), or read the store; a resync that does not wait would have read it by now.
+        yield* waitFor(
+          "a's resync to subscribe or read the store",
+          Effect.sync(() => subscribes >= subscribesBefore + 2 || reads > readsBefore)
+        )
         yield* Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), b))
         assert.strictEqual(yield* tagOf(b), "Open")
         const stored = Effect.promise(() => admin.hget(`${prefix}{payments}:circuit`, "state"))
@@ -64,8 +81,8 @@ describe("RedisBreakerStore: the resync waits for the subscription", () => {
             10
           )
         )
-        // published while a was not subscribed: a has not heard it
-        yield* realSleep(100)
+        // published while a was not subscribed (only b's subscriber is): a has not heard it
+        assert.strictEqual(yield* subscribers([admin], `${prefix}verdicts`), 1)
         assert.strictEqual(yield* tagOf(a), "Closed")
         yield* proxy.release
         assert.isTrue(

@@ -54,7 +54,8 @@ export class Health {
       const store = storeOf(error)
       return Effect.logWarning(
         `circuit "${this.name}": shared store${store === undefined ? "" : ` (${store})`} unreachable, deciding locally until it answers`,
-        error
+        // as the cause: a second message would be logged as an object (`message=` twice)
+        Cause.fail(error)
       ).pipe(Effect.annotateLogs(annotations(this.name, store)))
     })
   }
@@ -186,7 +187,10 @@ export const connect = (
   Effect.gen(function* () {
     const connected = yield* Effect.either(store.connect(name))
     if (Either.isLeft(connected)) {
-      yield* Effect.logWarning(`circuit "${name}": shared store unavailable, keeping state locally`, connected.left)
+      yield* Effect.logWarning(
+        `circuit "${name}": shared store unavailable, keeping state locally`,
+        Cause.fail(connected.left)
+      )
       return undefined
     }
     const circuit = connected.right

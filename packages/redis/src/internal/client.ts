@@ -65,6 +65,63 @@ const clusterOptions = (options: RedisOptions, role: Role): ClusterOptions => ({
   }
 })
 
+/** Where each adapter's connection goes, and why it last failed to connect: what its errors say. */
+const followed = new WeakMap<Client, { readonly where: string; lastError?: unknown }>()
+
+/** Notes where `client` goes, and each connection error it meets until it is ready again. */
+const follow = (client: Client, where: string): void => {
+  const seen: { readonly where: string; lastError?: unknown } = { where }
+  followed.set(client, seen)
+  client.on("error", (e: unknown) => {
+    seen.lastError = e
+  })
+  client.on("ready", () => {
+    delete seen.lastError
+  })
+}
+
+/** A connection error in our words. */
+const reasonOf = (e: unknown): string => {
+  switch (typeof e === "object" && e !== null && "code" in e ? e.code : undefined) {
+    case "ECONNREFUSED":
+      return "connection refused"
+    case "ECONNRESET":
+      return "connection reset"
+    case "ETIMEDOUT":
+      return "connect timed out"
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return "host not found"
+    case "EHOSTUNREACH":
+    case "ENETUNREACH":
+      return "host unreachable"
+  }
+  return messageOf(e)
+}
+
+/**
+ * Why a command on `client` failed, in our words, with the address: ioredis says "Stream isn't
+ * writeable and enableOfflineQueue options is false" for a command it did not send because it is
+ * not connected, and "Connection is closed." whatever closed it.
+ *
+ * @internal
+ */
+export const failureOf = (client: Client, e: unknown): string => {
+  const seen = followed.get(client)
+  const where = seen?.where ?? "Redis"
+  const why = seen !== undefined && "lastError" in seen ? `: ${reasonOf(seen.lastError)}` : ""
+  const message = messageOf(e)
+  if (message.startsWith("Stream isn't writeable")) return `not connected to ${where}${why} (the command was not sent)`
+  if (message === "Connection is closed.") return `the connection to ${where} closed${why}`
+  return message
+}
+
+/** Why `client` could not connect, in our words (the connection error it met, if any). @internal */
+export const connectFailureOf = (client: Client, e: unknown): string => {
+  const seen = followed.get(client)
+  return seen !== undefined && "lastError" in seen ? reasonOf(seen.lastError) : messageOf(e)
+}
+
 /** @internal */
 export const makeClient = (url: string, options: RedisOptions): Redis => {
   const client = new Redis(url, options)
@@ -101,25 +158,31 @@ export const acquire = (
   if (target._tag === "Cluster" && role === "commands") return Effect.succeed(target.cluster)
   return Effect.acquireRelease(
     Effect.sync((): Client => {
-      switch (target._tag) {
-        case "Server":
-          return makeClient(target.url, options)
-        case "Nodes":
-          return makeCluster(target.nodes, options, role)
-        case "Cluster": {
-          // The application's options (nodes, auth, TLS), with the subscriber's own rules on top.
-          const duplicate = target.cluster.duplicate(undefined, {
-            lazyConnect: true,
-            enableOfflineQueue: true,
-            slotsRefreshInterval: SUBSCRIBER_SLOTS_REFRESH_MILLIS
-          })
-          duplicate.on("error", () => {})
-          return duplicate
-        }
-      }
+      const client = make(target, options, role)
+      follow(client, describe(target))
+      return client
     }),
     (client) => Effect.sync(() => client.disconnect())
   )
+}
+
+const make = (target: Target, options: RedisOptions, role: Role): Client => {
+  switch (target._tag) {
+    case "Server":
+      return makeClient(target.url, options)
+    case "Nodes":
+      return makeCluster(target.nodes, options, role)
+    case "Cluster": {
+      // The application's options (nodes, auth, TLS), with the subscriber's own rules on top.
+      const duplicate = target.cluster.duplicate(undefined, {
+        lazyConnect: true,
+        enableOfflineQueue: true,
+        slotsRefreshInterval: SUBSCRIBER_SLOTS_REFRESH_MILLIS
+      })
+      duplicate.on("error", () => {})
+      return duplicate
+    }
+  }
 }
 
 /**

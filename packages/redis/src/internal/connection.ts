@@ -10,7 +10,7 @@ import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { Cluster } from "ioredis"
-import { type Client, messageOf } from "./client.js"
+import { type Client, failureOf } from "./client.js"
 import { Deadlines, runningClock } from "./deadlines.js"
 
 /** @internal */
@@ -97,7 +97,7 @@ export const make = <E>(
         try {
           promise = send()
         } catch (e) {
-          resume(Effect.fail(errorOf(operation, messageOf(e), e)))
+          resume(Effect.fail(errorOf(operation, failureOf(client, e), e)))
           return
         }
         let settled = false
@@ -128,7 +128,7 @@ export const make = <E>(
             if (settled) return
             settled = true
             cancel()
-            resume(Effect.fail(errorOf(operation, messageOf(e), e)))
+            resume(Effect.fail(errorOf(operation, failureOf(client, e), e)))
           }
         )
         // No canceler: one makes `Effect.async` wrap the call in `onInterrupt`, which cost more

@@ -7,7 +7,15 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { Cluster } from "ioredis"
-import { acquire, type Client as Connected, connect, describe, failFastOptions, messageOf, within } from "./client.js"
+import {
+  acquire,
+  type Client as Connected,
+  connect,
+  connectFailureOf,
+  describe,
+  failFastOptions,
+  within
+} from "./client.js"
 import { writeCoalescer } from "./coalesce.js"
 import * as Connection from "./connection.js"
 import * as options from "./options.js"
@@ -249,7 +257,7 @@ export const acquireClient = (target: options.Target): Effect.Effect<Connected, 
       Effect.promise(() =>
         within(connect(client), STARTUP_WAIT_MILLIS).then(
           () => undefined,
-          (e: unknown) => messageOf(e)
+          (e: unknown) => connectFailureOf(client, e)
         )
       ).pipe(
         Effect.flatMap((problem) =>

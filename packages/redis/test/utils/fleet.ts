@@ -135,13 +135,21 @@ export const percentile = (values: ReadonlyArray<number>, p: number): number => 
 /**
  * Counts the commands clients send to the server at `url` (MONITOR, on a connection of its own),
  * by name, leaving out what scripts call (those are part of the script's one round trip) and this
- * harness's own INFO and CONFIG. `take` returns the counts since the last `take`.
+ * harness's own INFO and CONFIG. `take` returns the counts since the last `take`; `takeOf` only
+ * those of the commands that name one circuit's keys (its hash tag, `{circuit}`).
  */
 export const monitorCommands = (
   url: string
-): Effect.Effect<{ readonly take: Effect.Effect<Record<string, number>> }, never, Scope.Scope> =>
+): Effect.Effect<
+  {
+    readonly take: Effect.Effect<Record<string, number>>
+    readonly takeOf: (circuit: string) => Effect.Effect<Record<string, number>>
+  },
+  never,
+  Scope.Scope
+> =>
   Effect.gen(function* () {
-    let counts: Record<string, number> = {}
+    let seen: Array<{ readonly name: string; readonly args: ReadonlyArray<string> }> = []
     const client = yield* Effect.acquireRelease(
       Effect.sync(() => new Redis(url, { lazyConnect: true })),
       (c) => Effect.sync(() => c.disconnect())
@@ -155,14 +163,18 @@ export const monitorCommands = (
     monitor.on("monitor", (_time: string, args: Array<string>, source: string) => {
       const name = String(args[0]).toLowerCase()
       if (source === "lua" || name === "info" || name === "config") return
-      counts[name] = (counts[name] ?? 0) + 1
+      seen.push({ name, args })
     })
-    return {
-      take: Effect.sync(() => {
-        const taken = counts
-        counts = {}
-        return taken
+    const take = (keep: (args: ReadonlyArray<string>) => boolean) =>
+      Effect.sync(() => {
+        const counts: Record<string, number> = {}
+        for (const { args, name } of seen) if (keep(args)) counts[name] = (counts[name] ?? 0) + 1
+        seen = []
+        return counts
       })
+    return {
+      take: take(() => true),
+      takeOf: (circuit) => take((args) => args.some((arg) => String(arg).includes(`{${circuit}}`)))
     }
   })
 

@@ -17,11 +17,15 @@ export interface TestServer {
   readonly admin: Redis
 }
 
-/** Waits real time: for network I/O only, never for what a test's Clock decides. */
-export const realSleep = (millis: number): Effect.Effect<void> =>
+/** The pause between two polls (real time: what is polled runs in it, whatever a test's Clock says). */
+const pause = (millis: number): Effect.Effect<void> =>
   Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, millis)))
 
-/** Polls `condition` in real time until it holds, for at most `millis`; returns whether it held. */
+/**
+ * Polls `condition` in real time until it holds, for at most `millis`; returns whether it held.
+ * A test waits on an event this way, never for a fixed time (utils/wait.ts: `waitFor` fails with
+ * what was awaited).
+ */
 export const eventually = <E, R>(
   condition: Effect.Effect<boolean, E, R>,
   millis = 5_000,
@@ -31,7 +35,7 @@ export const eventually = <E, R>(
     const end = performance.now() + millis
     while (performance.now() < end) {
       if (yield* condition) return true
-      yield* realSleep(every)
+      yield* pause(every)
     }
     return yield* condition
   })

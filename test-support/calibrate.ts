@@ -1,0 +1,24 @@
+/**
+ * Timeouts for tests whose work is CPU alone (simulations in virtual time, property tests): how
+ * long they take says nothing of the code under test, only of how busy the machine is. Such a
+ * test's timeout is stated relative to a sample of its own work, timed on this machine when the
+ * test file is collected, never as a bare constant. Imported by relative path from each package's
+ * tests (`../../../test-support/calibrate.js`); it is no package of its own.
+ */
+
+/** What a timeout allows beyond the sample's estimate: the machine's load moves while the test runs. */
+const MARGIN = 4
+
+/** The shared default (vitest.shared.ts): an idle machine keeps the timeout it always had. */
+const FLOOR_MILLIS = 30_000
+
+/**
+ * Times `sample`, a `1 / times` share of a test's work, and returns the test's timeout: `times`
+ * the sample's duration, with a margin, and never below the shared default.
+ */
+export const timeoutFor = async (sample: () => Promise<unknown>, times: number): Promise<number> => {
+  const start = performance.now()
+  await sample()
+  const estimate = (performance.now() - start) * times
+  return Math.max(FLOOR_MILLIS, Math.ceil(estimate * MARGIN))
+}
