@@ -5,7 +5,7 @@
  *
  * @since 0.2.0
  */
-import type { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
+import { BreakerRegistry, type CircuitBreaker } from "@circuitry/breaker"
 import type * as Context from "effect/Context"
 
 /**
@@ -78,3 +78,18 @@ export interface Sources<B extends Breakers = [], G extends Registries = Default
   /** Registries whose breakers the route shows, values or tags. Default `[BreakerRegistry.BreakerRegistry]`. */
   readonly registries?: G | undefined
 }
+
+/**
+ * The registries a route shows when it is given no `registries`: the `BreakerRegistry` in its
+ * context. Pass it beside others to keep it (`registries: [...HealthSources.defaultRegistries, Other]`).
+ *
+ * @since 0.2.0
+ * @category sources
+ * @example
+ * ```ts
+ * import { HealthRoute, HealthSources } from "@circuitry/platform"
+ *
+ * const route = HealthRoute.router({ registries: HealthSources.defaultRegistries })
+ * ```
+ */
+export const defaultRegistries: DefaultRegistries = [BreakerRegistry.BreakerRegistry]

@@ -7,6 +7,7 @@ import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import { defaultRegistries } from "../HealthSources.js"
 
 /** What a route is handed (its public types are in ../HealthRoute.ts). @internal */
 export interface Sources {
@@ -24,7 +25,7 @@ const isRegistry = (u: unknown): u is BreakerRegistry.BreakerRegistry<unknown> =
 
 /** @internal */
 export const list = <R>(sources: Sources | undefined): List<R> => {
-  const registries = sources?.registries ?? [BreakerRegistry.BreakerRegistry]
+  const registries = sources?.registries ?? defaultRegistries
   const breakers = sources?.breakers ?? []
   return Effect.gen(function* () {
     const seen = new Set<Breaker>()
