@@ -10,16 +10,14 @@
  * build of a clean install.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { promisify } from "node:util"
 import { publicPackages, root, subpaths } from "./packages.js"
+import { run } from "./run.js"
 
-const exec = promisify(execFile)
 const packages = publicPackages()
 const appSource = path.join(root, "packages", "consumer", "app")
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "circuitry-consumer-"))
@@ -28,20 +26,6 @@ const tarballs = path.join(work, "tarballs")
 /** Where `pnpm release:pack <dir>` writes the Effect 3 edition. */
 const edition = path.join(tarballs, "effect3")
 
-/** The environment of a plain shell: nothing pnpm, vitest or the workspace put there. */
-const env = Object.fromEntries(
-  Object.entries(process.env).filter(([key]) => !/^(npm_|pnpm_|NODE_OPTIONS$|NODE_PATH$|VITEST)/i.test(key))
-)
-const run = async (command: string, args: ReadonlyArray<string>, cwd: string, timeoutMinutes = 5) => {
-  try {
-    return await exec(command, args, { cwd, env, timeout: timeoutMinutes * 60_000, maxBuffer: 64 << 20 })
-  } catch (error) {
-    const e = error as { message: string; killed?: boolean; signal?: string; stdout?: string; stderr?: string }
-    // execFile kills a command at its timeout and says only "Command failed".
-    const why = e.killed === true ? `killed (${e.signal}) at this test's limit of ${timeoutMinutes} minutes` : e.message
-    throw new Error(`${command} ${args.join(" ")} (in ${cwd}) failed: ${why}\n${e.stdout ?? ""}\n${e.stderr ?? ""}`)
-  }
-}
 const pnpm = (args: ReadonlyArray<string>, cwd: string, timeoutMinutes?: number) =>
   run("npx", ["-y", "pnpm@10.34.9", ...args], cwd, timeoutMinutes)
 

@@ -12,34 +12,17 @@
  * The ported packages are the ones editions/effect4/ported.ts lists, dependencies first.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { promisify } from "node:util"
 import { ported } from "../../../editions/effect4/ported.js"
 import { root } from "./packages.js"
+import { run } from "./run.js"
 
-const exec = promisify(execFile)
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "circuitry-edition4-"))
 const tarballs = path.join(work, "tarballs")
 const app = path.join(work, "app")
 const readJson = (file: string) => JSON.parse(fs.readFileSync(file, "utf8"))
-
-/** The environment of a plain shell: nothing pnpm, vitest or the workspace put there. */
-const env = Object.fromEntries(
-  Object.entries(process.env).filter(([key]) => !/^(npm_|pnpm_|NODE_OPTIONS$|NODE_PATH$|VITEST)/i.test(key))
-)
-const run = async (command: string, args: ReadonlyArray<string>, cwd: string, timeoutMinutes = 5) => {
-  try {
-    return await exec(command, args, { cwd, env, timeout: timeoutMinutes * 60_000, maxBuffer: 64 << 20 })
-  } catch (error) {
-    const e = error as { message: string; stdout?: string; stderr?: string }
-    throw new Error(
-      `${command} ${args.join(" ")} (in ${cwd}) failed: ${e.message}\n${e.stdout ?? ""}\n${e.stderr ?? ""}`
-    )
-  }
-}
 
 const effect4 = readJson(path.join(root, "editions", "effect4", "package.json")).devDependencies.effect as string
 const rootManifest = readJson(path.join(root, "package.json"))
