@@ -138,7 +138,9 @@ describe("Shedder", () => {
             ? Effect.succeed(s)
             : Effect.zipRight(Effect.sleep("5 millis"), sampled)
         )
-        const seen = yield* Effect.timeout(sampled, "2 seconds")
+        // A deadline for the event only: on a busy machine (CI runs other files beside this one) the
+        // sampler's turn can come late; what is asserted of the sample does not change.
+        const seen = yield* Effect.timeout(sampled, "20 seconds")
         assert.isAtLeast(seen.loop.delayMillis, 50)
         assert.isAtLeast(seen.loop.utilization, 0.9)
       }).pipe(Effect.scoped)
