@@ -146,7 +146,10 @@ describe("LimiterHttpClient", () => {
         Layer.mergeAll(
           NodeHttpClient.layer,
           BreakerRegistry.layer({ defaults: { policy: Policy.consecutiveFailures(2), openFor: "1 minute" } }),
-          LimiterRegistry.layer({ defaults: { limit: Limit.aimd({ initial: 8, min: 1, max: 8, backoff: 0.5 }) } })
+          // A `timeout` (and no rttTolerance): only failures are drops, not the latency of a busy machine.
+          LimiterRegistry.layer({
+            defaults: { limit: Limit.aimd({ initial: 8, min: 1, max: 8, backoff: 0.5, timeout: "1 minute" }) }
+          })
         )
       )
     )
