@@ -1,17 +1,17 @@
 /**
  * Virtual time for a scenario: a Clock whose sleeps wait on a timer heap, and a Scheduler whose
- * tasks wait in a queue, both driven by `World.advance`. Running every fiber of a scenario on them
+ * tasks wait in a queue, both driven by `World.step` and `World.settle` (`Virtual.runner` makes
+ * the Clock and Scheduler objects of each major from them). Running every fiber of a scenario on them
  * makes time jump straight to the next thing due once every fiber is waiting, which is what lets a
  * ten-minute scenario run in seconds. (`TestClock.adjust` does the same jump but waits for real
  * timers between sleeps, a few milliseconds each: too slow for thousands of requests a second.)
  *
  * @internal
  */
-import * as Clock from "effect/Clock"
+import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Fiber from "effect/Fiber"
-import type * as Scheduler from "effect/Scheduler"
+import type * as Virtual from "#virtual"
 
 interface Timer {
   readonly at: number
@@ -71,55 +71,46 @@ class Timers {
 
 const before = (a: Timer, b: Timer): boolean => a.at < b.at || (a.at === b.at && a.seq < b.seq)
 
-/** Runs tasks in the order they were scheduled, when the world says so. */
-class QueueScheduler implements Scheduler.Scheduler {
-  private tasks: Array<Scheduler.Task> = []
+/**
+ * The clock and the task queue of a scenario's fibers (`Virtual.runner` makes them the fibers'
+ * `Clock` and `Scheduler`).
+ *
+ * @internal
+ */
+export class World implements Virtual.World {
+  /** Clock milliseconds now. */
+  now: number
+  private readonly timers = new Timers()
+  private tasks: Array<() => void> = []
+  readonly nanos = (): bigint => BigInt(Math.round(this.now * 1_000_000))
+  readonly currentTimeMillis: Effect.Effect<number> = Effect.sync(() => this.now)
+  readonly currentTimeNanos: Effect.Effect<bigint> = Effect.sync(this.nanos)
 
-  scheduleTask(task: Scheduler.Task): void {
+  constructor(start: number) {
+    this.now = start
+  }
+
+  readonly sleep = (duration: Duration.Duration): Effect.Effect<void> =>
+    Edition.callback<void, never>((resume) => {
+      // Whole milliseconds, as a TestClock has: code that reads the Clock expects them.
+      const millis = Math.ceil(Duration.toMillis(duration))
+      const timer = this.at(this.now + (millis > 0 ? millis : 0), () => resume(Effect.void))
+      return Effect.sync(() => {
+        timer.run = undefined
+      })
+    })
+
+  /** Queues a fiber's task: tasks run in the order they were scheduled, when the world says so. */
+  readonly schedule = (task: () => void): void => {
     this.tasks.push(task)
   }
 
-  // A fiber runs until it waits: nothing else can happen at the same virtual instant anyway.
-  shouldYield(_fiber: Fiber.RuntimeFiber<unknown, unknown>): number | false {
-    return false
-  }
-
   /** Runs every task, including those the tasks schedule, until none is left. */
-  flush(): void {
+  readonly flush = (): void => {
     while (this.tasks.length > 0) {
       const tasks = this.tasks
       this.tasks = []
       for (let i = 0; i < tasks.length; i++) tasks[i]!()
-    }
-  }
-}
-
-/** @internal */
-export class World {
-  /** Clock milliseconds now. */
-  now: number
-  readonly scheduler = new QueueScheduler()
-  readonly clock: Clock.Clock
-  private readonly timers = new Timers()
-
-  constructor(start: number) {
-    this.now = start
-    const world = this
-    this.clock = {
-      [Clock.ClockTypeId]: Clock.ClockTypeId,
-      unsafeCurrentTimeMillis: () => world.now,
-      currentTimeMillis: Effect.sync(() => world.now),
-      unsafeCurrentTimeNanos: () => BigInt(Math.round(world.now * 1_000_000)),
-      currentTimeNanos: Effect.sync(() => BigInt(Math.round(world.now * 1_000_000))),
-      sleep: (duration: Duration.Duration) =>
-        Effect.async<void>((resume) => {
-          // Whole milliseconds, as a TestClock has: code that reads the Clock expects them.
-          const millis = Math.ceil(Duration.toMillis(duration))
-          const timer = world.at(world.now + (millis > 0 ? millis : 0), () => resume(Effect.void))
-          return Effect.sync(() => {
-            timer.run = undefined
-          })
-        })
     }
   }
 
@@ -135,7 +126,7 @@ export class World {
 
   /** Lets every fiber run until it waits. */
   settle(): void {
-    this.scheduler.flush()
+    this.flush()
   }
 
   /** Moves to the next timer's time and runs every timer due then, and what they wake. */
@@ -148,7 +139,7 @@ export class World {
       const run = timer.run
       timer.run = undefined
       run?.()
-      this.scheduler.flush()
+      this.flush()
     }
   }
 }
