@@ -10,7 +10,7 @@ import { currentOrigin, currentRandom } from "./fault.js"
 import * as Random from "./random.js"
 import type { Figures, Report, Second } from "../Scenario.js"
 import { TypeId } from "./report.js"
-import { World } from "./world.js"
+import { type Runner, World } from "./world.js"
 
 /** Counts what a scenario's fibers report with `count`, by the second of scenario time. */
 class Recorder {
@@ -77,7 +77,7 @@ export interface Plan {
 export class Running<R> {
   private readonly world: World
   private readonly recorder: Recorder
-  private readonly runner: Virtual.Runner<R>
+  private readonly runner: Runner<R>
   private readonly latencies: Array<Array<number>>
   private readonly failures: Float64Array
   /** Each request in flight: the second it arrived in, and when. */

@@ -10,7 +10,6 @@
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DefaultServices from "effect/DefaultServices"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
@@ -20,6 +19,7 @@ import { globalValue } from "effect/GlobalValue"
 import type * as Metric from "effect/Metric"
 import * as Runtime from "effect/Runtime"
 import type * as Scheduler from "effect/Scheduler"
+import type { Clockwork, Runner } from "./world.js"
 
 /** A value each fiber carries and the fibers it forks inherit (a `FiberRef`). @internal */
 export type Local<A> = FiberRef.FiberRef<A>
@@ -50,19 +50,6 @@ export const now = (fiber: Current): number =>
 /** A counter metric of numbers or bigints. @internal */
 export type Counter = Metric.Metric.Counter<number> | Metric.Metric.Counter<bigint>
 
-/** What fibers run in a world: its time, its sleeps, and the queue their tasks wait in. @internal */
-export interface World {
-  /** Clock milliseconds now. */
-  readonly now: number
-  readonly nanos: () => bigint
-  readonly currentTimeMillis: Effect.Effect<number>
-  readonly currentTimeNanos: Effect.Effect<bigint>
-  readonly sleep: (duration: Duration.Duration) => Effect.Effect<void>
-  readonly schedule: (task: () => void) => void
-  /** Runs every task waiting, and those they schedule, until none is left. */
-  readonly flush: () => void
-}
-
 /** The fiber that asked for a `Runner`: its context and fiber refs. @internal */
 export type Caller<R> = Runtime.Runtime<R>
 
@@ -72,21 +59,13 @@ export const caller = <R>(): Effect.Effect<Caller<R>, never, R> => Effect.runtim
 /** A request's fiber. @internal */
 export type RequestFiber = Fiber.RuntimeFiber<unknown, unknown>
 
-/** Starts fibers in a world, with a caller's context and fiber refs. @internal */
-export interface Runner<R> {
-  /** Runs `effect` in a fiber of its own, on the world's scheduler and clock, `setting` its local. */
-  readonly fork: (effect: Effect.Effect<unknown, unknown, R>, setting: Setting) => RequestFiber
-  /** A counter's count, as the caller's fiber would read it. */
-  readonly read: (counter: Counter) => number
-}
-
 /**
  * A runner for `world`, whose fibers have the caller's context and fiber refs, the world's clock,
  * and `settings` for their locals.
  *
  * @internal
  */
-export const runner = <R>(caller: Caller<R>, world: World, settings: ReadonlyArray<Setting>): Runner<R> => {
+export const runner = <R>(caller: Caller<R>, world: Clockwork, settings: ReadonlyArray<Setting>): Runner<R> => {
   const clock: Clock.Clock = {
     [Clock.ClockTypeId]: Clock.ClockTypeId,
     unsafeCurrentTimeMillis: () => world.now,

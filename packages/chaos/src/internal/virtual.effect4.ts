@@ -9,11 +9,11 @@
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import type * as Metric from "effect/Metric"
 import * as Scheduler from "effect/Scheduler"
+import type { Clockwork, Runner } from "./world.js"
 
 /** A value each fiber carries and the fibers it forks inherit (a `Context.Reference`). @internal */
 export type Local<A> = Context.Reference<A>
@@ -44,19 +44,6 @@ export const now = (fiber: Current): number => fiber.getRef(Clock.Clock).current
 /** A counter metric of numbers or bigints. @internal */
 export type Counter = Metric.Counter<number> | Metric.Counter<bigint>
 
-/** What fibers run in a world: its time, its sleeps, and the queue their tasks wait in. @internal */
-export interface World {
-  /** Clock milliseconds now. */
-  readonly now: number
-  readonly nanos: () => bigint
-  readonly currentTimeMillis: Effect.Effect<number>
-  readonly currentTimeNanos: Effect.Effect<bigint>
-  readonly sleep: (duration: Duration.Duration) => Effect.Effect<void>
-  readonly schedule: (task: () => void) => void
-  /** Runs every task waiting, and those they schedule, until none is left. */
-  readonly flush: () => void
-}
-
 /** The fiber that asked for a `Runner`: its context, references included. @internal */
 export type Caller<R> = Context.Context<R>
 
@@ -66,21 +53,13 @@ export const caller = <R>(): Effect.Effect<Caller<R>, never, R> => Effect.contex
 /** A request's fiber. @internal */
 export type RequestFiber = Fiber.Fiber<unknown, unknown>
 
-/** Starts fibers in a world, with a caller's context and fiber refs. @internal */
-export interface Runner<R> {
-  /** Runs `effect` in a fiber of its own, on the world's scheduler and clock, `setting` its local. */
-  readonly fork: (effect: Effect.Effect<unknown, unknown, R>, setting: Setting) => RequestFiber
-  /** A counter's count, as the caller's fiber would read it. */
-  readonly read: (counter: Counter) => number
-}
-
 /**
  * A runner for `world`, whose fibers have the caller's context and references, the world's clock,
  * and `settings` for their locals.
  *
  * @internal
  */
-export const runner = <R>(caller: Caller<R>, world: World, settings: ReadonlyArray<Setting>): Runner<R> => {
+export const runner = <R>(caller: Caller<R>, world: Clockwork, settings: ReadonlyArray<Setting>): Runner<R> => {
   const clock: Clock.Clock = {
     currentTimeMillisUnsafe: () => world.now,
     currentTimeMillis: world.currentTimeMillis,

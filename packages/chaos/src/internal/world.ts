@@ -72,12 +72,37 @@ class Timers {
 const before = (a: Timer, b: Timer): boolean => a.at < b.at || (a.at === b.at && a.seq < b.seq)
 
 /**
- * The clock and the task queue of a scenario's fibers (`Virtual.runner` makes them the fibers'
- * `Clock` and `Scheduler`).
+ * What the fibers of a world read and wait on: its time, its sleeps, and the queue their tasks wait
+ * in. `Virtual.runner` makes each major's `Clock` and `Scheduler` objects of it.
  *
  * @internal
  */
-export class World implements Virtual.World {
+export interface Clockwork {
+  /** Clock milliseconds now. */
+  readonly now: number
+  readonly nanos: () => bigint
+  readonly currentTimeMillis: Effect.Effect<number>
+  readonly currentTimeNanos: Effect.Effect<bigint>
+  readonly sleep: (duration: Duration.Duration) => Effect.Effect<void>
+  readonly schedule: (task: () => void) => void
+  /** Runs every task waiting, and those they schedule, until none is left. */
+  readonly flush: () => void
+}
+
+/** Starts fibers in a world, with the context of the fiber that made it (`Virtual.runner`). @internal */
+export interface Runner<R> {
+  /** Runs `effect` in a fiber of its own, on the world's scheduler and clock, `setting` its local. */
+  readonly fork: (effect: Effect.Effect<unknown, unknown, R>, setting: Virtual.Setting) => Virtual.RequestFiber
+  /** A counter's count, as the caller's fiber would read it. */
+  readonly read: (counter: Virtual.Counter) => number
+}
+
+/**
+ * The clock and the task queue of a scenario's fibers.
+ *
+ * @internal
+ */
+export class World implements Clockwork {
   /** Clock milliseconds now. */
   now: number
   private readonly timers = new Timers()
