@@ -67,12 +67,10 @@ export type RequestFiber = Fiber.RuntimeFiber<unknown, unknown>
  */
 export const runner = <R>(caller: Caller<R>, world: Clockwork, settings: ReadonlyArray<Setting>): Runner<R> => {
   const clock: Clock.Clock = {
+    ...world.effects,
     [Clock.ClockTypeId]: Clock.ClockTypeId,
     unsafeCurrentTimeMillis: () => world.now,
-    currentTimeMillis: world.currentTimeMillis,
-    unsafeCurrentTimeNanos: world.nanos,
-    currentTimeNanos: world.currentTimeNanos,
-    sleep: world.sleep
+    unsafeCurrentTimeNanos: world.nanos
   }
   const scheduler: Scheduler.Scheduler = {
     scheduleTask: (task) => world.schedule(task),

@@ -61,14 +61,12 @@ export type RequestFiber = Fiber.Fiber<unknown, unknown>
  */
 export const runner = <R>(caller: Caller<R>, world: Clockwork, settings: ReadonlyArray<Setting>): Runner<R> => {
   const clock: Clock.Clock = {
+    ...world.effects,
     currentTimeMillisUnsafe: () => world.now,
-    currentTimeMillis: world.currentTimeMillis,
     currentTimeNanosUnsafe: world.nanos,
-    currentTimeNanos: world.currentTimeNanos,
     // Virtual time never goes back: the wall clock serves as the monotonic one.
     monotonicTimeNanosUnsafe: world.nanos,
-    monotonicTimeNanos: world.currentTimeNanos,
-    sleep: world.sleep
+    monotonicTimeNanos: world.effects.currentTimeNanos
   }
   // Each fiber asks for a dispatcher of its own; all of them feed the world's one queue.
   const dispatcher: Scheduler.SchedulerDispatcher = {

@@ -81,9 +81,12 @@ export interface Clockwork {
   /** Clock milliseconds now. */
   readonly now: number
   readonly nanos: () => bigint
-  readonly currentTimeMillis: Effect.Effect<number>
-  readonly currentTimeNanos: Effect.Effect<bigint>
-  readonly sleep: (duration: Duration.Duration) => Effect.Effect<void>
+  /** The members of a `Clock` that both majors name alike. */
+  readonly effects: {
+    readonly currentTimeMillis: Effect.Effect<number>
+    readonly currentTimeNanos: Effect.Effect<bigint>
+    readonly sleep: (duration: Duration.Duration) => Effect.Effect<void>
+  }
   readonly schedule: (task: () => void) => void
   /** Runs every task waiting, and those they schedule, until none is left. */
   readonly flush: () => void
@@ -108,22 +111,24 @@ export class World implements Clockwork {
   private readonly timers = new Timers()
   private tasks: Array<() => void> = []
   readonly nanos = (): bigint => BigInt(Math.round(this.now * 1_000_000))
-  readonly currentTimeMillis: Effect.Effect<number> = Effect.sync(() => this.now)
-  readonly currentTimeNanos: Effect.Effect<bigint> = Effect.sync(this.nanos)
 
   constructor(start: number) {
     this.now = start
   }
 
-  readonly sleep = (duration: Duration.Duration): Effect.Effect<void> =>
-    Edition.callback<void, never>((resume) => {
-      // Whole milliseconds, as a TestClock has: code that reads the Clock expects them.
-      const millis = Math.ceil(Duration.toMillis(duration))
-      const timer = this.at(this.now + (millis > 0 ? millis : 0), () => resume(Effect.void))
-      return Effect.sync(() => {
-        timer.run = undefined
+  readonly effects = {
+    currentTimeMillis: Effect.sync(() => this.now),
+    currentTimeNanos: Effect.sync(this.nanos),
+    sleep: (duration: Duration.Duration): Effect.Effect<void> =>
+      Edition.callback<void, never>((resume) => {
+        // Whole milliseconds, as a TestClock has: code that reads the Clock expects them.
+        const millis = Math.ceil(Duration.toMillis(duration))
+        const timer = this.at(this.now + (millis > 0 ? millis : 0), () => resume(Effect.void))
+        return Effect.sync(() => {
+          timer.run = undefined
+        })
       })
-    })
+  }
 
   /** Queues a fiber's task: tasks run in the order they were scheduled, when the world says so. */
   readonly schedule = (task: () => void): void => {
