@@ -58,8 +58,17 @@ export interface Options<R> {
    */
   readonly drain?: Edition.DurationInput | undefined
   /** Effect `Metric` counters to report: what each gained in each second. */
-  readonly counters?: Readonly<Record<string, Virtual.Counter>> | undefined
+  readonly counters?: Readonly<Record<string, Counter>> | undefined
 }
+
+/**
+ * An Effect `Metric` counter, of numbers or bigints, that a scenario can report
+ * (`Metric.Metric.Counter` on Effect 3, `Metric.Counter` on Effect 4).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Counter = Virtual.Counter
 
 /**
  * The figures of one second (or of the whole run). A request belongs to the second it arrived
