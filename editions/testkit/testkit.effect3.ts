@@ -5,6 +5,8 @@
 import { it as it3 } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -35,3 +37,7 @@ export const defectOf = (cause: Cause.Cause<unknown>): unknown => Option.getOrUn
 
 /** Yields to the other fibers once. */
 export const yieldNow: Effect.Effect<void> = Effect.yieldNow()
+
+/** A fiber's exit if it is done, without waiting (`unsafePoll` on Effect 3, `pollUnsafe` on 4). */
+export const pollUnsafe = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Exit.Exit<A, E> | undefined =>
+  fiber.unsafePoll() ?? undefined

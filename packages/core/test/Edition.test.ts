@@ -1,7 +1,7 @@
 // The edition layer, on whichever major this run is: the same assertions hold on Effect 3 and 4.
 import { Edition } from "@circuitry/core"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Duration, Effect, Exit, Fiber, Layer, Option, Queue, Schedule } from "effect"
+import { Cause, Duration, Effect, Exit, Fiber, Layer, Option, Queue, Schedule, Schema } from "effect"
 import effect from "effect/package.json" with { type: "json" }
 
 describe("Edition", () => {
@@ -96,4 +96,24 @@ describe("Edition", () => {
       assert.isTrue(Layer.isLayer(Edition.layerScoped(Name, Effect.succeed("n"))))
     })
   )
+})
+
+describe("Edition (chaos)", () => {
+  it.effect("yieldNow lets a forked fiber run first", () =>
+    Effect.gen(function* () {
+      const seen: Array<string> = []
+      yield* Edition.forkChild(Effect.sync(() => seen.push("child")))
+      yield* Edition.yieldNow
+      seen.push("parent")
+      assert.deepStrictEqual(seen, ["child", "parent"])
+    })
+  )
+
+  it("literals: a schema of one of the values, for a field of an error", () => {
+    class E extends Schema.TaggedError<E>()("E", { figure: Edition.literals("a", "b") }) {}
+    const figure: "a" | "b" = new E({ figure: "b" }).figure
+    assert.strictEqual(figure, "b")
+    const is = Schema.is(Edition.literals("a", "b"))
+    assert.deepStrictEqual([is("a"), is("b"), is("c"), is(1)], [true, true, false, false])
+  })
 })

@@ -19,6 +19,8 @@ import * as RuntimeFlags from "effect/RuntimeFlags"
 import type * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as Intervals from "effect/ScheduleIntervals"
+import * as Schema from "effect/Schema"
+import type * as SchemaAST from "effect/SchemaAST"
 import type * as Scope from "effect/Scope"
 
 /**
@@ -258,3 +260,22 @@ export const stepper = <Out, In, R>(
         return ScheduleDecision.isDone(decision) ? undefined : Math.max(0, Intervals.start(decision.intervals) - now)
       })
   })
+
+/**
+ * Yields to the other fibers once (`Effect.yieldNow()` on Effect 3, `Effect.yieldNow` on 4).
+ *
+ * @since 0.2.0
+ * @category effects
+ */
+export const yieldNow: Effect.Effect<void> = Effect.yieldNow()
+
+/**
+ * A schema of one of several literals (`Schema.Literal(...values)` on Effect 3,
+ * `Schema.Literals(values)` on 4).
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const literals = <const L extends readonly [SchemaAST.LiteralValue, ...Array<SchemaAST.LiteralValue>]>(
+  ...values: L
+): Schema.Literal<[...L]> => Schema.Literal(...values)

@@ -15,6 +15,8 @@ import type * as Option from "effect/Option"
 import * as Pull from "effect/Pull"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import type * as SchemaAST from "effect/SchemaAST"
 import type * as Scope from "effect/Scope"
 
 /**
@@ -249,3 +251,22 @@ export const stepper = <Out, In, E, R>(
         Pull.catchDone(() => Effect.succeed(undefined))
       )
   )
+
+/**
+ * Yields to the other fibers once (`Effect.yieldNow()` on Effect 3, `Effect.yieldNow` on 4).
+ *
+ * @since 0.2.0
+ * @category effects
+ */
+export const yieldNow: Effect.Effect<void> = Effect.yieldNow
+
+/**
+ * A schema of one of several literals (`Schema.Literal(...values)` on Effect 3,
+ * `Schema.Literals(values)` on 4).
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const literals = <const L extends readonly [SchemaAST.LiteralValue, ...Array<SchemaAST.LiteralValue>]>(
+  ...values: L
+): Schema.Literals<L> => Schema.Literals(values)
