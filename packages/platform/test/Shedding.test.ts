@@ -16,7 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Http from "node:http"
 import * as TestClock from "effect/TestClock"
 import * as TestContext from "effect/TestContext"
-import * as Net from "node:net"
+import { disconnectAfter } from "./utils.js"
 
 /** A Node server on a free port of 127.0.0.1 that tracks arrivals, for the life of the scope. */
 const serveTracked = <E, R>(app: HttpApp.Default<E, R>, arrivals?: LimiterHttpServer.ArrivalOptions) =>
@@ -76,15 +76,6 @@ const slicedWork = (release: Deferred.Deferred<void>) =>
     return { app, started, interrupted, work, reached }
   })
 
-/** Sends a GET on a raw socket, waits for the handler to start, then closes the connection. */
-const disconnectWhileServed = (port: number, started: Deferred.Deferred<void>) =>
-  Effect.gen(function* () {
-    const socket = Net.connect(port, "127.0.0.1")
-    socket.on("connect", () => socket.write("GET /work HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"))
-    yield* Deferred.await(started)
-    socket.destroy()
-  })
-
 describe("LimiterHttpServer.shedding", () => {
   it.live(
     "a shed request gets 503 problem+json with Retry-After, from the middleware or on arrival, and no handler runs",
@@ -138,7 +129,7 @@ describe("LimiterHttpServer.shedding", () => {
       const release = yield* Deferred.make<void>()
       const { app, interrupted, started, work } = yield* slicedWork(release)
       const port = yield* serveTracked(app.pipe(LimiterHttpServer.shedding(shedder)))
-      yield* disconnectWhileServed(port, started)
+      yield* disconnectAfter(port, "/work", Deferred.await(started))
       const slicesAtInterrupt = yield* Deferred.await(interrupted).pipe(Effect.timeout("5 seconds"))
       assert.strictEqual(work.slices, slicesAtInterrupt) // no slice after the interruption
       yield* Deferred.succeed(release, undefined)
@@ -164,7 +155,7 @@ describe("LimiterHttpServer.shedding", () => {
             app
           ).pipe(LimiterHttpServer.shedding(shedder, { interruptOnDisconnect: false }))
         )
-        yield* disconnectWhileServed(port, started)
+        yield* disconnectAfter(port, "/work", Deferred.await(started))
         const slicesAtClose = yield* Deferred.await(closed).pipe(Effect.timeout("5 seconds"))
         yield* reached(slicesAtClose + 20).pipe(Effect.timeout("5 seconds"))
         assert.isFalse(yield* Deferred.isDone(interrupted))
