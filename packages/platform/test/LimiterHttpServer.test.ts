@@ -3,6 +3,7 @@ import { Limit, Limiter, LimiterRegistry } from "@circuitry/limiter"
 import { BreakerHttpClient, LimiterHttpClient, LimiterHttpServer } from "@circuitry/platform"
 import { assert, describe, it } from "@effect/vitest"
 import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -12,7 +13,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import { disconnectAfter, serve } from "./utils.js"
+import { disconnectAfter, stopsForAGoneClient, worksOnForAGoneClient } from "./disconnect.js"
+import { serve } from "./utils.js"
 
 /** An app whose handler counts its runs and holds each request until `gate` opens. */
 const heldApp = (gate: Deferred.Deferred<void>, hits: { count: number }) =>
@@ -134,6 +136,18 @@ describe("LimiterHttpServer", () => {
       const client = yield* HttpClient.HttpClient
       assert.strictEqual((yield* client.get(`${server.url}/work`)).status, 200) // the freed slot serves the next
     }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
+  )
+
+  it.live("a client that disconnects stops its handler at its next turn of the loop, and it can be kept on", () =>
+    Effect.gen(function* () {
+      const limiter = yield* Limiter.make({ name: "sliced", limit: Limit.fixed(4) })
+      const port = (app: HttpApp.Default<never, HttpServerRequest.HttpServerRequest>) =>
+        Effect.map(serve(app), (s) => s.port)
+      yield* stopsForAGoneClient((app) => port(app.pipe(LimiterHttpServer.middleware(limiter))))
+      yield* worksOnForAGoneClient((app) =>
+        port(app.pipe(LimiterHttpServer.middleware(limiter, { interruptOnDisconnect: false })))
+      )
+    }).pipe(Effect.scoped)
   )
 
   it.live("a client that disconnects while queued leaves the queue and never reaches its handler", () =>

@@ -5,7 +5,6 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
-import * as Net from "node:net"
 
 export interface Served {
   /** `http://127.0.0.1:<port>` */
@@ -41,15 +40,3 @@ export const closedPort: Effect.Effect<number> = Effect.async<number>((resume) =
     server.close(() => resume(Effect.succeed(port)))
   })
 })
-
-/**
- * Sends a GET for `path` on a raw socket of its own, waits for `reached` (the handler started, the
- * request is queued), then closes the connection as a client that gives up does.
- */
-export const disconnectAfter = <E, R>(port: number, path: string, reached: Effect.Effect<void, E, R>) =>
-  Effect.gen(function* () {
-    const socket = Net.connect(port, "127.0.0.1")
-    socket.on("connect", () => socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`))
-    yield* reached
-    socket.destroy()
-  })
