@@ -136,31 +136,28 @@ describe("MetricsRoute", () => {
         value(parsed, "circuitry_limiter_calls_total", { limiter: "m-inbound", outcome: "success" }),
         1
       )
-      includesLines(body, [
-        "# HELP shop_orders_total Orders placed",
-        "# TYPE shop_orders_total counter",
-        `shop_orders_total{region="eu"} 3`
-      ])
-      assert.include(body, "# TYPE shop_queue_depth gauge\nshop_queue_depth 7\n")
-      includesLines(body, [
-        "# TYPE shop_order_size histogram",
-        `shop_order_size_bucket{le="1"} 1`,
-        `shop_order_size_bucket{le="10"} 2`,
-        `shop_order_size_bucket{le="+Inf"} 3`,
-        "shop_order_size_sum 44.5",
-        "shop_order_size_count 3"
-      ])
+      // The application's own metrics, whole and in name order, each family's lines together.
       includesLines(body, [
         "# TYPE shop_latency summary",
         `shop_latency{quantile="0.5"} 12`,
         `shop_latency{quantile="0.99"} 12`,
         "shop_latency_sum 12",
-        "shop_latency_count 1"
-      ])
-      includesLines(body, [
+        "shop_latency_count 1",
+        "# TYPE shop_order_size histogram",
+        `shop_order_size_bucket{le="1"} 1`,
+        `shop_order_size_bucket{le="10"} 2`,
+        `shop_order_size_bucket{le="+Inf"} 3`,
+        "shop_order_size_sum 44.5",
+        "shop_order_size_count 3",
+        "# HELP shop_orders_total Orders placed",
+        "# TYPE shop_orders_total counter",
+        `shop_orders_total{region="eu"} 3`,
         "# TYPE shop_payment_method counter",
         `shop_payment_method{key="card"} 2`,
-        `shop_payment_method{key="iban"} 1`
+        `shop_payment_method{key="iban"} 1`,
+        "# TYPE shop_queue_depth gauge",
+        "shop_queue_depth 7",
+        ""
       ])
       // The app's other route still answers.
       const home = yield* (yield* HttpClient.HttpClient).get(`${server.url}/`)
