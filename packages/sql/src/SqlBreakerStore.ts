@@ -127,11 +127,13 @@ export const make = (
  * ```ts
  * import { CircuitBreaker, Policy } from "@circuitry/breaker"
  * import { SqlBreakerStore } from "@circuitry/sql"
- * import { SqliteClient } from "@effect/sql-sqlite-node"
- * import { Effect, Layer } from "effect"
+ * import { PgClient } from "@effect/sql-pg"
+ * import { Effect, Layer, Redacted } from "effect"
  *
+ * // The application's own client (here PostgreSQL; @effect/sql-sqlite-node's SqliteClient for
+ * // better-sqlite3 is given the same way).
  * const StoreLive = SqlBreakerStore.layer({ table: "breakers" }).pipe(
- *   Layer.provide(SqliteClient.layer({ filename: "breakers.db" }))
+ *   Layer.provide(PgClient.layer({ url: Redacted.make("postgres://app@db.internal:5432/app") }))
  * )
  *
  * const program = Effect.gen(function* () {
@@ -211,10 +213,10 @@ export interface SqliteOptions {
 const SqliteSchema = Schema.Struct({
   filename: Schema.String.pipe(Schema.minLength(1)).annotations({ message: () => "a non-empty path" }),
   busyTimeout: Schema.optional(OptionRules.FiniteMillis),
-  readonly: Schema.optional(Schema.Literal(false)).annotations({ message: () => "false: a store writes" }),
-  prepareCacheSize: Schema.optional(Schema.Int.pipe(Schema.nonNegative())).annotations({
-    message: () => "an integer >= 0"
-  })
+  readonly: Schema.optional(Schema.Literal(false).annotations({ message: () => "false: a store writes" })),
+  prepareCacheSize: Schema.optional(
+    Schema.Int.pipe(Schema.nonNegative()).annotations({ message: () => "an integer >= 0" })
+  )
 })
 
 const driverError = (driver: string, cause: unknown) =>
