@@ -6,6 +6,7 @@
  * (`src/internal/libsql.ts`); `outage.test.ts` shows the same through the store.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Either, Layer } from "effect"
 import Libsql from "libsql"
@@ -32,9 +33,9 @@ const files = Effect.gen(function* () {
   return { store, other, seenByOther }
 })
 
-const busy = (result: Either.Either<unknown, unknown>) => {
+const busy = (result: Either.Either<unknown, SqlError>) => {
   assert.isTrue(Either.isLeft(result))
-  assert.match(String((result as Either.Left<unknown, { cause: unknown }>).left.cause), /SQLITE_BUSY|locked/i)
+  if (Either.isLeft(result)) assert.match(String(result.left.cause), /SQLITE_BUSY|locked/i)
 }
 
 describe("a statement that failed with SQLITE_BUSY leaves nothing behind", () => {
