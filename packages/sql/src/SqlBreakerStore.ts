@@ -130,8 +130,8 @@ export const make = (
  * import { PgClient } from "@effect/sql-pg"
  * import { Effect, Layer, Redacted } from "effect"
  *
- * // The application's own client (here PostgreSQL; @effect/sql-sqlite-node's SqliteClient for
- * // better-sqlite3 is given the same way).
+ * // The application's own client: here PostgreSQL; a SqliteClient over better-sqlite3 is given
+ * // the same way.
  * const StoreLive = SqlBreakerStore.layer({ table: "breakers" }).pipe(
  *   Layer.provide(PgClient.layer({ url: Redacted.make("postgres://app@db.internal:5432/app") }))
  * )
