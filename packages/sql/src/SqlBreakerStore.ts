@@ -184,7 +184,7 @@ export const migrate = (options?: {
  * The SQLite client of `layerSqlite`: a connection through `libsql` (install it beside this
  * package), whose binary comes from the npm registry, one package per platform. The fields beside
  * `filename` and `busyTimeout` are those of `@effect/sql-sqlite-node`'s config, which this layer
- * used up to 0.1: to keep better-sqlite3, give `layer` your own `SqliteClient` (docs/sql.md).
+ * used before libsql: to keep better-sqlite3, give `layer` your own `SqliteClient` (docs/sql.md).
  *
  * @since 0.1.0
  * @category models
@@ -201,7 +201,7 @@ export interface SqliteOptions {
   readonly readonly?: boolean | undefined
   /** Prepared statements kept, the least recently used dropped first. Default 200. */
   readonly prepareCacheSize?: number | undefined
-  /** Not used since 0.2 (statements are kept by count alone); accepted so that 0.1 configs still compile. */
+  /** Not used (statements are kept by count alone); accepted so that configs of the better-sqlite3 layer compile. */
   readonly prepareCacheTTL?: Duration.DurationInput | undefined
   /** Keep SQLite's rollback journal instead of switching the file to WAL. Default `false`. */
   readonly disableWAL?: boolean | undefined

@@ -150,6 +150,8 @@ export const open = (Sqlite: Driver, config: Config): Connection => {
       if (statement.reader) return { rows: statement.raw(execution.values).all(...params) }
       return { rows: [], info: statement.run(...params) }
     } catch (cause) {
+      // (A ":memory:" database, which a fresh connection would not find again, is private to its
+      // connection: no other one can hold its lock.)
       if (isBusy(cause)) {
         replace()
         // A COMMIT or ROLLBACK that failed busy ends the transaction too (the caller learns that
