@@ -303,7 +303,7 @@ export const publishUnsafe = <A>(pubsub: PubSub.PubSub<A>, value: A): boolean =>
  * @since 0.2.0
  * @category schemas
  */
-export const literals = <const L extends readonly [string, ...Array<string>]>(values: L): Schema.Literal<L> =>
+export const literals = <const L extends readonly [string, ...Array<string>]>(values: L): Schema.Literal<[...L]> =>
   Schema.Literal(...values)
 
 /**
