@@ -59,23 +59,31 @@ class Tagged {
 
 /** Built on first use, so that an idle limiter in a big registry costs no metric memory. */
 export class LimiterMetrics {
-  private readonly holdings: Series.Holdings
+  private holdings: Series.Holdings | undefined
+  private released = false
   private own: Tagged | undefined
   private byPartition: Map<string, Tagged> | undefined
   private limitSeries: Update | undefined
   constructor(
     readonly name: string,
-    registry: Series.Registry
-  ) {
-    this.holdings = new Series.Holdings(registry)
+    private readonly registry: Series.Registry
+  ) {}
+
+  private holdingsOf(): Series.Holdings {
+    if (this.holdings === undefined) {
+      this.holdings = new Series.Holdings(this.registry)
+      // Released before its first call: it records nowhere.
+      if (this.released) this.holdings.release()
+    }
+    return this.holdings
   }
 
   private series(partition: { readonly name: string } | undefined): Tagged {
-    if (partition === undefined) return (this.own ??= new Tagged(this.holdings, [["limiter", this.name]]))
+    if (partition === undefined) return (this.own ??= new Tagged(this.holdingsOf(), [["limiter", this.name]]))
     const map = (this.byPartition ??= new Map())
     let series = map.get(partition.name)
     if (series === undefined) {
-      series = new Tagged(this.holdings, [
+      series = new Tagged(this.holdingsOf(), [
         ["limiter", this.name],
         ["partition", partition.name]
       ])
@@ -94,11 +102,12 @@ export class LimiterMetrics {
   }
 
   limit(limit: number): void {
-    ;(this.limitSeries ??= this.holdings.series(limitGauge, LIMIT.name, [["limiter", this.name]]))(limit)
+    ;(this.limitSeries ??= this.holdingsOf().series(limitGauge, LIMIT.name, [["limiter", this.name]]))(limit)
   }
 
   /** Takes this limiter's series out of the registry (those no live limiter of its name holds). */
   release(): void {
-    this.holdings.release()
+    this.released = true
+    this.holdings?.release()
   }
 }
