@@ -32,6 +32,8 @@ const tarballOf = (dir: string, name: string, version: string) =>
 
 const program = (load: (specifier: string) => string) => `${load("@circuitry/core")}
 ${load("@circuitry/retry")}
+${load("@circuitry/limiter")}
+${load("@circuitry/chaos")}
 ${load("effect")}
 
 class Budget extends Context.Service()("Budget") {}
@@ -42,7 +44,23 @@ const program = Effect.gen(function* () {
   const hedging = yield* Hedging.make({ delay: "10 millis" })
   const hedged = yield* Effect.succeed("fast").pipe(Hedging.withHedging(hedging))
   const bad = yield* Effect.flip(RetryBudget.make({ window: { milliseconds: -5 } }))
-  return { major: Edition.major, retried, attempts, hedged, bad: bad._tag }
+  const limiter = yield* Limiter.make({ name: "app", limit: Limit.fixed(1) })
+  const limited = yield* Effect.succeed("in").pipe(Limiter.withLimiter(limiter))
+  const held = yield* Effect.forkChild(Limiter.withLimiter(Effect.never, limiter))
+  yield* Effect.yieldNow
+  const refused = yield* Effect.flip(Limiter.withLimiter(Effect.succeed("over"), limiter))
+  yield* Fiber.interrupt(held)
+  const badLimit = yield* Effect.flip(Limiter.make({ limit: Limit.fixed(0) }))
+  const report = yield* Scenario.run({
+    duration: "2 seconds",
+    rate: 10,
+    seed: 7,
+    request: () => Effect.sleep("10 millis").pipe(Chaos.inject(Chaos.fail({ rate: 0.5, error: () => "sick" })))
+  })
+  return {
+    major: Edition.major, retried, attempts, hedged, bad: bad._tag,
+    limited, refused: refused._tag, badLimit: badLimit._tag, calls: report.total.calls
+  }
 }).pipe(Effect.scoped, Effect.provide(RetryBudget.layer(Budget, { ratio: 1 })))
 Effect.runPromise(program).then((result) => console.log(JSON.stringify(result)))
 `
@@ -50,11 +68,15 @@ Effect.runPromise(program).then((result) => console.log(JSON.stringify(result)))
 const bindings: Record<string, string> = {
   "@circuitry/core": "Edition",
   "@circuitry/retry": "Hedging, Retry, RetryBudget",
-  effect: "Context, Effect, Schedule"
+  "@circuitry/limiter": "Limit, Limiter",
+  "@circuitry/chaos": "Chaos, Scenario",
+  effect: "Context, Effect, Fiber, Schedule"
 }
 
 /** Effect 4's idiom, strict: a Context.Service key, Duration.Input, the error types. */
 const typed = `import { Edition } from "@circuitry/core"
+import { Chaos, Scenario } from "@circuitry/chaos"
+import { Limit, Limiter } from "@circuitry/limiter"
 import { Hedging, Retry, RetryBudget } from "@circuitry/retry"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 
@@ -70,6 +92,27 @@ const window: Duration.Input = { seconds: 10 }
 export const budgets: Layer.Layer<Budget, RetryBudget.InvalidRetryOptions> = RetryBudget.layer(Budget, { window })
 export const searches: Layer.Layer<Search, Hedging.InvalidRetryOptions> = Hedging.layer(Search, { delay: "50 millis" })
 export const major: 4 = Edition.major
+
+class Pool extends Context.Service<Pool, Limiter.Limiter>()("Pool") {}
+export const pools: Layer.Layer<Pool, Limiter.InvalidLimiterOptions> = Limiter.layer(Pool, {
+  limit: Limit.aimd({ timeout: { seconds: 1 } }),
+  queue: { size: 10, timeout: "100 millis" }
+})
+export const pooled: Effect.Effect<string, "flaky" | Limiter.LimiterRejectedError, Pool> = flaky.pipe(
+  Limiter.withLimiter(Pool)
+)
+interface Users {
+  readonly find: (id: number) => Effect.Effect<string>
+}
+class UsersKey extends Context.Service<UsersKey, Users>()("Users") {}
+export const sickUsers: Layer.Layer<UsersKey, Chaos.InvalidChaosOptions, UsersKey> = Chaos.layer(UsersKey, {
+  find: Chaos.latency({ p50: "20 millis", p99: { milliseconds: 200 } })
+})
+export const report: Effect.Effect<Scenario.Report, Chaos.InvalidChaosOptions> = Scenario.run({
+  duration: { seconds: 10 },
+  rate: 100,
+  request: () => Effect.void
+})
 `
 
 const tsconfig = (resolution: "node16" | "bundler") => ({
@@ -139,7 +182,17 @@ describe("the Effect 4 edition, packed and installed with npm into an app on eff
     assert.strictEqual(installed, effect4)
   })
 
-  const expected = { major: 4, retried: "ok", attempts: 3, hedged: "fast", bad: "InvalidRetryOptions" }
+  const expected = {
+    major: 4,
+    retried: "ok",
+    attempts: 3,
+    hedged: "fast",
+    bad: "InvalidRetryOptions",
+    limited: "in",
+    refused: "LimiterRejectedError",
+    badLimit: "InvalidLimiterOptions",
+    calls: 20
+  }
   for (const entry of ["app.mjs", "app.cjs"]) {
     it(`plain node runs it (${entry})`, { timeout: 120_000 }, async () => {
       const { stdout } = await run("node", [entry], app, 2)
