@@ -1,7 +1,7 @@
 // The edition layer, on whichever major this run is: the same assertions hold on Effect 3 and 4.
 import { Edition } from "@circuitry/core"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Duration, Effect, Exit, Fiber, Layer, Option, Queue, Schedule, Schema } from "effect"
+import { Cause, Duration, Effect, Exit, Fiber, Layer, Option, PubSub, Queue, Schedule, Schema } from "effect"
 import effect from "effect/package.json" with { type: "json" }
 
 describe("Edition", () => {
@@ -110,10 +110,53 @@ describe("Edition (chaos)", () => {
   )
 
   it("literals: a schema of one of the values, for a field of an error", () => {
-    class E extends Schema.TaggedError<E>()("E", { figure: Edition.literals("a", "b") }) {}
+    class E extends Schema.TaggedError<E>()("E", { figure: Edition.literals(["a", "b"]) }) {}
     const figure: "a" | "b" = new E({ figure: "b" }).figure
     assert.strictEqual(figure, "b")
-    const is = Schema.is(Edition.literals("a", "b"))
+    const is = Schema.is(Edition.literals(["a", "b"]))
     assert.deepStrictEqual([is("a"), is("b"), is("c"), is(1)], [true, true, false, false])
   })
+})
+
+describe("Edition (for the limiter)", () => {
+  it.effect("key: a service key from its id, provided and read as any key", () =>
+    Effect.gen(function* () {
+      interface Counter {
+        readonly count: number
+      }
+      const Counter = Edition.key<Counter>("test/Counter")
+      assert.isTrue(Edition.isKey(Counter))
+      const counter = yield* Effect.provideService(Edition.service(Counter), Counter, { count: 3 })
+      assert.strictEqual(counter.count, 3)
+    })
+  )
+
+  it.effect("publishUnsafe publishes to a pubsub from synchronous code; false once it is shut down", () =>
+    Effect.gen(function* () {
+      const pubsub = yield* PubSub.unbounded<number>()
+      assert.isTrue(Edition.publishUnsafe(pubsub, 7))
+      yield* PubSub.shutdown(pubsub)
+      assert.isFalse(Edition.publishUnsafe(pubsub, 8))
+    })
+  )
+
+  it("literals: a schema of one of the given strings", () => {
+    const reason = Edition.literals(["standing", "overdue"])
+    assert.isTrue(Schema.is(reason)("overdue"))
+    assert.isFalse(Schema.is(reason)("other"))
+  })
+
+  it.effect("failures, defects and isTimeoutError read a cause as each major builds it", () =>
+    Effect.gen(function* () {
+      const exit = yield* Effect.exit(Effect.fail("a"))
+      assert.isTrue(Exit.isFailure(exit))
+      if (Exit.isFailure(exit)) assert.deepStrictEqual(Edition.failures(exit.cause), ["a"])
+      assert.deepStrictEqual(Edition.defects(Cause.fail("a")), [])
+      assert.deepStrictEqual(Edition.defects(Cause.die("boom")), ["boom"])
+      assert.deepStrictEqual(Edition.failures(Cause.die("boom")), [])
+      const timedOut = yield* Effect.flip(Effect.timeout(Effect.never, 0))
+      assert.isTrue(Edition.isTimeoutError(timedOut))
+      assert.isFalse(Edition.isTimeoutError(new Error("timeout")))
+    })
+  )
 })

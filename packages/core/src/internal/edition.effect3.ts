@@ -4,6 +4,7 @@
  * edition test (test/Edition.test.ts) runs on both. See docs/editions.md.
  */
 import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -13,6 +14,7 @@ import * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
 import * as MetricLabel from "effect/MetricLabel"
 import type * as Option from "effect/Option"
+import type * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import * as Runtime from "effect/Runtime"
 import * as RuntimeFlags from "effect/RuntimeFlags"
@@ -270,12 +272,72 @@ export const stepper = <Out, In, R>(
 export const yieldNow: Effect.Effect<void> = Effect.yieldNow()
 
 /**
- * A schema of one of several literals (`Schema.Literal(...values)` on Effect 3,
+ * A gauge metric (numbers).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export type Gauge = Metric.Metric.Gauge<number>
+
+/**
+ * A histogram metric (numbers).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export type Histogram = Metric.Metric.Histogram<number>
+
+/**
+ * A service key made from its id alone, for a service that is its own identifier
+ * (`Context.GenericTag` on Effect 3, `Context.Service` on 4).
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export const key = <Id, Shape = Id>(id: string): Key<Id, Shape> => Context.GenericTag<Id, Shape>(id)
+
+/**
+ * Publishes to a pubsub synchronously; false when it took nothing (`unsafeOffer` on Effect 3,
+ * `PubSub.publishUnsafe` on 4).
+ *
+ * @since 0.2.0
+ * @category queues
+ */
+export const publishUnsafe = <A>(pubsub: PubSub.PubSub<A>, value: A): boolean => pubsub.unsafeOffer(value)
+
+/**
+ * A schema of one of the given literals (`Schema.Literal(...values)` on Effect 3,
  * `Schema.Literals(values)` on 4).
  *
  * @since 0.2.0
  * @category schemas
  */
 export const literals = <const L extends readonly [SchemaAST.LiteralValue, ...Array<SchemaAST.LiteralValue>]>(
-  ...values: L
+  values: L
 ): Schema.Literal<[...L]> => Schema.Literal(...values)
+
+/**
+ * The failures (the `E`s, not the defects) in a cause, in order.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const failures = <E>(cause: Cause.Cause<E>): ReadonlyArray<E> => Chunk.toReadonlyArray(Cause.failures(cause))
+
+/**
+ * The defects in a cause, in order.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const defects = (cause: Cause.Cause<unknown>): ReadonlyArray<unknown> =>
+  Chunk.toReadonlyArray(Cause.defects(cause))
+
+/**
+ * Whether a value is the error `Effect.timeout` fails with (`Cause.TimeoutException` on Effect 3,
+ * `Cause.TimeoutError` on 4).
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const isTimeoutError = (u: unknown): boolean => Cause.isTimeoutException(u)

@@ -12,6 +12,7 @@ import type * as EffectFiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
 import * as Pull from "effect/Pull"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
@@ -261,12 +262,73 @@ export const stepper = <Out, In, E, R>(
 export const yieldNow: Effect.Effect<void> = Effect.yieldNow
 
 /**
- * A schema of one of several literals (`Schema.Literal(...values)` on Effect 3,
+ * A gauge metric (numbers).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export type Gauge = Metric.Gauge<number>
+
+/**
+ * A histogram metric (numbers).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export type Histogram = Metric.Histogram<number>
+
+/**
+ * A service key made from its id alone, for a service that is its own identifier
+ * (`Context.GenericTag` on Effect 3, `Context.Service` on 4).
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export const key = <Id, Shape = Id>(id: string): Key<Id, Shape> => Context.Service<Id, Shape>(id)
+
+/**
+ * Publishes to a pubsub synchronously; false when it took nothing (`unsafeOffer` on Effect 3,
+ * `PubSub.publishUnsafe` on 4).
+ *
+ * @since 0.2.0
+ * @category queues
+ */
+export const publishUnsafe = <A>(pubsub: PubSub.PubSub<A>, value: A): boolean => PubSub.publishUnsafe(pubsub, value)
+
+/**
+ * A schema of one of the given literals (`Schema.Literal(...values)` on Effect 3,
  * `Schema.Literals(values)` on 4).
  *
  * @since 0.2.0
  * @category schemas
  */
 export const literals = <const L extends readonly [SchemaAST.LiteralValue, ...Array<SchemaAST.LiteralValue>]>(
-  ...values: L
+  values: L
 ): Schema.Literals<L> => Schema.Literals(values)
+
+/**
+ * The failures (the `E`s, not the defects) in a cause, in order.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const failures = <E>(cause: Cause.Cause<E>): ReadonlyArray<E> =>
+  cause.reasons.filter(Cause.isFailReason).map((reason) => reason.error)
+
+/**
+ * The defects in a cause, in order.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const defects = (cause: Cause.Cause<unknown>): ReadonlyArray<unknown> =>
+  cause.reasons.filter(Cause.isDieReason).map((reason) => reason.defect)
+
+/**
+ * Whether a value is the error `Effect.timeout` fails with (`Cause.TimeoutException` on Effect 3,
+ * `Cause.TimeoutError` on 4).
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const isTimeoutError = (u: unknown): boolean => Cause.isTimeoutError(u)
