@@ -14,8 +14,8 @@
  */
 import type { BreakerStore } from "@circuitry/breaker"
 import { BreakerStore as Store, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect, Option, Queue, TestClock } from "effect"
+import { assert, describe, it, result, TestClock } from "@circuitry/testkit"
+import { Clock, Effect, Option, Queue } from "effect"
 import type { Scope } from "effect"
 
 /**
@@ -73,7 +73,7 @@ interface FleetClock {
 }
 
 const fleetClock = (realTime: boolean): Effect.Effect<FleetClock> =>
-  Effect.map(Effect.clock, (base) => {
+  Effect.map(Effect.clockWith(Effect.succeed), (base) => {
     const started = performance.now()
     const drift = realTime ? () => Math.floor(performance.now() - started) : () => 0
     const now = Effect.sync(() => base.unsafeCurrentTimeMillis() + drift())
@@ -96,7 +96,7 @@ interface Member {
 const member = (join: Effect.Effect<Joined, unknown, Scope.Scope>, clock: FleetClock, name: string, offset: number) =>
   Effect.gen(function* () {
     const joined = yield* join
-    const own = offsetClock(yield* Effect.clock, offset, clock.drift)
+    const own = offsetClock(yield* Effect.clockWith(Effect.succeed), offset, clock.drift)
     const run = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.withClock(effect, own)
     const breaker = yield* run(
       CircuitBreaker.make({ name, policy: Policy.consecutiveFailures(2), openFor: OPEN_FOR }).pipe(
@@ -125,8 +125,7 @@ const tagOf = (m: Member) => m.run(Effect.map(m.breaker.state, (s) => s._tag))
 const halfOpensAt = (m: Member) =>
   m.run(Effect.map(m.breaker.state, (s) => (s._tag === "Open" ? s.until - m.offset : Number.NaN)))
 
-const trip = (m: Member) =>
-  m.run(Effect.repeatN(Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), m.breaker)), 1))
+const trip = (m: Member) => m.run(Effect.repeatN(result(CircuitBreaker.withBreaker(Effect.fail("boom"), m.breaker)), 1))
 
 /**
  * Waits until `done` holds, nudging every member (a poll) and letting real time pass (delivery may

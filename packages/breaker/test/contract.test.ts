@@ -3,9 +3,10 @@
  * repository uses it: each signature is checked by the compiler (an assignment to the type API.md
  * gives), and each value is used once at run time.
  */
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import type { Cause, Duration, Queue, Schedule, Scope, Stream } from "effect"
+import { assert, describe, it } from "@circuitry/testkit"
+import type { Cause, Queue, Schedule, Scope, Stream } from "effect"
 import { Context, Effect, Layer } from "effect"
 
 type StateTag = "Closed" | "Open" | "HalfOpen" | "Isolated"
@@ -13,7 +14,7 @@ type StateTag = "Closed" | "Open" | "HalfOpen" | "Isolated"
 interface ContractOptions {
   readonly name?: string
   readonly policy?: Policy.Policy
-  readonly openFor?: Duration.DurationInput | Schedule.Schedule<unknown, unknown>
+  readonly openFor?: Edition.DurationInput | Schedule.Schedule<unknown, unknown>
   readonly halfOpen?: { readonly permits?: number; readonly successesToClose?: number }
   readonly isFailure?: (cause: Cause.Cause<unknown>) => boolean
 }
@@ -67,10 +68,10 @@ describe("API.md contract: @circuitry/breaker", () => {
       readonly threshold: number
       readonly minimumCalls?: number
       readonly window: Policy.Window
-      readonly slowCall?: { readonly duration: Duration.DurationInput; readonly threshold: number }
+      readonly slowCall?: { readonly duration: Edition.DurationInput; readonly threshold: number }
     }) => Policy.Policy = Policy.failureRate
     const countWindow: (size: number) => Policy.Window = Policy.countWindow
-    const timeWindow: (duration: Duration.DurationInput) => Policy.Window = Policy.timeWindow
+    const timeWindow: (duration: Edition.DurationInput) => Policy.Window = Policy.timeWindow
     assert.strictEqual(consecutive(3)._tag, "ConsecutiveFailures")
     assert.strictEqual(rate({ threshold: 0.5, window: countWindow(10) })._tag, "FailureRate")
     assert.strictEqual(timeWindow("1 minute")._tag, "TimeWindow")

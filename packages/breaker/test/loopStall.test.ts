@@ -3,9 +3,10 @@
  * rule on the TestClock with stalls the test injects (`LoopStall.scripted`), and the process's
  * monitor on a real busy loop.
  */
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerStore, CircuitBreaker, LoopStall, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, type Layer, Logger, Metric, Scope, TestClock } from "effect"
+import { assert, describe, it, result, TestClock } from "@circuitry/testkit"
+import { Effect, Exit, Fiber, type Layer, Logger, Metric, Scope } from "effect"
 
 const DEADLINE = 200
 const timed = CircuitBreaker.make({ name: "db", policy: Policy.consecutiveFailures(1), timeout: DEADLINE })
@@ -17,7 +18,7 @@ describe("LoopStall: the breaker's timeout", () => {
       const before = (yield* extended).count
       const breaker = yield* timed
       // The dependency answers at 300 ms; the loop was stalled from 50 to 350 ms of its span.
-      const call = yield* Effect.fork(CircuitBreaker.withBreaker(Effect.as(Effect.sleep(300), "answer"), breaker))
+      const call = yield* Edition.forkChild(CircuitBreaker.withBreaker(Effect.as(Effect.sleep(300), "answer"), breaker))
       yield* TestClock.adjust(DEADLINE)
       assert.isNull(call.unsafePoll(), "at its Clock deadline the call is given the time the stall took")
       yield* TestClock.adjust(100)
@@ -32,7 +33,7 @@ describe("LoopStall: the breaker's timeout", () => {
   it.scoped("the same timeout without a stall opens the breaker", () =>
     Effect.gen(function* () {
       const breaker = yield* timed
-      const call = yield* Effect.fork(CircuitBreaker.withBreaker(Effect.as(Effect.sleep(300), "answer"), breaker))
+      const call = yield* Edition.forkChild(CircuitBreaker.withBreaker(Effect.as(Effect.sleep(300), "answer"), breaker))
       yield* TestClock.adjust(DEADLINE)
       const exit = yield* Fiber.await(call)
       assert.isTrue(Exit.isFailure(exit))
@@ -44,7 +45,7 @@ describe("LoopStall: the breaker's timeout", () => {
     Effect.gen(function* () {
       const breaker = yield* timed
       // Stalled 0-150 ms: 150 ms of the span were the loop's own, so the deadline is at 350 ms.
-      const call = yield* Effect.fork(CircuitBreaker.withBreaker(Effect.never, breaker))
+      const call = yield* Edition.forkChild(CircuitBreaker.withBreaker(Effect.never, breaker))
       yield* TestClock.adjust(349)
       assert.isNull(call.unsafePoll())
       assert.strictEqual((yield* breaker.state)._tag, "Closed")
@@ -59,7 +60,7 @@ describe("LoopStall: the breaker's timeout", () => {
     Effect.gen(function* () {
       yield* TestClock.adjust(1_000)
       const breaker = yield* timed
-      const call = yield* Effect.fork(CircuitBreaker.withBreaker(Effect.never, breaker))
+      const call = yield* Edition.forkChild(CircuitBreaker.withBreaker(Effect.never, breaker))
       yield* TestClock.adjust(DEADLINE)
       assert.isTrue(Exit.isFailure(yield* Fiber.await(call)))
       assert.strictEqual((yield* breaker.state)._tag, "Open")
@@ -120,7 +121,7 @@ const slowLoads = (memory: BreakerStore.BreakerStore["Type"], millis: number): B
   connect: (name) =>
     Effect.map(memory.connect(name), (circuit) => ({
       ...circuit,
-      load: Effect.zipRight(Effect.sleep(millis), circuit.load)
+      load: Effect.andThen(Effect.sleep(millis), circuit.load)
     }))
 })
 
@@ -130,7 +131,7 @@ describe("LoopStall: the shared store's waits and health", () => {
       const memory = yield* BreakerStore.makeMemory
       const log = logged()
       // The store answers the first load at 300 ms, past its 250 ms wait.
-      const making = yield* Effect.fork(
+      const making = yield* Edition.forkChild(
         CircuitBreaker.make({ name }).pipe(
           Effect.provideService(BreakerStore.BreakerStore, slowLoads(memory, 300)),
           Effect.provideService(LoopStall.LoopStall, stalls),
@@ -185,7 +186,7 @@ describe("the store-reachability gauge", () => {
       )
       assert.strictEqual(yield* reachable(name), 1)
       down = true
-      yield* Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), breaker)) // trips: its verdict is sent
+      yield* result(CircuitBreaker.withBreaker(Effect.fail("boom"), breaker)) // trips: its verdict is sent
       yield* TestClock.adjust(0)
       assert.strictEqual(yield* reachable(name), 0)
       down = false
@@ -218,7 +219,7 @@ describe("the live monitor on another Clock", () => {
         policy: Policy.consecutiveFailures(1),
         timeout: "100 millis"
       })
-      const call = yield* Effect.fork(Effect.exit(CircuitBreaker.withBreaker(Effect.never, breaker)))
+      const call = yield* Edition.forkChild(Effect.exit(CircuitBreaker.withBreaker(Effect.never, breaker)))
       yield* TestClock.adjust(100)
       const exit = yield* Fiber.join(call)
       assert.isTrue(Exit.isFailure(exit), "timed out at 100 ms of the virtual clock")

@@ -1,6 +1,7 @@
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Metric, MetricState, Scope, TestClock } from "effect"
+import { assert, describe, it, result, TestClock } from "@circuitry/testkit"
+import { Effect, Exit, Fiber, Metric, MetricState, Scope } from "effect"
 import * as internalMetrics from "../src/internal/metrics.js"
 import { call, fail, succeed } from "./utils.js"
 
@@ -55,7 +56,7 @@ describe("metrics", () => {
       const breaker = yield* CircuitBreaker.make({ name: "traced", policy: Policy.consecutiveFailures(1) })
       const attributes = (effect: Effect.Effect<unknown, unknown>) =>
         Effect.gen(function* () {
-          yield* Effect.either(CircuitBreaker.withBreaker(effect, breaker))
+          yield* result(CircuitBreaker.withBreaker(effect, breaker))
           const span = yield* Effect.currentSpan
           return Object.fromEntries(span.attributes)
         }).pipe(Effect.withSpan("call"))
@@ -76,7 +77,9 @@ describe("metrics", () => {
       Effect.gen(function* () {
         const before = breakerSeries().length
         const scope = yield* Scope.make()
-        const registry = yield* BreakerRegistry.make({ maxBreakers: 1000 }).pipe(Scope.extend(scope))
+        const registry = yield* BreakerRegistry.make({ maxBreakers: 1000 }).pipe(
+          Effect.provideService(Scope.Scope, scope)
+        )
         for (let i = 0; i < 100_000; i++) {
           yield* call(yield* registry.get(`churn-${i}`), i % 10 === 0 ? fail : succeed)
         }
@@ -100,8 +103,8 @@ describe("metrics", () => {
       const name = "shared-name"
       const first = yield* Scope.make()
       const second = yield* Scope.make()
-      const a = yield* CircuitBreaker.make({ name }).pipe(Scope.extend(first))
-      const b = yield* CircuitBreaker.make({ name }).pipe(Scope.extend(second))
+      const a = yield* CircuitBreaker.make({ name }).pipe(Effect.provideService(Scope.Scope, first))
+      const b = yield* CircuitBreaker.make({ name }).pipe(Effect.provideService(Scope.Scope, second))
       yield* call(a, succeed)
       yield* call(b, succeed)
       assert.strictEqual(yield* calls(name, "success"), 2)
@@ -118,16 +121,16 @@ describe("metrics", () => {
     Effect.gen(function* () {
       const name = "durations"
       const breaker = yield* CircuitBreaker.make({ name, policy: Policy.consecutiveFailures(10) })
-      const slow = (millis: number, fails = false) => Effect.sleep(millis).pipe(Effect.zipRight(fails ? fail : succeed))
+      const slow = (millis: number, fails = false) => Effect.sleep(millis).pipe(Effect.andThen(fails ? fail : succeed))
       for (const [millis, fails] of [
         [3, false],
         [40, false],
         [40, true],
         [12_000, false]
       ] as const) {
-        const fiber = yield* Effect.fork(call(breaker, slow(millis, fails)))
+        const fiber = yield* Edition.forkChild(call(breaker, slow(millis, fails)))
         yield* TestClock.adjust(millis)
-        yield* Effect.fromFiber(fiber)
+        yield* Fiber.join(fiber)
       }
       const state = yield* Metric.value(CircuitBreaker.callDuration.pipe(Metric.tagged("breaker", name)))
       assert.isTrue(MetricState.isHistogramState(state))
@@ -151,9 +154,9 @@ describe("metrics", () => {
       const name = "one-bucket"
       const breaker = yield* CircuitBreaker.make({ name })
       for (let i = 0; i < 3; i++) {
-        const fiber = yield* Effect.fork(call(breaker, Effect.sleep(3).pipe(Effect.zipRight(succeed))))
+        const fiber = yield* Edition.forkChild(call(breaker, Effect.sleep(3).pipe(Effect.andThen(succeed))))
         yield* TestClock.adjust(3)
-        yield* Effect.fromFiber(fiber)
+        yield* Fiber.join(fiber)
       }
       const state = yield* Metric.value(CircuitBreaker.callDuration.pipe(Metric.tagged("breaker", name)))
       assert.strictEqual(state.count, 3)

@@ -1,6 +1,6 @@
 import { BreakerRegistry, BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Effect, HashMap, Logger, Metric, Option, Queue, TestClock } from "effect"
+import { assert, describe, it, TestClock } from "@circuitry/testkit"
+import { Chunk, Effect, HashMap, Logger, Metric, Option, Queue } from "effect"
 import * as Ejection from "../src/internal/ejection.js"
 import { call, fail, succeed, tagOf } from "./utils.js"
 
@@ -172,7 +172,7 @@ describe("BreakerRegistry maxOpen", () => {
       const other = yield* CircuitBreaker.make({ name: "a", policy: Policy.consecutiveFailures(1) })
       yield* call(other, fail)
       // The verdict arrives on the subscription's fiber: let it run (bounded).
-      yield* Effect.zipRight(Effect.yieldNow(), tagOf(a)).pipe(
+      yield* Effect.andThen(Effect.yieldNow(), tagOf(a)).pipe(
         Effect.repeat({ until: (tag) => tag === "Open", times: 100 })
       )
       assert.strictEqual(yield* tagOf(a), "Open")

@@ -1,6 +1,7 @@
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Either, Logger, Metric, Option, Queue, Ref, Schedule, Stream, TestClock } from "effect"
+import { assert, describe, it, Result, TestClock } from "@circuitry/testkit"
+import { Effect, Logger, Metric, Option, Queue, Ref, Schedule, Stream } from "effect"
 import { call, fail, succeed, tagOf } from "./utils.js"
 
 /** A live config the test feeds, one value at a time. */
@@ -19,7 +20,7 @@ const liveConfig = Effect.gen(function* () {
     return yield* Effect.die(new Error("the registry never took its config"))
   })
   const push = (options: unknown) =>
-    Effect.zipRight(Queue.offer(queue, options as BreakerRegistry.RegistryOptions), settled)
+    Effect.andThen(Queue.offer(queue, options as BreakerRegistry.RegistryOptions), settled)
   return { stream: Stream.fromQueue(queue), push, settled }
 })
 
@@ -105,7 +106,7 @@ describe("BreakerRegistry config", () => {
       const breakers = yield* Effect.forEach(Array.from({ length: 2_500 }), (_, i) => registry.get(`host-${i}`))
       yield* Effect.forEach(breakers, (breaker) => call(breaker, fail))
       yield* config.push({ defaults: { policy: Policy.consecutiveFailures(1) } })
-      const tags = yield* Effect.forEach(breakers, (breaker) => Effect.zipRight(call(breaker, succeed), tagOf(breaker)))
+      const tags = yield* Effect.forEach(breakers, (breaker) => Effect.andThen(call(breaker, succeed), tagOf(breaker)))
       // Each kept its one failure, and its success now is judged by consecutiveFailures(1): no trip.
       assert.isTrue(tags.every((tag) => tag === "Closed"))
       yield* Effect.forEach(breakers, (breaker) => call(breaker, fail))
@@ -147,7 +148,7 @@ describe("BreakerRegistry config", () => {
   it.scoped("a shorter time window keeps what is still inside it", () =>
     Effect.gen(function* () {
       const config = yield* liveConfig
-      const timed = (duration: Duration.DurationInput) =>
+      const timed = (duration: Edition.DurationInput) =>
         Policy.failureRate({ threshold: 0.9, minimumCalls: 1, window: Policy.timeWindow(duration) })
       const registry = yield* BreakerRegistry.make({ defaults: { policy: timed("60 seconds") }, config: config.stream })
       const breaker = yield* registry.get("db")
@@ -330,7 +331,7 @@ describe("BreakerRegistry config", () => {
       return Effect.gen(function* () {
         const key = yield* Ref.make(Option.none<string>())
         const reads = yield* Ref.make(0)
-        const load = Effect.zipRight(
+        const load = Effect.andThen(
           Ref.update(reads, (n) => n + 1),
           Ref.get(key)
         )
@@ -394,13 +395,14 @@ describe("BreakerRegistry config", () => {
           }
         })
       )
-      assert.isTrue(Either.isRight(parsed))
-      const policy = Either.getOrThrow(parsed).overrides!["a"]!.policy!
+      assert.isTrue(Result.isSuccess(parsed))
+      const policy = Result.getOrThrow(parsed).overrides!["a"]!.policy!
       assert.isTrue(Policy.isPolicy(policy))
       assert.strictEqual(policy.description, "failureRate(0.5, countWindow(10))")
       const bad = BreakerRegistry.parseConfig("{")
-      assert.isTrue(Either.isLeft(bad) && bad.left._tag === "InvalidBreakerOptions")
-      assert.include(Either.isLeft(bad) ? bad.left.message : "", "config must be a JSON document of registry options")
+      const error = Option.getOrUndefined(Result.getFailure(bad))
+      assert.isTrue(error?._tag === "InvalidBreakerOptions")
+      assert.include(error?.message ?? "", "config must be a JSON document of registry options")
     })
 
     it.effect("a bad `every` fails the stream with InvalidBreakerOptions", () =>

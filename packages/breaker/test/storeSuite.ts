@@ -13,10 +13,11 @@
  * clock, compared within SLACK (real time passes between a save and a read on a real server).
  * Lease and count times are passed in as the breakers pass them (from their Clock).
  */
+import * as Edition from "@circuitry/core/Edition"
 import type { BreakerStore } from "@circuitry/breaker"
 import { BreakerStore as Store } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Context, Effect, Either, Fiber, Option, Stream, TestClock } from "effect"
+import { assert, describe, it, result, Result, TestClock } from "@circuitry/testkit"
+import { Chunk, Context, Effect, Fiber, Option, Stream } from "effect"
 import type { Layer, Scope } from "effect"
 
 let counter = 0
@@ -81,7 +82,7 @@ const assertAllAged = (actual: ReadonlyArray<BreakerStore.Verdict>, expected: Re
 
 /** Moves the store's clock by `millis`: the TestClock (the memory store's) and real time (a server's). */
 const pass = (millis: number) =>
-  Effect.zipRight(
+  Effect.andThen(
     TestClock.adjust(millis),
     Effect.promise(() => new Promise((resolve) => setTimeout(resolve, millis)))
   )
@@ -97,7 +98,7 @@ const settle = Effect.gen(function* () {
  */
 const listen = (circuit: BreakerStore.SharedCircuit, n: number) =>
   Effect.gen(function* () {
-    const fiber = yield* Effect.fork(Stream.runCollect(Stream.take(circuit.verdicts, n)))
+    const fiber = yield* Edition.forkChild(Stream.runCollect(Stream.take(circuit.verdicts, n)))
     yield* settle
     return Effect.map(Fiber.join(fiber), Chunk.toReadonlyArray)
   })
@@ -163,9 +164,12 @@ export const storeSuite = (
               const told = yield* collect(b)
               yield* spoil(name)
               // Unreadable: an error (the breaker then starts Closed) or a Closed verdict, never Open.
-              const loaded = yield* Effect.either(a.load)
+              const loaded = yield* result(a.load)
               assert.isTrue(
-                Either.isLeft(loaded) || Option.isNone(loaded.right) || loaded.right.value.state === "Closed",
+                Option.match(Result.getSuccess(loaded), {
+                  onNone: () => true, // an error
+                  onSome: (verdict) => Option.isNone(verdict) || verdict.value.state === "Closed"
+                }),
                 `${kind}: loaded ${JSON.stringify(loaded)}`
               )
               // The next verdict replaces it, for every member, and is shared again.
