@@ -5,6 +5,7 @@
 import { it as it3, type Vitest } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -16,6 +17,7 @@ import * as Metric from "effect/Metric"
 import * as MetricState from "effect/MetricState"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestContext from "effect/TestContext"
@@ -174,3 +176,19 @@ export const layer =
   <R, E>(shared: Layer.Layer<R, E>, options?: { readonly timeout?: Duration.DurationInput }) =>
   (name: string, f: (it: Vitest.MethodsNonLive<R>) => void): void =>
     it3.layer(shared, options)(name, f)
+
+/** A fiber's exit if it has ended, read synchronously (`unsafePoll`, null while running, on Effect 3). */
+export const pollUnsafe = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Exit.Exit<A, E> | undefined =>
+  fiber.unsafePoll() ?? undefined
+
+/** The service a key gives (`Context.Tag.Service` on Effect 3, `Context.Service.Shape` on 4). */
+export type ServiceOf<K> = K extends Context.Tag<infer _Id, infer Shape> ? Shape : never
+
+/**
+ * A schedule that recurs while both do, after the longer of their delays (`Schedule.intersect` on
+ * Effect 3, `Schedule.max` on 4).
+ */
+export const intersectSchedules = <R, R2>(
+  self: Schedule.Schedule<unknown, unknown, R>,
+  that: Schedule.Schedule<unknown, unknown, R2>
+): Schedule.Schedule<unknown, unknown, R | R2> => Schedule.intersect(self, that)

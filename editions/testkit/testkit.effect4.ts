@@ -5,6 +5,7 @@
 import { it as it4, type Vitest } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
@@ -17,6 +18,7 @@ import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
 import * as References from "effect/References"
 import * as Result_ from "effect/Result"
+import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
@@ -178,3 +180,18 @@ export const layer =
     f: (it: Vitest.MethodsNonLive<R> & { readonly scoped: Vitest.Tester<R | Scope.Scope> }) => void
   ): void =>
     it4.layer(shared, options)(name, (it) => f(Object.assign(it, { scoped: it.effect })))
+
+/** A fiber's exit if it has ended, read synchronously (`unsafePoll`, null while running, on Effect 3). */
+export const pollUnsafe = <A, E>(fiber: Fiber.Fiber<A, E>): Exit.Exit<A, E> | undefined => fiber.pollUnsafe()
+
+/** The service a key gives (`Context.Tag.Service` on Effect 3, `Context.Service.Shape` on 4). */
+export type ServiceOf<K> = K extends Context.Key<infer _Id, infer Shape> ? Shape : never
+
+/**
+ * A schedule that recurs while both do, after the longer of their delays (`Schedule.intersect` on
+ * Effect 3, `Schedule.max` on 4).
+ */
+export const intersectSchedules = <E, E2, R, R2>(
+  self: Schedule.Schedule<unknown, unknown, E, R>,
+  that: Schedule.Schedule<unknown, unknown, E2, R2>
+): Schedule.Schedule<unknown, unknown, E | E2, R | R2> => Schedule.max([self, that])

@@ -1,12 +1,12 @@
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, BreakerStore, BreakerStoreKit, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it, Result, TestClock } from "@circuitry/testkit"
+import { assert, describe, it, Result, TestClock, yieldNow } from "@circuitry/testkit"
 import { Clock, Deferred, Effect, Fiber, Option, Stream } from "effect"
 import { call, dependency, fail, rejectedWith, succeed, tagOf } from "./utils.js"
 
 /** Lets the breakers' background fibers (store followers and writers) run. */
 const settle = Effect.gen(function* () {
-  for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+  for (let i = 0; i < 20; i++) yield* yieldNow
 })
 
 const options: CircuitBreaker.Options = {
@@ -47,7 +47,7 @@ describe("BreakerStore (memory)", () => {
       yield* TestClock.adjust("10 seconds")
       const dep = yield* dependency
       const gate = yield* Deferred.make<void>()
-      const probe = dep.effect.pipe(Effect.zipLeft(Deferred.await(gate)))
+      const probe = dep.effect.pipe(Effect.tap(() => Deferred.await(gate)))
       const calls = yield* Effect.forEach(
         members.flatMap((m) => [m, m, m]),
         (m) => Edition.forkChild(call(m, probe)),
@@ -56,7 +56,7 @@ describe("BreakerStore (memory)", () => {
       yield* settle
       assert.strictEqual(yield* dep.calls, 1)
       yield* Deferred.succeed(gate, undefined)
-      const results = yield* Fiber.join(Fiber.all(calls))
+      const results = yield* Effect.forEach(calls, Fiber.join)
       assert.strictEqual(results.filter(Result.isSuccess).length, 1)
       yield* settle
       for (const m of members) assert.strictEqual(yield* tagOf(m), "Closed")
@@ -283,7 +283,7 @@ describe("BreakerStore (memory)", () => {
                       Effect.clockWith((clock) =>
                         Effect.sync(() => {
                           saved.push(verdict.state)
-                          sent.push({ ageMillis: verdict.ageMillis, at: clock.unsafeCurrentTimeMillis() })
+                          sent.push({ ageMillis: verdict.ageMillis, at: Edition.nowUnsafe(clock) })
                         })
                       ),
                       circuit.save(verdict)
@@ -331,7 +331,7 @@ describe("BreakerStore (memory)", () => {
       yield* settle
       const verdict = yield* circuit.load
       assert.isTrue(Option.isSome(verdict) && verdict.value.state === "Open")
-      const first = yield* Stream.runHead(Stream.take(circuit.verdicts, 1)).pipe(Effect.fork)
+      const first = yield* Stream.runHead(Stream.take(circuit.verdicts, 1)).pipe(Edition.forkChild)
       yield* settle
       yield* TestClock.adjust("30 seconds")
       yield* call(yield* registry.get("api"), succeed)
@@ -346,7 +346,7 @@ describe("BreakerStore (memory)", () => {
       const circuit = yield* store.connect("stale")
       const newer: BreakerStore.Verdict = { state: "Open", remainingMillis: 7_000, ageMillis: 0, origin: "a" }
       yield* circuit.save(newer)
-      const told = yield* Stream.runHead(circuit.verdicts).pipe(Effect.fork)
+      const told = yield* Stream.runHead(circuit.verdicts).pipe(Edition.forkChild)
       yield* settle
       // made a second before the stored one
       yield* circuit.save({ state: "Closed", remainingMillis: 0, ageMillis: 1_000, origin: "b" })

@@ -5,8 +5,8 @@
  */
 import * as Edition from "@circuitry/core/Edition"
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it, result, Result, TestClock } from "@circuitry/testkit"
-import { Context, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Schedule, Stream } from "effect"
+import { assert, describe, intersectSchedules, it, result, Result, TestClock, yieldNow } from "@circuitry/testkit"
+import { Clock, Deferred, Effect, Exit, Fiber, Layer, Option, Schedule, Stream } from "effect"
 import { call, dependency, drain, fail, rejectedWith, succeed, tagOf } from "./utils.js"
 
 describe("CircuitBreaker", () => {
@@ -54,7 +54,7 @@ describe("CircuitBreaker", () => {
         const breaker = yield* CircuitBreaker.make({ policy: Policy.consecutiveFailures(2) })
         for (let i = 0; i < 5; i++) {
           const fiber = yield* Edition.forkChild(CircuitBreaker.withBreaker(Effect.never, breaker))
-          yield* Effect.yieldNow()
+          yield* yieldNow
           yield* Fiber.interrupt(fiber)
           // An effect that is interrupted from within (not by its caller) is not a failure either.
           yield* Effect.exit(CircuitBreaker.withBreaker(Effect.interrupt, breaker))
@@ -86,7 +86,7 @@ describe("CircuitBreaker", () => {
         const breaker = yield* CircuitBreaker.make({ policy: Policy.consecutiveFailures(2), openFor: "1 second" })
         const slowFailure = Effect.sleep("5 seconds").pipe(Effect.andThen(fail))
         const slow = yield* Edition.forkChild(call(breaker, slowFailure))
-        yield* Effect.yieldNow()
+        yield* yieldNow
         yield* breaker.reset // a transition-free reset still starts a new window
         yield* call(breaker, fail)
         yield* TestClock.adjust("5 seconds")
@@ -159,12 +159,12 @@ describe("CircuitBreaker", () => {
           const breaker = yield* opened({ halfOpen: { permits: 2 } })
           const gate = yield* Deferred.make<void>()
           const dep = yield* dependency
-          const probe = dep.effect.pipe(Effect.zipLeft(Deferred.await(gate)))
+          const probe = dep.effect.pipe(Effect.tap(() => Deferred.await(gate)))
           const probes = yield* Effect.all([
             Edition.forkChild(call(breaker, probe)),
             Edition.forkChild(call(breaker, probe))
           ])
-          yield* Effect.yieldNow()
+          yield* yieldNow
           const extra = yield* call(breaker, probe)
           const error = rejectedWith(extra)
           assert.strictEqual(error.state, "HalfOpen")
@@ -172,7 +172,7 @@ describe("CircuitBreaker", () => {
           assert.strictEqual(yield* dep.calls, 2)
           assert.isFalse(yield* breaker.isCallAllowed)
           yield* Deferred.succeed(gate, undefined)
-          yield* Fiber.join(Fiber.zip(probes[0], probes[1]))
+          yield* Effect.all([Fiber.join(probes[0]), Fiber.join(probes[1])])
           assert.strictEqual(yield* tagOf(breaker), "Closed")
         })
     )
@@ -204,7 +204,7 @@ describe("CircuitBreaker", () => {
         const breaker = yield* opened({})
         const dep = yield* dependency
         const probe = yield* Edition.forkChild(call(breaker, Effect.andThen(dep.effect, Effect.never)))
-        yield* Effect.yieldNow()
+        yield* yieldNow
         rejectedWith(yield* call(breaker, succeed)) // the permit is taken
         yield* Fiber.interrupt(probe)
         assert.strictEqual(yield* tagOf(breaker), "HalfOpen")
@@ -256,7 +256,7 @@ describe("CircuitBreaker", () => {
         yield* TestClock.adjust("2 seconds")
         yield* call(breaker, succeed) // closes
         assert.strictEqual(yield* tagOf(breaker), "Closed")
-        const now = yield* TestClock.currentTimeMillis
+        const now = yield* Clock.currentTimeMillis
         yield* call(breaker, fail)
         assert.deepStrictEqual<unknown>(yield* breaker.state, CircuitBreaker.State.Open({ until: now + 1000 }))
       })
@@ -266,13 +266,13 @@ describe("CircuitBreaker", () => {
       Effect.gen(function* () {
         const breaker = yield* CircuitBreaker.make({
           policy: Policy.consecutiveFailures(1),
-          openFor: Schedule.exponential("1 second").pipe(Schedule.intersect(Schedule.recurs(2)))
+          openFor: intersectSchedules(Schedule.exponential("1 second"), Schedule.recurs(2))
         })
         const waits: Array<number> = []
         yield* call(breaker, fail)
         for (let i = 0; i < 4; i++) {
           const state = yield* breaker.state
-          const now = yield* TestClock.currentTimeMillis
+          const now = yield* Clock.currentTimeMillis
           if (state._tag !== "Open") return assert.fail(`expected Open, got ${state._tag}`)
           waits.push(state.until - now)
           yield* TestClock.adjust(state.until - now)
@@ -290,7 +290,7 @@ describe("CircuitBreaker", () => {
         const queue = yield* breaker.subscribe
         const fromStream = yield* Edition.forkChild(Stream.runCollect(Stream.take(breaker.changes, 7)))
         // Let the stream's fiber start and subscribe before anything happens.
-        for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+        for (let i = 0; i < 20; i++) yield* yieldNow
         yield* call(breaker, fail)
         yield* TestClock.adjust("1 second")
         yield* call(breaker, fail)
@@ -356,7 +356,7 @@ describe("CircuitBreaker", () => {
         yield* call(breaker, fail)
         assert.strictEqual(yield* tagOf(breaker), "Closed") // the count was cleared
         yield* call(breaker, fail)
-        const now = yield* TestClock.currentTimeMillis
+        const now = yield* Clock.currentTimeMillis
         assert.deepStrictEqual<unknown>(yield* breaker.state, CircuitBreaker.State.Open({ until: now + 1000 }))
       })
     )
@@ -382,7 +382,7 @@ describe("CircuitBreaker", () => {
         yield* breaker.resetBy("ops@example")
         yield* breaker.isolate
         yield* breaker.reset
-        assert.deepStrictEqual(Array.from(yield* Queue.takeAll(changes)), [
+        assert.deepStrictEqual(yield* drain(changes), [
           { from: "Closed", to: "Isolated", at: 0, by: "ops@example" },
           { from: "Isolated", to: "Closed", at: 0, by: "ops@example" },
           { from: "Closed", to: "Isolated", at: 0 },
@@ -391,7 +391,7 @@ describe("CircuitBreaker", () => {
         // an extension with a name is no transition either
         yield* call(breaker, fail)
         yield* breaker.extendOpen(60_000, { by: "ops@example" })
-        assert.deepStrictEqual(Array.from(yield* Queue.takeAll(changes)), [{ from: "Closed", to: "Open", at: 0 }])
+        assert.deepStrictEqual(yield* drain(changes), [{ from: "Closed", to: "Open", at: 0 }])
         assert.deepStrictEqual<unknown>(yield* breaker.state, CircuitBreaker.State.Open({ until: 60_000 }))
       })
     )
@@ -463,9 +463,9 @@ describe("CircuitBreaker", () => {
       Effect.gen(function* () {
         const breaker = yield* openBreaker
         const dep = yield* dependency
-        const hung = dep.effect.pipe(Effect.zipLeft(Effect.sleep("1 second")))
+        const hung = dep.effect.pipe(Effect.tap(() => Effect.sleep("1 second")))
         const first = yield* Edition.forkChild(call(breaker, CircuitBreaker.repairing(hung)))
-        yield* Effect.yieldNow()
+        yield* yieldNow
         for (let i = 0; i < 5; i++) rejectedWith(yield* call(breaker, CircuitBreaker.repairing(hung)))
         assert.strictEqual(yield* dep.calls, 1)
         yield* TestClock.adjust("1 second")
@@ -479,7 +479,7 @@ describe("CircuitBreaker", () => {
             }
           )
         )
-        for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+        for (let i = 0; i < 20; i++) yield* yieldNow
         assert.strictEqual(yield* dep.calls, 6)
         yield* TestClock.adjust("1 second")
         yield* Fiber.join(many)
@@ -506,7 +506,7 @@ describe("CircuitBreaker", () => {
   })
 
   describe("withBreaker", () => {
-    class Payments extends Context.Tag("Payments")<Payments, CircuitBreaker.CircuitBreaker>() {}
+    class Payments extends Edition.KeyClass<Payments, CircuitBreaker.CircuitBreaker>()("Payments") {}
 
     it.effect("works data-first and data-last, with a value or a Tag provided by layer", () =>
       Effect.gen(function* () {

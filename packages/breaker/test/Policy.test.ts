@@ -163,7 +163,7 @@ describe("options are validated into InvalidBreakerOptions", () => {
     ],
     ["negative openFor", { openFor: -5 }, "openFor must be a finite duration"],
     ["infinite openFor", { openFor: "Infinity" as never }, "openFor must be a finite duration"],
-    ["schedule with no delay", { openFor: Schedule.stop }, "openFor schedule must give at least one delay"],
+    ["schedule with no delay", { openFor: Schedule.recurs(0) }, "openFor schedule must give at least one delay"],
     ["permits 0", { halfOpen: { permits: 0 } }, "halfOpen.permits must be a whole number >= 1"],
     ["successesToClose 0.5", { halfOpen: { successesToClose: 0.5 } }, "halfOpen.successesToClose"],
     ["probeLease 0", { halfOpen: { probeLease: 0 } }, "halfOpen.probeLease must be a finite duration > 0"],

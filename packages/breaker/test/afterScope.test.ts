@@ -1,6 +1,6 @@
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it, result, Result, TestClock } from "@circuitry/testkit"
+import { assert, describe, it, result, Result, TestClock, yieldNow } from "@circuitry/testkit"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { call, fail, rejectedWith, succeed, tagOf } from "./utils.js"
 
@@ -12,7 +12,10 @@ const closedScopeBreaker = (options: CircuitBreaker.Options) =>
   Effect.gen(function* () {
     const ctx = yield* Layer.build(BreakerStore.layerMemory)
     const scope = yield* Scope.make()
-    const breaker = yield* CircuitBreaker.make(options).pipe(Effect.provide(ctx), Scope.extend(scope))
+    const breaker = yield* CircuitBreaker.make(options).pipe(
+      Effect.provide(ctx),
+      Effect.provideService(Scope.Scope, scope)
+    )
     return { breaker, close: Scope.close(scope, Exit.void), store: ctx }
   })
 
@@ -82,12 +85,12 @@ describe("a shared-store breaker used after its scope closed", () => {
       const scope = yield* Scope.make()
       const breaker = yield* CircuitBreaker.make(options).pipe(
         Effect.provideService(BreakerStore.BreakerStore, held),
-        Scope.extend(scope)
+        Effect.provideService(Scope.Scope, scope)
       )
       yield* call(breaker, fail)
       yield* TestClock.adjust("1 second")
       const probe = yield* Edition.forkChild(CircuitBreaker.withBreaker(succeed, breaker))
-      yield* Effect.yieldNow()
+      yield* yieldNow
       yield* Scope.close(scope, Exit.void)
       const exit = yield* Fiber.await(probe)
       assert.deepStrictEqual(exit, Exit.succeed("ok"))
@@ -100,7 +103,10 @@ describe("a shared-store breaker used after its scope closed", () => {
       const ctx = yield* Layer.build(BreakerStore.layerMemory)
       const scope = yield* Scope.make()
       yield* Scope.close(scope, Exit.void)
-      const breaker = yield* CircuitBreaker.make(options).pipe(Effect.provide(ctx), Scope.extend(scope))
+      const breaker = yield* CircuitBreaker.make(options).pipe(
+        Effect.provide(ctx),
+        Effect.provideService(Scope.Scope, scope)
+      )
       yield* call(breaker, fail)
       assert.strictEqual(yield* tagOf(breaker), "Open")
       yield* TestClock.adjust("1 second")

@@ -5,9 +5,9 @@
  */
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@circuitry/testkit"
-import type { Cause, Queue, Schedule, Scope, Stream } from "effect"
-import { Context, Effect, Layer } from "effect"
+import { assert, describe, it, type Subscription } from "@circuitry/testkit"
+import type { Cause, Schedule, Scope, Stream } from "effect"
+import { Effect, Layer } from "effect"
 
 type StateTag = "Closed" | "Open" | "HalfOpen" | "Isolated"
 
@@ -24,12 +24,12 @@ interface ContractBreaker {
   readonly state: Effect.Effect<CircuitBreaker.State>
   readonly isCallAllowed: Effect.Effect<boolean>
   readonly changes: Stream.Stream<{ readonly from: StateTag; readonly to: StateTag; readonly at: number }>
-  readonly subscribe: Effect.Effect<Queue.Dequeue<CircuitBreaker.Transition>, never, Scope.Scope>
+  readonly subscribe: Effect.Effect<Subscription<CircuitBreaker.Transition>, never, Scope.Scope>
   readonly isolate: Effect.Effect<void>
   readonly reset: Effect.Effect<void>
 }
 
-class Tagged extends Context.Tag("contract/Tagged")<Tagged, CircuitBreaker.CircuitBreaker>() {}
+class Tagged extends Edition.KeyClass<Tagged, CircuitBreaker.CircuitBreaker>()("contract/Tagged") {}
 
 describe("API.md contract: @circuitry/breaker", () => {
   it.scoped("CircuitBreaker", () =>
@@ -40,7 +40,7 @@ describe("API.md contract: @circuitry/breaker", () => {
       ) => Effect.Effect<CircuitBreaker.CircuitBreaker, CircuitBreaker.InvalidBreakerOptions, Scope.Scope> =
         CircuitBreaker.make
       const layer: <I>(
-        tag: Context.Tag<I, CircuitBreaker.CircuitBreaker>,
+        tag: Edition.Key<I, CircuitBreaker.CircuitBreaker>,
         options?: ContractOptions
       ) => Layer.Layer<I, CircuitBreaker.InvalidBreakerOptions> = CircuitBreaker.layer
       const repairing: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = CircuitBreaker.repairing
@@ -90,7 +90,7 @@ describe("API.md contract: @circuitry/breaker", () => {
         self: Effect.Effect<A, E, R>
       ) => Effect.Effect<A, E | CircuitBreaker.BreakerOpenError, R | BreakerRegistry.BreakerRegistry> =
         BreakerRegistry.withBreakerFor
-      const tag: Context.Tag<BreakerRegistry.BreakerRegistry, BreakerRegistry.BreakerRegistry> =
+      const tag: Edition.Key<BreakerRegistry.BreakerRegistry, BreakerRegistry.BreakerRegistry> =
         BreakerRegistry.BreakerRegistry
       const program = Effect.gen(function* () {
         const registry = yield* tag

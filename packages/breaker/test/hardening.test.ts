@@ -4,7 +4,7 @@
  */
 import * as Edition from "@circuitry/core/Edition"
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it, Result, TestClock } from "@circuitry/testkit"
+import { assert, describe, it, pollUnsafe, Result, TestClock, yieldNow } from "@circuitry/testkit"
 import { Deferred, Effect, Exit, Fiber, Option, Schedule } from "effect"
 import { call, fail, succeed, tagOf } from "./utils.js"
 
@@ -30,7 +30,7 @@ describe("half-open probes are bounded", () => {
     Effect.gen(function* () {
       const breaker = yield* halfOpen({})
       const hung = yield* Edition.forkChild(call(breaker, Effect.never))
-      yield* Effect.yieldNow()
+      yield* yieldNow
       assert.strictEqual((yield* breaker.snapshot).probes, 1)
       yield* TestClock.adjust("9999 millis")
       assert.strictEqual(yield* tagOf(breaker), "HalfOpen")
@@ -42,7 +42,7 @@ describe("half-open probes are bounded", () => {
       yield* TestClock.adjust("10 seconds")
       assert.strictEqual(yield* CircuitBreaker.withBreaker(succeed, breaker), "ok")
       assert.strictEqual(yield* tagOf(breaker), "Closed")
-      assert.isNull(hung.unsafePoll())
+      assert.isUndefined(pollUnsafe(hung))
       yield* Fiber.interrupt(hung)
       assert.strictEqual(yield* tagOf(breaker), "Closed")
     })
@@ -53,7 +53,7 @@ describe("half-open probes are bounded", () => {
       const breaker = yield* halfOpen({ halfOpen: { probeTimeout: "2 seconds" } })
       const gate = yield* Deferred.make<void>()
       const late = yield* Edition.forkChild(call(breaker, Effect.andThen(Deferred.await(gate), succeed)))
-      yield* Effect.yieldNow()
+      yield* yieldNow
       yield* TestClock.adjust("2 seconds")
       assert.deepStrictEqual<unknown>(yield* breaker.state, CircuitBreaker.State.Open({ until: 22_000 }))
       // its late success is ignored: the circuit stays open, and the caller gets its answer
@@ -74,7 +74,7 @@ describe("half-open probes are bounded", () => {
       yield* TestClock.adjust("0 millis")
       // first episode waited 4 s (opened at 0, half-open at 4 s); halfOpen() moved to 10 s
       yield* Edition.forkChild(call(breaker, Effect.never))
-      yield* Effect.yieldNow()
+      yield* yieldNow
       yield* TestClock.adjust("3999 millis")
       assert.strictEqual(yield* tagOf(breaker), "HalfOpen")
       yield* TestClock.adjust("1 millis")
@@ -176,7 +176,7 @@ describe("the breaker's timeout", () => {
         Effect.exit(CircuitBreaker.withBreaker(Effect.timeout(stubborn("6 seconds", cleaned), "1 second"), breaker))
       )
       yield* TestClock.adjust("1 second")
-      assert.isNull(fiber.unsafePoll())
+      assert.isUndefined(pollUnsafe(fiber))
       yield* TestClock.adjust("6 seconds")
       assert.isTrue(Exit.isFailure(yield* Fiber.join(fiber)))
     })

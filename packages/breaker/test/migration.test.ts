@@ -5,7 +5,7 @@
  */
 import * as Edition from "@circuitry/core/Edition"
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it, Result, TestClock } from "@circuitry/testkit"
+import { assert, describe, it, result, Result, TestClock, yieldNow } from "@circuitry/testkit"
 import { Deferred, Effect, Fiber } from "effect"
 
 const calls = (breaker: CircuitBreaker.CircuitBreaker) => {
@@ -14,7 +14,7 @@ const calls = (breaker: CircuitBreaker.CircuitBreaker) => {
     Effect.suspend(() => {
       ran++
       return effect
-    }).pipe(CircuitBreaker.withBreaker(breaker), Effect.either)
+    }).pipe(CircuitBreaker.withBreaker(breaker), result)
   return {
     ok: run(Effect.succeed("ok")),
     fail: run(Effect.fail("boom")),
@@ -51,7 +51,7 @@ describe("differences a user of another breaker meets", () => {
       yield* TestClock.adjust("10 seconds")
       const gate = yield* Deferred.make<void>()
       const probe = yield* Edition.forkChild(c.run(Deferred.await(gate)))
-      yield* Effect.yieldNow()
+      yield* yieldNow
       const extra = yield* c.ok
       assert.isTrue(Result.isFailure(extra))
       const error = Result.getFailure(extra).pipe((o) => (o._tag === "Some" ? o.value : undefined))

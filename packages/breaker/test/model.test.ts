@@ -7,8 +7,8 @@
  */
 import * as Edition from "@circuitry/core/Edition"
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
-import { describe, expect, it, runTest, TestClock } from "@circuitry/testkit"
-import { Cause, Deferred, Effect, Exit, Fiber, Option, Queue, Schedule } from "effect"
+import { describe, drain, expect, it, poll, runTest, TestClock, yieldNow } from "@circuitry/testkit"
+import { Cause, Deferred, Effect, Exit, Fiber, Option, Schedule } from "effect"
 import * as fc from "fast-check"
 import { timeoutFor } from "../../../test-support/calibrate.js"
 
@@ -332,10 +332,10 @@ const scenario = (config: Config, commands: ReadonlyArray<Command>) =>
             }).pipe(Effect.andThen(command.outcome === "ok" ? Effect.succeed("ok") : Effect.fail("boom")))
             const guarded = CircuitBreaker.withBreaker(dependency, breaker)
             const fiber = yield* Edition.forkChild(command.repair ? CircuitBreaker.repairing(guarded) : guarded)
-            let exit = yield* Fiber.poll(fiber)
+            let exit = yield* poll(fiber)
             for (let spin = 0; spin < 50 && !started && Option.isNone(exit); spin++) {
-              yield* Effect.yieldNow()
-              exit = yield* Fiber.poll(fiber)
+              yield* yieldNow
+              exit = yield* poll(fiber)
             }
             const kind = model.admit(now, command.repair)
             if (kind === "rejected") {
@@ -402,7 +402,7 @@ const scenario = (config: Config, commands: ReadonlyArray<Command>) =>
       model.sync(now)
       expect(state._tag, where).toBe(model.tag)
       if (state._tag === "Open") expect(state.until, where).toBe(model.until)
-      const announced = Array.from(yield* Queue.takeAll(transitions), (t) => `${t.from}->${t.to}@${t.at}`)
+      const announced = Array.from(yield* drain(transitions), (t) => `${t.from}->${t.to}@${t.at}`)
       expect(announced, where).toEqual(model.transitions)
       model.transitions = []
       expect((yield* breaker.snapshot).probes, where).toBe(model.probes)

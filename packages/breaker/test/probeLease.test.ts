@@ -1,12 +1,12 @@
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it, Result, TestClock } from "@circuitry/testkit"
+import { assert, describe, it, Result, type ServiceOf, TestClock, yieldNow } from "@circuitry/testkit"
 import { Deferred, Effect, Fiber, Option } from "effect"
 import { call, dependency, fail, rejectedWith, succeed, tagOf } from "./utils.js"
 
 /** Lets the breakers' background fibers (store followers and writers) run. */
 const settle = Effect.gen(function* () {
-  for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+  for (let i = 0; i < 20; i++) yield* yieldNow
 })
 
 /** How long a member refused the fleet's lease waits before it asks again (probes.ts). */
@@ -16,7 +16,7 @@ const BACK_OFF = 250
  * A member on the memory store whose lease requests are counted: `asks.n` is how many times it
  * asked the store for the fleet's probe lease.
  */
-const member = (memory: BreakerStore.BreakerStore["Type"], options: CircuitBreaker.Options) =>
+const member = (memory: ServiceOf<typeof BreakerStore.BreakerStore>, options: CircuitBreaker.Options) =>
   Effect.gen(function* () {
     const asks = { n: 0 }
     const counted = BreakerStore.BreakerStore.of({
@@ -169,7 +169,7 @@ describe("the fleet's probe lease: a refused member backs off", () => {
 
 describe("the fleet's probe lease: what a lost release costs", () => {
   /** A member whose releases never reach the store (its holder could not give the lease back). */
-  const forgetful = (memory: BreakerStore.BreakerStore["Type"], options: CircuitBreaker.Options) =>
+  const forgetful = (memory: ServiceOf<typeof BreakerStore.BreakerStore>, options: CircuitBreaker.Options) =>
     Effect.provideService(
       CircuitBreaker.make(options),
       BreakerStore.BreakerStore,

@@ -1,13 +1,13 @@
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, expect, it, Result, runTest, TestClock } from "@circuitry/testkit"
+import { assert, describe, expect, it, Result, runTest, TestClock, yieldNow } from "@circuitry/testkit"
 import { Clock, Context, Deferred, Effect, Fiber, Layer, Option, Stream } from "effect"
 import * as fc from "fast-check"
 import { call, dependency, fail, succeed, tagOf } from "./utils.js"
 
 /** Lets the breakers' background fibers (store followers, writers, heartbeats) run. */
 const settle = Effect.gen(function* () {
-  for (let i = 0; i < 100; i++) yield* Effect.yieldNow()
+  for (let i = 0; i < 100; i++) yield* yieldNow
 })
 
 const NAME = "payments"
@@ -97,14 +97,14 @@ describe("sharing.quorum (memory store)", () => {
       yield* TestClock.adjust(OPEN_FOR)
       const dep = yield* dependency
       const gate = yield* Deferred.make<void>()
-      const probe = dep.effect.pipe(Effect.zipLeft(Deferred.await(gate)))
+      const probe = dep.effect.pipe(Effect.tap(() => Deferred.await(gate)))
       const calls = yield* Effect.forEach(members, (m) => Edition.forkChild(call(m, probe)), {
         concurrency: "unbounded"
       })
       yield* settle
       assert.strictEqual(yield* dep.calls, 1)
       yield* Deferred.succeed(gate, undefined)
-      const results = yield* Fiber.join(Fiber.all(calls))
+      const results = yield* Effect.forEach(calls, Fiber.join)
       assert.strictEqual(results.filter(Result.isSuccess).length, 1)
       yield* settle
       assert.deepStrictEqual(yield* tags(members), Array(10).fill("Closed"))

@@ -1,7 +1,7 @@
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it, Result, TestClock } from "@circuitry/testkit"
-import { Effect, Logger, Metric, Option, Queue, Ref, Schedule, Stream } from "effect"
+import { assert, describe, hasTaker, it, logTo, Result, TestClock, withAttributes, yieldNow } from "@circuitry/testkit"
+import { Effect, Metric, Option, Queue, Ref, Schedule, Stream } from "effect"
 import { call, fail, succeed, tagOf } from "./utils.js"
 
 /** A live config the test feeds, one value at a time. */
@@ -14,7 +14,7 @@ const liveConfig = Effect.gen(function* () {
   const settled = Effect.gen(function* () {
     const end = performance.now() + 10_000
     while (performance.now() < end) {
-      if ((yield* Queue.size(queue)) < 0) return
+      if (yield* hasTaker(queue)) return
       yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
     }
     return yield* Effect.die(new Error("the registry never took its config"))
@@ -26,15 +26,15 @@ const liveConfig = Effect.gen(function* () {
 
 const warnings = () => {
   const lines: Array<string> = []
-  const logger = Logger.make(({ cause, logLevel, message }) => {
-    if (logLevel._tag !== "Warning") return
-    lines.push(`${Array.isArray(message) ? message.join(" ") : String(message)} | ${String(cause)}`)
+  const layer = logTo(({ cause, level, messages }) => {
+    if (level !== "Warn") return
+    lines.push(`${messages.join(" ")} | ${String(cause)}`)
   })
-  return { lines, layer: Logger.replace(Logger.defaultLogger, logger) }
+  return { lines, layer }
 }
 
 const configs = (outcome: "applied" | "rejected") =>
-  Effect.map(Metric.value(Metric.tagged(BreakerRegistry.configsTotal, "outcome", outcome)), (s) => s.count)
+  Effect.map(Metric.value(withAttributes(BreakerRegistry.configsTotal, { outcome })), (s) => s.count)
 
 /** `count` calls: `failures` failures last. */
 const feed = (breaker: CircuitBreaker.CircuitBreaker, count: number, failures: number) =>
@@ -302,7 +302,7 @@ describe("BreakerRegistry config", () => {
           Stream.fail("config source down")
         )
       })
-      for (let i = 0; i < 100 && lines.length === 0; i++) yield* Effect.yieldNow()
+      for (let i = 0; i < 100 && lines.length === 0; i++) yield* yieldNow
       assert.strictEqual(lines.length, 1)
       assert.include(lines[0], "the config stream failed; the last config stays")
       assert.include(lines[0], "config source down")

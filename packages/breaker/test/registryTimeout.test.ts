@@ -6,8 +6,19 @@
  */
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, expectTypeOf, it, result, Result, TestClock } from "@circuitry/testkit"
-import { Context, Effect, Exit, Fiber, Layer, Logger, Option, Queue, Stream } from "effect"
+import {
+  assert,
+  describe,
+  expectTypeOf,
+  hasTaker,
+  it,
+  logTo,
+  pollUnsafe,
+  Result,
+  result,
+  TestClock
+} from "@circuitry/testkit"
+import { Effect, Exit, Fiber, Layer, Option, Queue, Stream } from "effect"
 import type { Scope } from "effect"
 import { tagOf } from "./utils.js"
 
@@ -16,14 +27,13 @@ class Db {
 }
 const query: Effect.Effect<string, Db> = Effect.never
 
-class Timed extends Context.Tag("Timed")<
-  Timed,
-  BreakerRegistry.BreakerRegistry<CircuitBreaker.BreakerTimeoutError>
->() {}
-class Plain extends Context.Tag("Plain")<Plain, BreakerRegistry.BreakerRegistry>() {}
+class Timed extends Edition.KeyClass<Timed, BreakerRegistry.BreakerRegistry<CircuitBreaker.BreakerTimeoutError>>()(
+  "Timed"
+) {}
+class Plain extends Edition.KeyClass<Plain, BreakerRegistry.BreakerRegistry>()("Plain") {}
 
 /** Waits until the registry's config fiber took every value and waits for the next: it applied them. */
-const applied = <A>(queue: Queue.Queue<A>) => Effect.repeat(Queue.size(queue), { until: (n) => n < 0 })
+const applied = <A>(queue: Queue.Queue<A>) => Effect.repeat(hasTaker(queue), { until: (waiting) => waiting })
 
 /** Runs `self` in a fiber, moves the TestClock by `by`, and returns its outcome. */
 const after = <A, E>(by: Edition.DurationInput, self: Effect.Effect<A, E>) =>
@@ -47,7 +57,7 @@ describe("BreakerRegistry with timeouts", () => {
       const breaker = yield* registry.get("users-db")
       const early = yield* Edition.forkChild(result(breaker.execute(query)))
       yield* TestClock.adjust("999 millis")
-      assert.isNull(early.unsafePoll(), "answered before its deadline")
+      assert.isUndefined(pollUnsafe(early), "answered before its deadline")
       yield* TestClock.adjust("1 millis")
       assert.isTrue(isTimeout(yield* Fiber.join(early), 1_000))
       assert.strictEqual((yield* breaker.snapshot).counts.consecutiveFailures, 1)
@@ -93,14 +103,14 @@ describe("BreakerRegistry with timeouts", () => {
     () =>
       Effect.gen(function* () {
         const warnings: Array<string> = []
-        const logger = Logger.make(({ cause, logLevel }) => {
-          if (logLevel._tag === "Warning") warnings.push(String(cause))
+        const logger = logTo(({ cause, level }) => {
+          if (level === "Warn") warnings.push(String(cause))
         })
         const updates = yield* Queue.unbounded<BreakerRegistry.TimeoutRegistryOptions>()
         const registry = yield* BreakerRegistry.make({
           defaults: { policy: Policy.consecutiveFailures(1) },
           config: Stream.fromQueue(updates)
-        }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+        }).pipe(Effect.provide(logger))
         expectTypeOf(registry).toEqualTypeOf<BreakerRegistry.BreakerRegistry>()
         const db = yield* registry.get("db")
         yield* Queue.offer(
@@ -114,7 +124,7 @@ describe("BreakerRegistry with timeouts", () => {
         // the config before stays: no deadline
         const fiber = yield* Edition.forkChild(db.execute(query))
         yield* TestClock.adjust("1 hour")
-        assert.isNull(fiber.unsafePoll())
+        assert.isUndefined(pollUnsafe(fiber))
         yield* Fiber.interrupt(fiber)
       })
   )

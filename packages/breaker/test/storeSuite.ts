@@ -16,8 +16,8 @@
 import * as Edition from "@circuitry/core/Edition"
 import type { BreakerStore } from "@circuitry/breaker"
 import { BreakerStore as Store } from "@circuitry/breaker"
-import { assert, describe, it, result, Result, TestClock } from "@circuitry/testkit"
-import { Chunk, Context, Effect, Fiber, Option, Stream } from "effect"
+import { assert, describe, layer as sharedLayer, result, Result, TestClock, yieldNow } from "@circuitry/testkit"
+import { Effect, Fiber, Option, Stream } from "effect"
 import type { Layer, Scope } from "effect"
 
 let counter = 0
@@ -89,7 +89,7 @@ const pass = (millis: number) =>
 
 /** Lets forked fibers start (a stream subscribes when it first runs). */
 const settle = Effect.gen(function* () {
-  for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+  for (let i = 0; i < 20; i++) yield* yieldNow
 })
 
 /**
@@ -100,7 +100,7 @@ const listen = (circuit: BreakerStore.SharedCircuit, n: number) =>
   Effect.gen(function* () {
     const fiber = yield* Edition.forkChild(Stream.runCollect(Stream.take(circuit.verdicts, n)))
     yield* settle
-    return Effect.map(Fiber.join(fiber), Chunk.toReadonlyArray)
+    return Effect.map(Fiber.join(fiber), (values) => Array.from(values))
   })
 
 /** Every verdict a member is told from now on, as it is told (a background fiber of the scope). */
@@ -135,10 +135,10 @@ const lease = { permits: 1, leaseMillis: 60_000 } as const
  * edit does: each entry writes, under `name`, state the store cannot read. A backend that can be
  * spoiled provides it beside its store and passes `{ corruptible: true }`.
  */
-export class Corruptions extends Context.Tag("storeSuite/Corruptions")<
+export class Corruptions extends Edition.KeyClass<
   Corruptions,
   ReadonlyArray<readonly [kind: string, spoil: (name: string) => Effect.Effect<void>]>
->() {}
+>()("storeSuite/Corruptions") {}
 
 /**
  * Registers the contract tests for each `[name, layer]`. The layer is built once per backend.
@@ -151,7 +151,7 @@ export const storeSuite = (
 ): void => {
   for (const [backend, given, flags] of backends) {
     const layer = given as Layer.Layer<BreakerStore.BreakerStore | Corruptions, unknown>
-    it.layer(layer, { timeout: "30 seconds" })(`BreakerStore contract: ${backend}`, (it) => {
+    sharedLayer(layer, { timeout: "30 seconds" })(`BreakerStore contract: ${backend}`, (it) => {
       if (flags?.corruptible) {
         it.scoped("unreadable stored state is treated as Closed and replaced by the next verdict", () =>
           Effect.gen(function* () {

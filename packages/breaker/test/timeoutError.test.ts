@@ -6,8 +6,18 @@
  */
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
-import { assert, describe, expectTypeOf, it, result, Result, TestClock } from "@circuitry/testkit"
-import { Context, Effect, Fiber, Layer, Metric, Option, Stream } from "effect"
+import {
+  assert,
+  describe,
+  it,
+  pollUnsafe,
+  Result,
+  result,
+  TestClock,
+  withAttributes,
+  expectTypeOf
+} from "@circuitry/testkit"
+import { Effect, Fiber, Layer, Metric, Option, Stream } from "effect"
 import type { Scope } from "effect"
 
 class Db {
@@ -15,8 +25,10 @@ class Db {
 }
 const query: Effect.Effect<string, Db> = Effect.never
 
-class Plain extends Context.Tag("Plain")<Plain, CircuitBreaker.CircuitBreaker>() {}
-class Timed extends Context.Tag("Timed")<Timed, CircuitBreaker.CircuitBreaker<CircuitBreaker.BreakerTimeoutError>>() {}
+class Plain extends Edition.KeyClass<Plain, CircuitBreaker.CircuitBreaker>()("Plain") {}
+class Timed extends Edition.KeyClass<Timed, CircuitBreaker.CircuitBreaker<CircuitBreaker.BreakerTimeoutError>>()(
+  "Timed"
+) {}
 
 describe("the breaker's timeout is a typed failure", () => {
   it.scoped("catchTag recovers it; the circuit counted it", () =>
@@ -118,7 +130,7 @@ describe("the breaker's timeout is a typed failure", () => {
         // A registry with a timeout is typed so (see registryTimeout.test.ts); one made without keeps
         // today's type, so a JSON config that adds a timeout later is refused when applied.
         const config = JSON.parse(`{ "timeout": "1 second" }`) as CircuitBreaker.TimeoutOptions
-        const rejected = Metric.value(Metric.tagged(BreakerRegistry.configsTotal, "outcome", "rejected"))
+        const rejected = Metric.value(withAttributes(BreakerRegistry.configsTotal, { outcome: "rejected" }))
         const before = (yield* rejected).count
         const registry = yield* BreakerRegistry.make({ config: Stream.make({ overrides: { db: config } }) })
         expectTypeOf(registry).toEqualTypeOf<BreakerRegistry.BreakerRegistry>()
@@ -127,7 +139,7 @@ describe("the breaker's timeout is a typed failure", () => {
         yield* Effect.repeat(rejected, { until: (state) => state.count > before })
         const fiber = yield* Edition.forkChild(CircuitBreaker.withBreaker(query, breaker))
         yield* TestClock.adjust("1 hour")
-        assert.isNull(fiber.unsafePoll(), "no deadline: the config with a timeout was refused")
+        assert.isUndefined(pollUnsafe(fiber), "no deadline: the config with a timeout was refused")
         yield* Fiber.interrupt(fiber)
       }).pipe(Effect.scoped)
   )
