@@ -9,13 +9,13 @@ import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
 import {
   assert,
   describe,
+  expectTypeOf,
   it,
   pollUnsafe,
   Result,
   result,
   TestClock,
-  withAttributes,
-  expectTypeOf
+  withAttributes
 } from "@circuitry/testkit"
 import { Effect, Fiber, Layer, Metric, Option, Stream } from "effect"
 import type { Scope } from "effect"

@@ -4,6 +4,11 @@
  * checked the way a Grafana user queries them (metric name, labels, values); and the recipe of
  * docs/observability.md (`NodeSdk.layer` with a span processor and a metric reader), checked on
  * the spans and metrics it exports.
+ *
+ * Effect 3 only for now, for a dependency: the @effect/opentelemetry here (0.64) is built on
+ * Effect 3, and its Effect 4 release (4.1.5) peers on effect ^4.1.5 while editions/effect4 pins
+ * effect 4.1.0. The file is written in the edition-neutral way (testkit, Edition), so once the
+ * Effect 4 toolchain has an @effect/opentelemetry of its own it runs on both under its old name.
  */
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
