@@ -21,8 +21,10 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestContext from "effect/TestContext"
+import type { LogEntry, MetricSeries } from "./shared.js"
 
 export { assert, describe } from "@effect/vitest"
+export type { LogEntry, MetricSeries }
 export * as TestClock from "effect/TestClock"
 
 /**
@@ -96,14 +98,6 @@ export const makeClock = (base: Clock.Clock, millis: () => number): Clock.Clock 
   sleep: (duration) => base.sleep(duration)
 })
 
-/** One log call as a test reads it: the level by Effect 4's names ("Warn", not Effect 3's "Warning"). */
-export interface LogEntry {
-  readonly messages: ReadonlyArray<unknown>
-  readonly level: "All" | "Fatal" | "Error" | "Warn" | "Info" | "Debug" | "Trace" | "None"
-  readonly annotations: Readonly<Record<string, unknown>>
-  readonly cause: Cause.Cause<unknown>
-}
-
 /** A layer that replaces the default logger with `f` (`Logger.replace` on Effect 3, `Logger.layer` on 4). */
 export const logTo = (f: (entry: LogEntry) => void): Layer.Layer<never> =>
   Logger.replace(
@@ -117,13 +111,6 @@ export const logTo = (f: (entry: LogEntry) => void): Layer.Layer<never> =>
       })
     )
   )
-
-/** One series of Effect's global metric registry: its name, its tags (attributes on 4) and its state. */
-export interface MetricSeries {
-  readonly name: string
-  readonly attributes: Readonly<Record<string, string>>
-  readonly state: unknown
-}
 
 /** Every series of Effect's global metric registry (`Metric.unsafeSnapshot` on 3, `Metric.snapshot` on 4). */
 export const metricSeries: Effect.Effect<ReadonlyArray<MetricSeries>> = Effect.sync(() =>

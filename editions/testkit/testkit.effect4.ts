@@ -22,8 +22,10 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
+import type { LogEntry, MetricSeries } from "./shared.js"
 
 export { assert, describe } from "@effect/vitest"
+export type { LogEntry, MetricSeries }
 export * as TestClock from "effect/testing/TestClock"
 
 /**
@@ -63,19 +65,16 @@ export const result = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<Res
 /** A success or a failure as a value: `Either` on Effect 3, `Result` on 4 (a public result of the breaker too). */
 export type Result<A, E> = Result_.Result<A, E>
 
-/** Reading a `Result` (`Either` on Effect 3) by Effect 4's names. */
+/** Reading a `Result` (`Either` on Effect 3) by Effect 4's names: here, Effect 4's own functions. */
 export const Result = {
-  succeed: <A>(a: A): Result<A, never> => Result_.succeed(a),
-  fail: <E>(e: E): Result<never, E> => Result_.fail(e),
-  isSuccess: <A, E>(self: Result<A, E>): self is Result_.Success<A, E> => Result_.isSuccess(self),
-  isFailure: <A, E>(self: Result<A, E>): self is Result_.Failure<A, E> => Result_.isFailure(self),
-  getSuccess: <A, E>(self: Result<A, E>): Option.Option<A> => Result_.getSuccess(self),
-  getFailure: <A, E>(self: Result<A, E>): Option.Option<E> => Result_.getFailure(self),
-  getOrThrow: <A, E>(self: Result<A, E>): A => Result_.getOrThrow(self),
-  match: <A, E, B, C = B>(
-    self: Result<A, E>,
-    cases: { readonly onSuccess: (a: A) => B; readonly onFailure: (e: E) => C }
-  ): B | C => Result_.match(self, cases)
+  succeed: Result_.succeed,
+  fail: Result_.fail,
+  isSuccess: Result_.isSuccess,
+  isFailure: Result_.isFailure,
+  getSuccess: Result_.getSuccess,
+  getFailure: Result_.getFailure,
+  getOrThrow: Result_.getOrThrow,
+  match: Result_.match
 }
 
 /** A fiber's exit if it has ended (`Fiber.poll` on Effect 3, `pollUnsafe` on 4). */
@@ -98,14 +97,6 @@ export const makeClock = (base: Clock.Clock, millis: () => number): Clock.Clock 
   sleep: (duration) => base.sleep(duration)
 })
 
-/** One log call as a test reads it: the level by Effect 4's names ("Warn", not Effect 3's "Warning"). */
-export interface LogEntry {
-  readonly messages: ReadonlyArray<unknown>
-  readonly level: "All" | "Fatal" | "Error" | "Warn" | "Info" | "Debug" | "Trace" | "None"
-  readonly annotations: Readonly<Record<string, unknown>>
-  readonly cause: Cause.Cause<unknown>
-}
-
 /** A layer that replaces the default logger with `f` (`Logger.replace` on Effect 3, `Logger.layer` on 4). */
 export const logTo = (f: (entry: LogEntry) => void): Layer.Layer<never> =>
   Logger.layer([
@@ -118,13 +109,6 @@ export const logTo = (f: (entry: LogEntry) => void): Layer.Layer<never> =>
       })
     )
   ])
-
-/** One series of Effect's global metric registry: its name, its tags (attributes on 4) and its state. */
-export interface MetricSeries {
-  readonly name: string
-  readonly attributes: Readonly<Record<string, string>>
-  readonly state: unknown
-}
 
 /** Every series of Effect's global metric registry (`Metric.unsafeSnapshot` on 3, `Metric.snapshot` on 4). */
 export const metricSeries: Effect.Effect<ReadonlyArray<MetricSeries>> = Effect.map(Metric.snapshot, (all) =>
