@@ -4,6 +4,7 @@
  */
 import { it as it3, type Vitest } from "@effect/vitest"
 import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
@@ -14,6 +15,8 @@ import * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+import type * as MetricKeyType from "effect/MetricKeyType"
 import * as MetricState from "effect/MetricState"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
@@ -179,3 +182,46 @@ export const intersectSchedules = <R, R2>(
   self: Schedule.Schedule<unknown, unknown, R>,
   that: Schedule.Schedule<unknown, unknown, R2>
 ): Schedule.Schedule<unknown, unknown, R | R2> => Schedule.intersect(self, that)
+
+/** Whether an error is the one `Effect.timeout` fails with (`Cause.isTimeoutException` on Effect 3). */
+export const isTimeoutError = (u: unknown): boolean => Cause.isTimeoutException(u)
+
+/** Runs `self` on a TestClock of its own, in a test that otherwise runs live (`TestContext` on Effect 3). */
+export const withTestClock = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.provide(self, TestContext.TestContext)
+
+/**
+ * A way to read a stream a chunk at a time, for the life of the scope: each run of the pull gives the
+ * next chunk's values, and fails with an `Error` once the stream has ended (`Stream.toPull` fails
+ * with `None` and gives a `Chunk` on Effect 3, fails with `Cause.Done` and gives an array on 4).
+ */
+export const toPull = <A, E, R>(
+  stream: Stream.Stream<A, E, R>
+): Effect.Effect<Effect.Effect<ReadonlyArray<A>, E | Error, R>, never, R | Scope.Scope> =>
+  Effect.map(Stream.toPull(stream), (pull) =>
+    Effect.mapBoth(pull, {
+      onFailure: Option.getOrElse((): E | Error => new Error("stream ended")),
+      onSuccess: (chunk) => Chunk.toReadonlyArray(chunk)
+    })
+  )
+
+/** A histogram with these bucket boundaries (`MetricBoundaries` on Effect 3, an option on 4). */
+export const histogram = (
+  name: string,
+  boundaries: ReadonlyArray<number>
+): Metric.Metric<MetricKeyType.MetricKeyType.Histogram, number, MetricState.MetricState.Histogram> =>
+  Metric.histogram(name, MetricBoundaries.fromIterable(boundaries))
+
+/**
+ * A summary. `error` is Effect 3's (the error its quantiles may have); Effect 4's summaries have
+ * none, and its edition ignores it.
+ */
+export const summary = (
+  name: string,
+  options: {
+    readonly maxAge: Duration.DurationInput
+    readonly maxSize: number
+    readonly error: number
+    readonly quantiles: ReadonlyArray<number>
+  }
+): Metric.Metric.Summary<number> => Metric.summary({ name, ...options })

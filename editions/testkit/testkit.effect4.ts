@@ -15,6 +15,7 @@ import * as Logger from "effect/Logger"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
+import * as Pull from "effect/Pull"
 import type * as Queue from "effect/Queue"
 import * as References from "effect/References"
 import * as Result_ from "effect/Result"
@@ -179,3 +180,39 @@ export const intersectSchedules = <E, E2, R, R2>(
   self: Schedule.Schedule<unknown, unknown, E, R>,
   that: Schedule.Schedule<unknown, unknown, E2, R2>
 ): Schedule.Schedule<unknown, unknown, E | E2, R | R2> => Schedule.max([self, that])
+
+/** Whether an error is the one `Effect.timeout` fails with (`Cause.isTimeoutException` on Effect 3). */
+export const isTimeoutError = (u: unknown): boolean => Cause.isTimeoutError(u)
+
+/** Runs `self` on a TestClock of its own, in a test that otherwise runs live (`TestContext` on Effect 3). */
+export const withTestClock = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.provide(self, TestClock.layer())
+
+/**
+ * A way to read a stream a chunk at a time, for the life of the scope: each run of the pull gives the
+ * next chunk's values, and fails with an `Error` once the stream has ended (`Stream.toPull` fails
+ * with `None` and gives a `Chunk` on Effect 3, fails with `Cause.Done` and gives an array on 4).
+ */
+export const toPull = <A, E, R>(
+  stream: Stream.Stream<A, E, R>
+): Effect.Effect<Effect.Effect<ReadonlyArray<A>, E | Error, R>, never, R | Scope.Scope> =>
+  Effect.map(Stream.toPull(stream), (pull) => Pull.catchDone(pull, () => Effect.fail(new Error("stream ended"))))
+
+/** A histogram with these bucket boundaries (`MetricBoundaries` on Effect 3, an option on 4). */
+export const histogram = (name: string, boundaries: ReadonlyArray<number>): Metric.Histogram<number> =>
+  Metric.histogram(name, { boundaries })
+
+/**
+ * A summary. `error` is Effect 3's (the error its quantiles may have); Effect 4's summaries have
+ * none, and its edition ignores it.
+ */
+export const summary = (
+  name: string,
+  options: {
+    readonly maxAge: Duration.Input
+    readonly maxSize: number
+    readonly error: number
+    readonly quantiles: ReadonlyArray<number>
+  }
+): Metric.Summary<number> =>
+  Metric.summary(name, { maxAge: options.maxAge, maxSize: options.maxSize, quantiles: options.quantiles })
