@@ -11,9 +11,7 @@
  * @since 0.1.0
  */
 import type { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
-import type * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type { HttpClient, HttpClientError, HttpClientRequest } from "#http"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"

@@ -11,9 +11,7 @@
  */
 import type { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
 import type { Limiter } from "@circuitry/limiter"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import type * as HttpRouter from "@effect/platform/HttpRouter"
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type { App, HttpRouter, HttpServerRequest } from "#http"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -164,7 +162,7 @@ export const healthOf: <B extends Breakers = [], G extends Registries = DefaultR
  * @since 0.1.0
  * @category routes
  */
-export const json: HttpApp.Default<never, BreakerRegistry.BreakerRegistry> = internal.json
+export const json: App<never, BreakerRegistry.BreakerRegistry> = internal.json
 
 /**
  * @since 0.1.0
@@ -201,7 +199,7 @@ export const renderHtml: (health: Health, options?: HtmlOptions) => string = int
  * @since 0.1.0
  * @category routes
  */
-export const html: (options?: HtmlOptions) => HttpApp.Default<never, BreakerRegistry.BreakerRegistry> = internal.html
+export const html: (options?: HtmlOptions) => App<never, BreakerRegistry.BreakerRegistry> = internal.html
 
 /**
  * An operation asked of the route, as the `authorize` hook sees it. `until` is epoch milliseconds

@@ -1,9 +1,6 @@
 /** The implementation behind ../BreakerHttpClient.ts, where the public types and their documentation live. */
 import { BreakerRegistry, CircuitBreaker, OptionRules } from "@circuitry/breaker"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import { HttpClient, HttpClientError, type HttpClientRequest, type HttpClientResponse } from "#http"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

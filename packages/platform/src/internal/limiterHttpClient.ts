@@ -1,5 +1,5 @@
 import { type Limiter, LimiterRegistry } from "@circuitry/limiter"
-import * as HttpClient from "@effect/platform/HttpClient"
+import { HttpClient } from "#http"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import * as Predicate from "effect/Predicate"

@@ -1,8 +1,6 @@
 /** The shedding middleware: a request's wait since the Node server heard it, judged by a Shedder. */
 import { Shedder } from "@circuitry/limiter"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { HttpServerRequest, type App, type HttpServerResponse } from "#http"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Http from "node:http"
@@ -83,7 +81,7 @@ export const shedResponse = (
 /** @internal */
 export const shedding =
   <I = never>(shedder: Shedder.Shedder | Context.Tag<I, Shedder.Shedder>, options?: LHS.SheddingOptions) =>
-  <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | I | HttpServerRequest.HttpServerRequest> => {
+  <E, R>(app: App<E, R>): App<E, R | I | HttpServerRequest.HttpServerRequest> => {
     const served = interruptibleOnDisconnect(app, options)
     const judged = (s: Shedder.Shedder, request: HttpServerRequest.HttpServerRequest) =>
       Effect.matchEffect(s.admit(waitedMillis(request)), {
