@@ -39,7 +39,8 @@ export type App<E = never, R = never> = Effect.Effect<
 export const clientLayer = NodeHttpClient.layerNodeHttp
 
 /** The port a server on 127.0.0.1 listens on (a `TcpAddress` on Effect 3, an `InetAddress` on 4). */
-export const portOf = (server: HttpServer.HttpServer): number => (server.address as NetAddress.InetAddress).port
+export const portOf = (server: HttpServer.HttpServer["Service"]): number =>
+  (server.address as NetAddress.InetAddress).port
 
 /** A request's JSON body from any value (`bodyUnsafeJson` on Effect 3, `bodyJsonUnsafe` on 4). */
 export const bodyJson: {
