@@ -1,10 +1,9 @@
-import { TestClock, assert, describe, it, logTo, result, yieldNow } from "@circuitry/testkit"
+import { TestClock, assert, describe, it, logTo, result, take, yieldNow } from "@circuitry/testkit"
 import { HttpClient, HttpClientRequest, bodyJson, clientLayer } from "#test/http"
 import { BreakerRegistry, BreakerStore, Policy } from "@circuitry/breaker"
 import { HealthRoute } from "@circuitry/platform"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Queue from "effect/Queue"
 import { serve } from "./utils.js"
 
 const Env = Layer.mergeAll(
@@ -223,13 +222,13 @@ describe("HealthRoute operations", () => {
           seen = (yield* elsewhere.state)._tag
         }
         assert.strictEqual(seen, "Isolated")
-        const transition = yield* Queue.take(heard)
+        const transition = yield* take(heard)
         assert.strictEqual(transition.to, "Isolated")
         assert.strictEqual(transition.by, "alice")
 
         const reset = yield* post(`${server.url}/health/breakers/reset`, { breaker: "payments" }, "admin")
         assert.strictEqual(reset.status, 200)
-        const closed = yield* Queue.take(heard)
+        const closed = yield* take(heard)
         assert.deepStrictEqual([closed.to, closed.by], ["Closed", "alice"])
       }).pipe(Effect.provide(Env))
   )
