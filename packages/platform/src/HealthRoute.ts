@@ -9,10 +9,10 @@
  *
  * @since 0.1.0
  */
+import * as Edition from "@circuitry/core/Edition"
 import type { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
 import type { Limiter } from "@circuitry/limiter"
 import type { App, HttpRouter, HttpServerRequest } from "#http"
-import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { Breakers, DefaultRegistries, Registries, SourceContext, Sources } from "./HealthSources.js"
@@ -320,7 +320,7 @@ export interface MakeOptions<
         /** Samples kept per breaker (a whole number >= 1). Default 30. */
         readonly samples?: number | undefined
         /** Time between samples, on the Effect Clock (> 0). Default `"10 seconds"`: 5 minutes kept. */
-        readonly every?: Duration.DurationInput | undefined
+        readonly every?: Edition.DurationInput | undefined
       }
     | undefined
 }

@@ -10,6 +10,7 @@
  *
  * @since 0.1.0
  */
+import * as Edition from "@circuitry/core/Edition"
 import type { Limiter, LimiterRegistry } from "@circuitry/limiter"
 import type { HttpClient, HttpClientError, HttpClientRequest } from "#http"
 import * as Context from "effect/Context"
@@ -47,7 +48,7 @@ export type LimiterHttpClient = HttpClient.HttpClient.With<
  * @since 0.1.0
  * @category tags
  */
-export const LimiterHttpClient: Context.Tag<LimiterHttpClient, LimiterHttpClient> =
+export const LimiterHttpClient: Edition.Key<LimiterHttpClient, LimiterHttpClient> =
   Context.GenericTag<LimiterHttpClient>("@circuitry/platform/LimiterHttpClient")
 
 /**

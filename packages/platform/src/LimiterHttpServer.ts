@@ -7,9 +7,9 @@
  *
  * @since 0.1.0
  */
+import * as Edition from "@circuitry/core/Edition"
 import type { Limiter, Shedder } from "@circuitry/limiter"
 import type { App, HttpServerRequest, HttpServerResponse } from "#http"
-import type * as Context from "effect/Context"
 import type * as Http from "node:http"
 import * as internal from "./internal/limiterHttpServer.js"
 import * as shed from "./internal/shedding.js"
@@ -136,7 +136,7 @@ export const toResponse: (
  * ```
  */
 export const middleware: <I = never>(
-  limiter: Limiter.Limiter | Context.Tag<I, Limiter.Limiter>,
+  limiter: Limiter.Limiter | Edition.Key<I, Limiter.Limiter>,
   options?: Options
 ) => <E, R>(
   app: App<E, R>
@@ -260,6 +260,6 @@ export const shedResponse: (
  * ```
  */
 export const shedding: <I = never>(
-  shedder: Shedder.Shedder | Context.Tag<I, Shedder.Shedder>,
+  shedder: Shedder.Shedder | Edition.Key<I, Shedder.Shedder>,
   options?: SheddingOptions
 ) => <E, R>(app: App<E, R>) => App<E, R | I | HttpServerRequest.HttpServerRequest> = shed.shedding

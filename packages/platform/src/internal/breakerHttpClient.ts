@@ -1,8 +1,10 @@
 /** The implementation behind ../BreakerHttpClient.ts, where the public types and their documentation live. */
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, OptionRules } from "@circuitry/breaker"
 import { HttpClient, HttpClientError, type HttpClientRequest, type HttpClientResponse } from "#http"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { dual } from "effect/Function"
@@ -48,14 +50,13 @@ interface Resolved {
   readonly maxRetryAfterMillis: number
 }
 
-const decodeDuration = (input: Duration.DurationInput): Duration.Duration | undefined => {
-  try {
-    const duration = Duration.decode(input)
-    return Duration.isFinite(duration) && Duration.toMillis(duration) > 0 ? duration : undefined
-  } catch {
-    return undefined
-  }
-}
+const decodeDuration = (input: Edition.DurationInput): Duration.Duration | undefined =>
+  Option.getOrUndefined(
+    Option.filter(
+      Edition.durationFromUnknown(input),
+      (duration) => Duration.isFinite(duration) && Duration.toMillis(duration) > 0
+    )
+  )
 
 const resolve = (options: Options | undefined): Either.Either<Resolved, CircuitBreaker.InvalidBreakerOptions> => {
   const fail = (message: string) => Either.left(new CircuitBreaker.InvalidBreakerOptions({ message }))
@@ -163,7 +164,7 @@ const honourRetryAfter = (
   const header = response.headers["retry-after"]
   if (header === undefined) return Effect.void
   return Effect.clockWith((clock) => {
-    const now = clock.unsafeCurrentTimeMillis()
+    const now = Edition.nowUnsafe(clock)
     const until = parseRetryAfter(header, now)
     if (until === undefined) return Effect.void
     return breaker.extendOpen(Math.min(until, now + options.maxRetryAfterMillis))

@@ -1,4 +1,5 @@
 /** The implementation behind ../BreakerHttpServer.ts, where the public types and their documentation live. */
+import * as Edition from "@circuitry/core/Edition"
 import { CircuitBreaker } from "@circuitry/breaker"
 import { HttpApiBuilder, type App, type HttpServerResponse } from "#http"
 import * as Cause from "effect/Cause"
@@ -48,7 +49,7 @@ export const toResponse = (
 ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
   Effect.clockWith((clock) =>
     Effect.sync(() =>
-      refusal.problemResponse(problem(error, clock.unsafeCurrentTimeMillis(), options), retryAfterSeconds(error))
+      refusal.problemResponse(problem(error, Edition.nowUnsafe(clock), options), retryAfterSeconds(error))
     )
   )
 

@@ -1,6 +1,6 @@
+import * as Edition from "@circuitry/core/Edition"
 import { Limiter } from "@circuitry/limiter"
 import { HttpServerRequest, type App, type HttpServerResponse } from "#http"
-import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as LHS from "../LimiterHttpServer.js"
 import { interruptibleOnDisconnect } from "./disconnect.js"
@@ -34,7 +34,7 @@ export const toResponse = (
 
 /** @internal */
 export const middleware =
-  <I = never>(limiter: Limiter.Limiter | Context.Tag<I, Limiter.Limiter>, options?: LHS.Options) =>
+  <I = never>(limiter: Limiter.Limiter | Edition.Key<I, Limiter.Limiter>, options?: LHS.Options) =>
   <E, R>(
     app: App<E, R>
   ): App<Exclude<E, Limiter.LimiterRejectedError>, R | I | HttpServerRequest.HttpServerRequest> => {
@@ -50,7 +50,7 @@ export const middleware =
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
         Limiter.isLimiter(limiter)
           ? guarded(limiter, request)
-          : Effect.flatMap(limiter as Context.Tag<I, Limiter.Limiter>, (l) => guarded(l, request))
+          : Effect.flatMap(limiter as Edition.Key<I, Limiter.Limiter>, (l) => guarded(l, request))
       ),
       options
     )
