@@ -1,14 +1,13 @@
 /** The implementation behind ../BreakerHttpClient.ts, where the public types and their documentation live. */
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, OptionRules } from "@circuitry/breaker"
-import { HttpClient, HttpClientError, type HttpClientRequest, type HttpClientResponse } from "#http"
+import { HttpClient, HttpClientError, isHttpClient, type HttpClientRequest, type HttpClientResponse } from "#http"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { dual } from "effect/Function"
-import * as Predicate from "effect/Predicate"
 import type { BreakerHttpClient, guard as PublicGuard, Options } from "../BreakerHttpClient.js"
 import { originKey } from "./origin.js"
 
@@ -173,7 +172,7 @@ const honourRetryAfter = (
 
 /** @internal */
 export const guard: typeof PublicGuard = dual(
-  (args) => Predicate.hasProperty(args[0], HttpClient.TypeId),
+  (args) => isHttpClient(args[0]),
   <E, R>(client: HttpClient.HttpClient.With<E, R>, registry: BreakerRegistry.BreakerRegistry, options?: Options) =>
     Effect.map(resolve(options), (resolved) => guardWith(client, registry, resolved))
 )

@@ -6,7 +6,7 @@
  */
 import { OptionRules } from "@circuitry/breaker"
 import type { CircuitBreaker } from "@circuitry/breaker"
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "#http"
+import { HttpRouter, HttpServerRequest, jsonUnsafe } from "#http"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -33,7 +33,7 @@ const titles: Record<number, string> = {
 }
 
 const problem = (status: number, detail: string, headers: Record<string, string> = {}) =>
-  HttpServerResponse.unsafeJson(
+  jsonUnsafe(
     { type: "about:blank", title: titles[status], status, detail },
     { status, contentType: "application/problem+json", headers: { "cache-control": "no-store", ...headers } }
   )
@@ -129,7 +129,7 @@ const run = <R, L>(
       log,
       Effect.annotateLogs("identity", verdict.identity)
     )
-    return HttpServerResponse.unsafeJson(
+    return jsonUnsafe(
       {
         operation: operation._tag,
         breaker: breaker.name,

@@ -2,7 +2,7 @@
 import { BreakerStore } from "@circuitry/breaker"
 import type { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
 import { LimiterRegistry } from "@circuitry/limiter"
-import { HttpRouter, HttpServerResponse, type App } from "#http"
+import { HttpRouter, HttpServerResponse, jsonUnsafe, type App } from "#http"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -86,7 +86,7 @@ export const healthOf = (sources: Sources.Sources): Effect.Effect<Health, never,
 const noStore = { "cache-control": "no-store" }
 
 const jsonWith = <R>(list: Sources.List<R>, history: History.History | undefined): App<never, R> =>
-  Effect.map(healthWith(list, history), (body) => HttpServerResponse.unsafeJson(body, { headers: noStore }))
+  Effect.map(healthWith(list, history), (body) => jsonUnsafe(body, { headers: noStore }))
 
 /** @internal */
 export const json: App<never, BreakerRegistry.BreakerRegistry> = jsonWith(defaultList, undefined)

@@ -7,6 +7,9 @@
  * @internal
  */
 import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Predicate from "effect/Predicate"
 
 export * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 export * as HttpClient from "@effect/platform/HttpClient"
@@ -24,3 +27,18 @@ export * as HttpServerResponse from "@effect/platform/HttpServerResponse"
  * @internal
  */
 export type App<E = never, R = never> = HttpApp.Default<E, R>
+
+/**
+ * Whether a value is an `HttpClient` (Effect 3 has no `HttpClient.isHttpClient`: its `TypeId` is read).
+ *
+ * @internal
+ */
+export const isHttpClient = (u: unknown): u is HttpClient.HttpClient => Predicate.hasProperty(u, HttpClient.TypeId)
+
+/**
+ * A JSON response from a value known to encode (`HttpServerResponse.unsafeJson` on Effect 3,
+ * `jsonUnsafe` on 4).
+ *
+ * @internal
+ */
+export const jsonUnsafe: typeof HttpServerResponse.unsafeJson = HttpServerResponse.unsafeJson

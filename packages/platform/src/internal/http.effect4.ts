@@ -6,7 +6,8 @@
  */
 import type * as Effect from "effect/Effect"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
-import type * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 
 export * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 export * as HttpClient from "effect/http/HttpClient"
@@ -28,3 +29,18 @@ export type App<E = never, R = never> = Effect.Effect<
   E,
   R | HttpServerRequest.HttpServerRequest
 >
+
+/**
+ * Whether a value is an `HttpClient` (Effect 3 has no `HttpClient.isHttpClient`: its `TypeId` is read).
+ *
+ * @internal
+ */
+export const isHttpClient: (u: unknown) => u is HttpClient.HttpClient = HttpClient.isHttpClient
+
+/**
+ * A JSON response from a value known to encode (`HttpServerResponse.unsafeJson` on Effect 3,
+ * `jsonUnsafe` on 4).
+ *
+ * @internal
+ */
+export const jsonUnsafe: typeof HttpServerResponse.jsonUnsafe = HttpServerResponse.jsonUnsafe
