@@ -31,26 +31,54 @@ const writeJson = (file, value) => fs.writeFileSync(file, JSON.stringify(value, 
 const effectOf = (edition) =>
   edition === 3 ? path.join(root, "node_modules/effect") : path.join(root, "editions/effect4/node_modules/effect")
 
+/**
+ * The `@effect/*` peers of an edition 4 package: a package folded into effect 4 is dropped (its
+ * modules are effect's own, `@effect/platform`'s HTTP modules are `effect/http`), another peers on
+ * the version editions/effect4 builds and tests against. A peer not listed has no Effect 4 range
+ * known here, and the build refuses it.
+ */
+const effect4Peers = {
+  "@effect/platform": { folded: true },
+  "@effect/platform-node": { folded: false }
+}
+
+/** The install of an `@effect/*` package an edition 4 build compiles against: editions/effect4's. */
+const effect4PeerDir = (name) => path.join(root, "editions/effect4/node_modules", name)
+
 /** The folder an edition of the package in `dir` is built in. */
 export const editionDir = (dir, edition) => (edition === 3 ? dir : path.join(dir, ".tmp", `effect${edition}`))
 
 /** The package.json an edition ships: the peer `effect` range of its major, siblings at this version. */
 const manifestFor = (manifest, edition) => {
   const effect = readJson(path.join(effectOf(edition), "package.json")).version
+  const folded = (name) => edition !== 3 && effect4Peers[name]?.folded === true
   const peers = Object.fromEntries(
-    Object.entries(manifest.peerDependencies ?? {}).map(([name, range]) => {
-      if (name === "effect") return [name, `^${effect}`]
+    Object.entries(manifest.peerDependencies ?? {}).flatMap(([name, range]) => {
+      if (name === "effect") return [[name, `^${effect}`]]
       if (name.startsWith("@circuitry/")) {
         const sibling = readJson(path.join(root, "packages", name.slice("@circuitry/".length), "package.json"))
-        return [name, `^${sibling.version}`]
+        return [[name, `^${sibling.version}`]]
       }
       if (edition !== 3 && name.startsWith("@effect/")) {
-        throw new Error(`${manifest.name}: no Effect ${edition} range is known for the peer ${name}`)
+        if (effect4Peers[name] === undefined) {
+          throw new Error(`${manifest.name}: no Effect ${edition} range is known for the peer ${name}`)
+        }
+        if (folded(name)) return []
+        return [[name, `^${readJson(path.join(effect4PeerDir(name), "package.json")).version}`]]
       }
-      return [name, range]
+      return [[name, range]]
     })
   )
-  const { devDependencies: _dev, scripts: _scripts, imports: _imports, ...rest } = manifest
+  const peersMeta = Object.fromEntries(
+    Object.entries(manifest.peerDependenciesMeta ?? {}).filter(([name]) => !folded(name))
+  )
+  const {
+    devDependencies: _dev,
+    scripts: _scripts,
+    imports: _imports,
+    peerDependenciesMeta: _peersMeta,
+    ...rest
+  } = manifest
   // Effect 4 is ESM only, and so is this edition: `require` of it is Node's require(esm), as of effect.
   const esmOnly = (entry) =>
     typeof entry === "object" && entry !== null && entry.import !== undefined
@@ -63,7 +91,8 @@ const manifestFor = (manifest, edition) => {
     module: "./dist/esm/index.js",
     types: "./dist/esm/index.d.ts",
     exports,
-    peerDependencies: peers
+    peerDependencies: peers,
+    ...(Object.keys(peersMeta).length === 0 ? {} : { peerDependenciesMeta: peersMeta })
   }
 }
 
@@ -73,6 +102,11 @@ const pathsFor = (manifest, edition) => {
   const effect = effectOf(edition)
   const paths = { effect: [path.join(effect, "dist/index.d.ts")], "effect/*": [path.join(effect, "dist/*.d.ts")] }
   for (const name of Object.keys(manifest.peerDependencies ?? {})) {
+    if (effect4Peers[name]?.folded === false) {
+      // The package's own install is its Effect 3 version: compile against editions/effect4's.
+      paths[name] = [path.join(effect4PeerDir(name), "dist/index.d.ts")]
+      paths[`${name}/*`] = [path.join(effect4PeerDir(name), "dist/*.d.ts")]
+    }
     if (!name.startsWith("@circuitry/")) continue
     const dist = path.join(editionDir(path.join(root, "packages", name.slice("@circuitry/".length)), edition), "dist")
     if (!fs.existsSync(dist)) throw new Error(`${manifest.name}: build ${name} for Effect ${edition} first`)

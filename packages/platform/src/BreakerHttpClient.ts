@@ -10,12 +10,10 @@
  *
  * @since 0.1.0
  */
+import * as Edition from "@circuitry/core/Edition"
 import type { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
-import type * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type { HttpClient, HttpClientError, HttpClientRequest } from "#http"
 import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as internal from "./internal/breakerHttpClient.js"
@@ -52,7 +50,7 @@ export interface Options {
    * `cause` is a `TimeoutException`. Default: no limit (a caller's own timeout outside the client
    * interrupts the request, and an interruption never counts).
    */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Edition.DurationInput | undefined
   /**
    * Honour an upstream `Retry-After` (seconds or an HTTP date) on a 503 or 429: when the circuit is
    * open after that answer, it stays open at least until then. Default `true`.
@@ -62,7 +60,7 @@ export interface Options {
    * The longest open time a `Retry-After` may ask for; longer requests are cut to it. Default: no
    * limit (the upstream is believed).
    */
-  readonly maxRetryAfter?: Duration.DurationInput | undefined
+  readonly maxRetryAfter?: Edition.DurationInput | undefined
 }
 
 /**
@@ -81,7 +79,7 @@ export type BreakerHttpClient = HttpClient.HttpClient.With<
  * @since 0.1.0
  * @category tags
  */
-export const BreakerHttpClient: Context.Tag<BreakerHttpClient, BreakerHttpClient> =
+export const BreakerHttpClient: Edition.Key<BreakerHttpClient, BreakerHttpClient> =
   Context.GenericTag<BreakerHttpClient>("@circuitry/platform/BreakerHttpClient")
 
 /**

@@ -6,8 +6,7 @@
  * @since 0.1.0
  */
 import type { CircuitBreaker } from "@circuitry/breaker"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type { App, HttpServerResponse } from "#http"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as internal from "./internal/breakerHttpServer.js"
@@ -84,8 +83,7 @@ export const toResponse: (
  */
 export const makeMiddleware: (
   options?: Options
-) => <E, R>(app: HttpApp.Default<E, R>) => HttpApp.Default<Exclude<E, CircuitBreaker.BreakerOpenError>, R> =
-  internal.makeMiddleware
+) => <E, R>(app: App<E, R>) => App<Exclude<E, CircuitBreaker.BreakerOpenError>, R> = internal.makeMiddleware
 
 /**
  * Middleware for an `HttpApp` or `HttpRouter` (through `HttpRouter.use`, or around the app given
@@ -110,9 +108,8 @@ export const makeMiddleware: (
  * )
  * ```
  */
-export const middleware: <E, R>(
-  app: HttpApp.Default<E, R>
-) => HttpApp.Default<Exclude<E, CircuitBreaker.BreakerOpenError>, R> = makeMiddleware()
+export const middleware: <E, R>(app: App<E, R>) => App<Exclude<E, CircuitBreaker.BreakerOpenError>, R> =
+  makeMiddleware()
 
 /**
  * The middleware for an `HttpApi`, as a layer to provide next to `HttpApiBuilder.api`. It runs

@@ -9,12 +9,10 @@
  *
  * @since 0.1.0
  */
+import * as Edition from "@circuitry/core/Edition"
 import type { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
 import type { Limiter } from "@circuitry/limiter"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import type * as HttpRouter from "@effect/platform/HttpRouter"
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import type * as Duration from "effect/Duration"
+import type { App, HttpRouter, HttpServerRequest } from "#http"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { Breakers, DefaultRegistries, Registries, SourceContext, Sources } from "./HealthSources.js"
@@ -164,7 +162,7 @@ export const healthOf: <B extends Breakers = [], G extends Registries = DefaultR
  * @since 0.1.0
  * @category routes
  */
-export const json: HttpApp.Default<never, BreakerRegistry.BreakerRegistry> = internal.json
+export const json: App<never, BreakerRegistry.BreakerRegistry> = internal.json
 
 /**
  * @since 0.1.0
@@ -201,7 +199,7 @@ export const renderHtml: (health: Health, options?: HtmlOptions) => string = int
  * @since 0.1.0
  * @category routes
  */
-export const html: (options?: HtmlOptions) => HttpApp.Default<never, BreakerRegistry.BreakerRegistry> = internal.html
+export const html: (options?: HtmlOptions) => App<never, BreakerRegistry.BreakerRegistry> = internal.html
 
 /**
  * An operation asked of the route, as the `authorize` hook sees it. `until` is epoch milliseconds
@@ -322,7 +320,7 @@ export interface MakeOptions<
         /** Samples kept per breaker (a whole number >= 1). Default 30. */
         readonly samples?: number | undefined
         /** Time between samples, on the Effect Clock (> 0). Default `"10 seconds"`: 5 minutes kept. */
-        readonly every?: Duration.DurationInput | undefined
+        readonly every?: Edition.DurationInput | undefined
       }
     | undefined
 }

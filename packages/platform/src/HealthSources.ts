@@ -5,8 +5,8 @@
  *
  * @since 0.2.0
  */
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, type CircuitBreaker } from "@circuitry/breaker"
-import type * as Context from "effect/Context"
 
 /**
  * A breaker handed to the route: a value, or a tag whose breaker the route reads from its context
@@ -18,7 +18,7 @@ import type * as Context from "effect/Context"
 export type BreakerSource =
   | CircuitBreaker.CircuitBreaker<unknown>
   // A tag's service type is invariant: any tag whose service is a breaker, with or without a timeout.
-  | (Context.Tag<any, any> & { readonly Service: CircuitBreaker.CircuitBreaker<unknown> })
+  | (Edition.Key<any, any> & { readonly Service: CircuitBreaker.CircuitBreaker<unknown> })
 
 /**
  * A registry whose breakers the route lists: a value, or a tag read from the route's context (a
@@ -29,7 +29,7 @@ export type BreakerSource =
  */
 export type RegistrySource =
   | BreakerRegistry.BreakerRegistry<unknown>
-  | (Context.Tag<any, any> & { readonly Service: BreakerRegistry.BreakerRegistry<unknown> })
+  | (Edition.Key<any, any> & { readonly Service: BreakerRegistry.BreakerRegistry<unknown> })
 
 /**
  * Breakers handed to a route.
@@ -53,7 +53,7 @@ export type Registries = ReadonlyArray<RegistrySource>
  * @since 0.2.0
  * @category sources
  */
-export type DefaultRegistries = readonly [Context.Tag<BreakerRegistry.BreakerRegistry, BreakerRegistry.BreakerRegistry>]
+export type DefaultRegistries = readonly [Edition.Key<BreakerRegistry.BreakerRegistry, BreakerRegistry.BreakerRegistry>]
 
 /**
  * What reading the sources needs from the context: the service of each tag among them.
@@ -61,7 +61,7 @@ export type DefaultRegistries = readonly [Context.Tag<BreakerRegistry.BreakerReg
  * @since 0.2.0
  * @category sources
  */
-export type SourceContext<S> = S extends Context.Tag<infer I, any> ? I : never
+export type SourceContext<S> = S extends Edition.Key<infer I, any> ? I : never
 
 /**
  * The breakers a route shows: every breaker of `registries` (default: the `BreakerRegistry` in the

@@ -10,10 +10,9 @@
  *
  * @since 0.1.0
  */
+import * as Edition from "@circuitry/core/Edition"
 import type { Limiter, LimiterRegistry } from "@circuitry/limiter"
-import type * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type { HttpClient, HttpClientError, HttpClientRequest } from "#http"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -49,7 +48,7 @@ export type LimiterHttpClient = HttpClient.HttpClient.With<
  * @since 0.1.0
  * @category tags
  */
-export const LimiterHttpClient: Context.Tag<LimiterHttpClient, LimiterHttpClient> =
+export const LimiterHttpClient: Edition.Key<LimiterHttpClient, LimiterHttpClient> =
   Context.GenericTag<LimiterHttpClient>("@circuitry/platform/LimiterHttpClient")
 
 /**

@@ -7,11 +7,9 @@
  *
  * @since 0.1.0
  */
+import * as Edition from "@circuitry/core/Edition"
 import type { Limiter, Shedder } from "@circuitry/limiter"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import type * as Context from "effect/Context"
+import type { App, HttpServerRequest, HttpServerResponse } from "#http"
 import type * as Http from "node:http"
 import * as internal from "./internal/limiterHttpServer.js"
 import * as shed from "./internal/shedding.js"
@@ -138,12 +136,11 @@ export const toResponse: (
  * ```
  */
 export const middleware: <I = never>(
-  limiter: Limiter.Limiter | Context.Tag<I, Limiter.Limiter>,
+  limiter: Limiter.Limiter | Edition.Key<I, Limiter.Limiter>,
   options?: Options
 ) => <E, R>(
-  app: HttpApp.Default<E, R>
-) => HttpApp.Default<Exclude<E, Limiter.LimiterRejectedError>, R | I | HttpServerRequest.HttpServerRequest> =
-  internal.middleware
+  app: App<E, R>
+) => App<Exclude<E, Limiter.LimiterRejectedError>, R | I | HttpServerRequest.HttpServerRequest> = internal.middleware
 
 /**
  * The body of a shed request's refusal: RFC 9457 problem details, plus the shedder's verdict.
@@ -263,7 +260,6 @@ export const shedResponse: (
  * ```
  */
 export const shedding: <I = never>(
-  shedder: Shedder.Shedder | Context.Tag<I, Shedder.Shedder>,
+  shedder: Shedder.Shedder | Edition.Key<I, Shedder.Shedder>,
   options?: SheddingOptions
-) => <E, R>(app: HttpApp.Default<E, R>) => HttpApp.Default<E, R | I | HttpServerRequest.HttpServerRequest> =
-  shed.shedding
+) => <E, R>(app: App<E, R>) => App<E, R | I | HttpServerRequest.HttpServerRequest> = shed.shedding

@@ -10,8 +10,7 @@
  *
  * @since 0.2.0
  */
-import type * as HttpApp from "@effect/platform/HttpApp"
-import type * as HttpRouter from "@effect/platform/HttpRouter"
+import type { App, HttpRouter } from "#http"
 import type * as Effect from "effect/Effect"
 import type * as MetricPair from "effect/MetricPair"
 import * as internal from "./internal/metricsRoute.js"
@@ -61,7 +60,7 @@ export const text: Effect.Effect<string> = internal.text
  * @since 0.2.0
  * @category routes
  */
-export const app: HttpApp.Default = internal.app
+export const app: App = internal.app
 
 /**
  * @since 0.2.0

@@ -1,17 +1,12 @@
+import { TestClock, assert, describe, isTimeoutError, it } from "@circuitry/testkit"
+import { HttpClient, HttpClientRequest, HttpServerRequest, HttpServerResponse, clientLayer } from "#test/http"
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { BreakerHttpClient } from "@circuitry/platform"
-import { assert, describe, it } from "@effect/vitest"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
-import * as TestClock from "effect/TestClock"
 import { closedPort, serve } from "./utils.js"
 
 /**
@@ -54,7 +49,7 @@ const setup = (options?: BreakerHttpClient.Options) =>
   })
 
 const Env = Layer.mergeAll(
-  NodeHttpClient.layer,
+  clientLayer,
   BreakerRegistry.layer({ defaults: { policy: Policy.consecutiveFailures(3), openFor: "30 seconds" } })
 )
 
@@ -153,14 +148,14 @@ describe("BreakerHttpClient", () => {
     Effect.gen(function* () {
       const { get, registry, server, hung } = yield* setup({ timeout: "2 seconds" })
       for (let i = 0; i < 3; i++) {
-        const fiber = yield* Effect.fork(get("/hang"))
+        const fiber = yield* Edition.forkChild(get("/hang"))
         yield* Queue.take(hung) // the upstream has the request
         yield* TestClock.adjust("2 seconds")
         const error = yield* Effect.flip(Fiber.join(fiber))
         assert.strictEqual(error._tag, "RequestError")
         if (error._tag === "RequestError") {
           assert.strictEqual(error.reason, "Transport")
-          assert.isTrue(Cause.isTimeoutException(error.cause))
+          assert.isTrue(isTimeoutError(error.cause))
         }
       }
       assert.strictEqual((yield* stateOf(registry, server.url)).state._tag, "Open")
@@ -169,7 +164,7 @@ describe("BreakerHttpClient", () => {
 
       // Interrupted by the caller, before the timeout: nothing is recorded.
       yield* TestClock.adjust("30 seconds")
-      const fiber = yield* Effect.fork(get("/hang"))
+      const fiber = yield* Edition.forkChild(get("/hang"))
       yield* Queue.take(hung)
       yield* Fiber.interrupt(fiber)
       const snapshot = yield* stateOf(registry, server.url)

@@ -1,27 +1,30 @@
+import { TestClock, assert, describe, it, yieldNow } from "@circuitry/testkit"
+import {
+  HttpApi,
+  HttpApiBuilder,
+  HttpApiEndpoint,
+  HttpApiGroup,
+  HttpClient,
+  HttpRouter,
+  HttpServer,
+  HttpServerResponse,
+  NodeHttpServer,
+  portOf,
+  clientLayer,
+  type HttpClientResponse
+} from "#test/http"
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { BreakerHttpServer } from "@circuitry/platform"
-import { assert, describe, it } from "@effect/vitest"
-import * as HttpApi from "@effect/platform/HttpApi"
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import * as TestClock from "effect/TestClock"
 import * as Http from "node:http"
 import { serve } from "./utils.js"
 
 const Env = Layer.mergeAll(
-  NodeHttpClient.layer,
+  clientLayer,
   BreakerRegistry.layer({ defaults: { policy: Policy.consecutiveFailures(3), openFor: "30 seconds" } })
 )
 
@@ -110,8 +113,8 @@ describe("BreakerHttpServer", () => {
       const breaker = yield* open("payments")
       yield* TestClock.adjust("30 seconds")
       // A probe in flight holds the only permit.
-      yield* Effect.fork(breaker.execute(Effect.never))
-      yield* Effect.yieldNow()
+      yield* Edition.forkChild(breaker.execute(Effect.never))
+      yield* yieldNow
       assert.strictEqual((yield* breaker.snapshot).probes, 1)
       const halfOpen = yield* read(yield* client.get(`${server.url}/charge`))
       assert.strictEqual(halfOpen.status, 503)
@@ -182,8 +185,7 @@ describe("BreakerHttpServer", () => {
           Layer.provideMerge(NodeHttpServer.layer(() => Http.createServer(), { port: 0, host: "127.0.0.1" }))
         )
       )
-      const address = Context.get(context, HttpServer.HttpServer).address as HttpServer.TcpAddress
-      const url = `http://127.0.0.1:${address.port}`
+      const url = `http://127.0.0.1:${portOf(Context.get(context, HttpServer.HttpServer))}`
       const client = yield* HttpClient.HttpClient
 
       assert.strictEqual((yield* read(yield* client.get(`${url}/charge`))).body, JSON.stringify("charged"))

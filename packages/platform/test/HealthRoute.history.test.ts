@@ -1,15 +1,13 @@
+import { TestClock, assert, describe, it } from "@circuitry/testkit"
+import { HttpClient, clientLayer } from "#test/http"
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { HealthRoute } from "@circuitry/platform"
-import { assert, describe, it } from "@effect/vitest"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as TestClock from "effect/TestClock"
 import { serve } from "./utils.js"
 
 const Env = Layer.mergeAll(
-  NodeHttpClient.layer,
+  clientLayer,
   BreakerRegistry.layer({ defaults: { policy: Policy.consecutiveFailures(2), openFor: "30 seconds" } })
 )
 

@@ -1,9 +1,9 @@
+import { assert, describe, it, result, yieldNow } from "@circuitry/testkit"
+import { HttpClient, clientLayer } from "#test/http"
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry } from "@circuitry/breaker"
 import { Limit, LimiterRegistry } from "@circuitry/limiter"
 import { HealthRoute } from "@circuitry/platform"
-import { assert, describe, it } from "@effect/vitest"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -11,7 +11,7 @@ import * as Layer from "effect/Layer"
 import { serve } from "./utils.js"
 
 const Env = Layer.mergeAll(
-  NodeHttpClient.layer,
+  clientLayer,
   BreakerRegistry.layer(),
   LimiterRegistry.layer({
     defaults: { limit: Limit.fixed(2) },
@@ -26,10 +26,10 @@ describe("HealthRoute with a LimiterRegistry", () => {
       const search = yield* limiters.get("search")
       const api = yield* limiters.get("api")
       const gate = yield* Deferred.make<void>()
-      const held = yield* Effect.forEach([1, 2], () => Effect.fork(search.execute(Deferred.await(gate))))
-      const gold = yield* Effect.fork(api.execute(Deferred.await(gate), { partition: "gold" }))
-      for (let i = 0; i < 100 && (yield* search.inFlight) + (yield* api.inFlight) < 3; i++) yield* Effect.yieldNow()
-      yield* Effect.either(search.execute(Effect.void)) // rejected
+      const held = yield* Effect.forEach([1, 2], () => Edition.forkChild(search.execute(Deferred.await(gate))))
+      const gold = yield* Edition.forkChild(api.execute(Deferred.await(gate), { partition: "gold" }))
+      for (let i = 0; i < 100 && (yield* search.inFlight) + (yield* api.inFlight) < 3; i++) yield* yieldNow
+      yield* result(search.execute(Effect.void)) // rejected
       const server = yield* serve(HealthRoute.router())
       const client = yield* HttpClient.HttpClient
       const body = (yield* (yield* client.get(`${server.url}/health/breakers`)).json) as HealthRoute.Health

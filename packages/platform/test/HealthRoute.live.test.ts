@@ -1,22 +1,15 @@
+import { TestClock, assert, describe, it, toPull } from "@circuitry/testkit"
+import { HttpClient, HttpServerResponse, clientLayer, type App, type HttpClientResponse } from "#test/http"
 import { BreakerRegistry, Policy } from "@circuitry/breaker"
 import { HealthRoute } from "@circuitry/platform"
-import { assert, describe, it } from "@effect/vitest"
-import * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
 import { chromium, consoleLines, screenshot } from "./chromium.js"
 import { serve } from "./utils.js"
 
 const Env = Layer.mergeAll(
-  NodeHttpClient.layer,
+  clientLayer,
   BreakerRegistry.layer({ defaults: { policy: Policy.consecutiveFailures(2), openFor: "30 seconds" } })
 )
 
@@ -28,17 +21,12 @@ interface Event {
 /** Reads a text/event-stream response one event at a time (for the life of the scope). */
 const eventReader = (response: HttpClientResponse.HttpClientResponse) =>
   Effect.gen(function* () {
-    const pull = yield* Stream.toPull(Stream.decodeText(response.stream))
+    const pull = yield* toPull(Stream.decodeText(response.stream))
     let buffer = ""
     const next: Effect.Effect<Event> = Effect.gen(function* () {
       while (!buffer.includes("\n\n")) {
-        const chunk = yield* Effect.orDie(
-          Effect.mapError(
-            pull,
-            Option.getOrElse(() => new Error("stream ended"))
-          )
-        )
-        buffer += Chunk.join(chunk, "")
+        const chunk = yield* Effect.orDie(pull)
+        buffer += chunk.join("")
       }
       const end = buffer.indexOf("\n\n")
       const block = buffer.slice(0, end)
@@ -69,7 +57,7 @@ const open = (url: string) =>
  * ends each event stream after its first chunk (the first event), so the page gets it, and then
  * reconnects as EventSource does.
  */
-const firstEventOnly = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+const firstEventOnly = <E, R>(app: App<E, R>): App<E, R> =>
   Effect.map(app, (response) =>
     response.body._tag === "Stream"
       ? HttpServerResponse.stream(Stream.take(response.body.stream, 1), {

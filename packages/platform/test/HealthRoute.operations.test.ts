@@ -1,18 +1,13 @@
+import { TestClock, assert, describe, it, logTo, result, take, yieldNow } from "@circuitry/testkit"
+import { HttpClient, HttpClientRequest, bodyJson, clientLayer } from "#test/http"
 import { BreakerRegistry, BreakerStore, Policy } from "@circuitry/breaker"
 import { HealthRoute } from "@circuitry/platform"
-import { assert, describe, it } from "@effect/vitest"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as Queue from "effect/Queue"
-import * as TestClock from "effect/TestClock"
 import { serve } from "./utils.js"
 
 const Env = Layer.mergeAll(
-  NodeHttpClient.layer,
+  clientLayer,
   BreakerRegistry.layer({ defaults: { policy: Policy.consecutiveFailures(1), openFor: "30 seconds" } })
 )
 
@@ -29,7 +24,7 @@ const authorize: HealthRoute.Authorize = (request, operation) =>
 const post = (url: string, body: unknown, token?: string) =>
   Effect.gen(function* () {
     const client = yield* HttpClient.HttpClient
-    let request = HttpClientRequest.post(url).pipe(HttpClientRequest.bodyUnsafeJson(body))
+    let request = HttpClientRequest.post(url).pipe(bodyJson(body))
     if (token !== undefined) request = HttpClientRequest.setHeader(request, "authorization", `Bearer ${token}`)
     const response = yield* client.execute(request)
     return {
@@ -54,7 +49,7 @@ describe("HealthRoute operations", () => {
         const response = yield* client.execute(
           HttpClientRequest.post(`${server.url}/health/breakers/${op}`).pipe(
             HttpClientRequest.setHeader("authorization", "Bearer admin"),
-            HttpClientRequest.bodyUnsafeJson({ breaker: "payments", for: "1 minute" })
+            bodyJson({ breaker: "payments", for: "1 minute" })
           )
         )
         assert.strictEqual(response.status, 404, op)
@@ -87,13 +82,11 @@ describe("HealthRoute operations", () => {
   it.scoped("an allowed caller isolates and resets; who did it is logged and returned", () =>
     Effect.gen(function* () {
       const logs: Array<{ message: string; identity: unknown }> = []
-      const capture = Logger.make(({ annotations, message }) => {
-        logs.push({ message: String(message), identity: annotations.pipe((a) => (a as any).identity) })
+      const capture = logTo(({ annotations, messages }) => {
+        logs.push({ message: String(messages), identity: annotations["identity"] })
       })
       yield* stateOf("payments")
-      const server = yield* serve(HealthRoute.router({ authorize })).pipe(
-        Effect.provide(Logger.replace(Logger.defaultLogger, capture))
-      )
+      const server = yield* serve(HealthRoute.router({ authorize })).pipe(Effect.provide(capture))
       yield* TestClock.adjust("2 seconds")
       const isolated = yield* post(`${server.url}/health/breakers/isolate`, { breaker: "payments" }, "admin")
       assert.strictEqual(isolated.status, 200)
@@ -225,17 +218,17 @@ describe("HealthRoute operations", () => {
         assert.strictEqual(isolated.status, 200)
         let seen = (yield* elsewhere.state)._tag
         for (let i = 0; i < 200 && seen !== "Isolated"; i++) {
-          yield* Effect.yieldNow()
+          yield* yieldNow
           seen = (yield* elsewhere.state)._tag
         }
         assert.strictEqual(seen, "Isolated")
-        const transition = yield* Queue.take(heard)
+        const transition = yield* take(heard)
         assert.strictEqual(transition.to, "Isolated")
         assert.strictEqual(transition.by, "alice")
 
         const reset = yield* post(`${server.url}/health/breakers/reset`, { breaker: "payments" }, "admin")
         assert.strictEqual(reset.status, 200)
-        const closed = yield* Queue.take(heard)
+        const closed = yield* take(heard)
         assert.deepStrictEqual([closed.to, closed.by], ["Closed", "alice"])
       }).pipe(Effect.provide(Env))
   )
@@ -254,7 +247,7 @@ describe("HealthRoute operations", () => {
         const other = yield* BreakerRegistry.make(options).pipe(Effect.provideService(BreakerStore.BreakerStore, store))
         const alone = yield* member.get("payments")
         const healthy = yield* other.get("payments")
-        yield* Effect.either(alone.execute(Effect.fail("down from here")))
+        yield* result(alone.execute(Effect.fail("down from here")))
         assert.strictEqual((yield* alone.state)._tag, "Open")
         assert.strictEqual((yield* healthy.state)._tag, "Closed")
         const route = (registry: typeof member) =>

@@ -13,14 +13,14 @@
  * during the call: a breaker's deadline counts the loop's running time (LoopStall), so on a busy
  * machine it is carried on by exactly the stalls a plain timer does not see.
  */
+import { Result, assert, describe, it } from "@circuitry/testkit"
+import { HttpClient, clientLayer } from "#test/http"
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, LoopStall, Policy } from "@circuitry/breaker"
 import { HealthRoute } from "@circuitry/platform"
-import { assert, describe, it } from "@effect/vitest"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Cause, Context, Deferred, Effect, Either, Exit, Layer, Metric, Option } from "effect"
+import { Context, Deferred, Effect, Exit, Layer, Metric, Option } from "effect"
 import { serve } from "./utils.js"
 
 const pg = { host: "127.0.0.1", port: 5432, username: "postgres", database: "test" } as const
@@ -31,10 +31,10 @@ const pool = (connections: number) =>
     Context.get(context, SqlClient.SqlClient)
   )
 
-class Databases extends Context.Tag("Databases")<
+class Databases extends Edition.KeyClass<
   Databases,
   BreakerRegistry.BreakerRegistry<CircuitBreaker.BreakerTimeoutError>
->() {}
+>()("Databases") {}
 
 const TIMEOUT = 1_000
 
@@ -50,7 +50,7 @@ const timed = <A, E, R>(self: Effect.Effect<A, E, R>) =>
 const stalledMillis = Effect.map(Metric.value(LoopStall.stallSeconds), (state) => state.count * 1_000)
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): unknown =>
-  Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+  Exit.isFailure(exit) ? Option.getOrUndefined(Edition.findError(exit.cause)) : undefined
 
 interface Shown {
   readonly open: number
@@ -80,7 +80,7 @@ describe("a bounded database call on PostgreSQL is answered at its deadline and 
           .withTransaction(
             admin
               .unsafe(`SELECT name FROM ${schema}.users WHERE id = 1 FOR UPDATE`)
-              .pipe(Effect.zipRight(Deferred.succeed(locked, undefined)), Effect.zipRight(Deferred.await(letGo)))
+              .pipe(Effect.andThen(Deferred.succeed(locked, undefined)), Effect.andThen(Deferred.await(letGo)))
           )
           .pipe(Effect.forkScoped)
         yield* Effect.addFinalizer(() => Deferred.succeed(letGo, undefined))
@@ -96,7 +96,7 @@ describe("a bounded database call on PostgreSQL is answered at its deadline and 
         assert.isTrue(CircuitBreaker.isBreakerTimeoutError(failureOf(warmed)), String(warmed))
 
         // A registry read from a JSON config (the timeout for one name), under the application's tag ...
-        const config = Either.getOrThrow(
+        const config = Result.getOrThrow(
           BreakerRegistry.parseConfig(
             JSON.stringify({
               defaults: { policy: { _tag: "ConsecutiveFailures", threshold: 2 }, openFor: "1 minute" },
@@ -202,7 +202,7 @@ describe("a bounded database call on PostgreSQL is answered at its deadline and 
         yield* Effect.logInfo(`Effect.timeout(1 second) instead: answered after ${plain.millis.toFixed(0)} ms`)
 
         yield* Deferred.succeed(letGo, undefined)
-      }).pipe(Effect.provide(NodeHttpClient.layer)),
+      }).pipe(Effect.provide(clientLayer)),
     60_000
   )
 })

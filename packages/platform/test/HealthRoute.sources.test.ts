@@ -3,27 +3,24 @@
  * context's `BreakerRegistry` by default, or the registries it is given), in the JSON, the live
  * view and the operations, and its type asks the context for exactly the tags it was handed.
  */
+import { assert, describe, expectTypeOf, it } from "@circuitry/testkit"
+import { HttpClient, HttpClientRequest, bodyJson, clientLayer, type HttpRouter } from "#test/http"
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { HealthRoute } from "@circuitry/platform"
-import { assert, describe, expectTypeOf, it } from "@effect/vitest"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpRouter from "@effect/platform/HttpRouter"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as Edition from "@circuitry/core/Edition"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { serve } from "./utils.js"
 
-class UsersDb extends Context.Tag("UsersDb")<
-  UsersDb,
-  CircuitBreaker.CircuitBreaker<CircuitBreaker.BreakerTimeoutError>
->() {}
-class Databases extends Context.Tag("Databases")<
+class UsersDb extends Edition.KeyClass<UsersDb, CircuitBreaker.CircuitBreaker<CircuitBreaker.BreakerTimeoutError>>()(
+  "UsersDb"
+) {}
+class Databases extends Edition.KeyClass<
   Databases,
   BreakerRegistry.BreakerRegistry<CircuitBreaker.BreakerTimeoutError>
->() {}
+>()("Databases") {}
 
 const trip = (breaker: CircuitBreaker.CircuitBreaker<unknown>) => Effect.ignore(breaker.execute(Effect.fail("down")))
 
@@ -69,7 +66,7 @@ describe("HealthRoute sources", () => {
         health.breakers.map((b) => `${b.name}:${b.state}`),
         ["orders-db:Open", "search:Closed", "users-db:Open"]
       )
-    }).pipe(Effect.provide(NodeHttpClient.layer))
+    }).pipe(Effect.provide(clientLayer))
   )
 
   it.scoped("registries: [] needs no registry; a registry of the application's tag is listed", () =>
@@ -113,7 +110,7 @@ describe("HealthRoute sources", () => {
       >()
       // @ts-expect-error a value that is not a breaker is not a source
       HealthRoute.router({ breakers: [{ name: "fake" }] })
-    }).pipe(Effect.provide(NodeHttpClient.layer))
+    }).pipe(Effect.provide(clientLayer))
   )
 
   it.scoped("the live stream and the operations reach a handed breaker; make checks what it is handed", () =>
@@ -129,9 +126,7 @@ describe("HealthRoute sources", () => {
       const server = yield* serve(routes)
       const client = yield* HttpClient.HttpClient
       const isolate = yield* client.execute(
-        HttpClientRequest.post(`${server.url}/health/breakers/isolate`).pipe(
-          HttpClientRequest.bodyUnsafeJson({ breaker: "users-db" })
-        )
+        HttpClientRequest.post(`${server.url}/health/breakers/isolate`).pipe(bodyJson({ breaker: "users-db" }))
       )
       assert.strictEqual(isolate.status, 200)
       assert.strictEqual((yield* db.state)._tag, "Isolated")
@@ -151,6 +146,6 @@ describe("HealthRoute sources", () => {
 
       const bad = yield* Effect.flip(HealthRoute.make({ breakers: [{ name: "fake" } as never], registries: [] }))
       assert.strictEqual(bad.message, "HealthRoute: breakers[0] must be a CircuitBreaker or a Context.Tag of one")
-    }).pipe(Effect.provide(NodeHttpClient.layer))
+    }).pipe(Effect.provide(clientLayer))
   )
 })

@@ -1,18 +1,14 @@
+import { TestClock, assert, describe, it } from "@circuitry/testkit"
+import { HttpClient, HttpRouter, HttpServerResponse, clientLayer } from "#test/http"
 import { BreakerRegistry, Policy } from "@circuitry/breaker"
 import { HealthRoute } from "@circuitry/platform"
-import { assert, describe, it } from "@effect/vitest"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as TestClock from "effect/TestClock"
 import { chromium, screenshot } from "./chromium.js"
 import { serve } from "./utils.js"
 
 const Env = Layer.mergeAll(
-  NodeHttpClient.layer,
+  clientLayer,
   BreakerRegistry.layer({ defaults: { policy: Policy.consecutiveFailures(3), openFor: "30 seconds" } })
 )
 

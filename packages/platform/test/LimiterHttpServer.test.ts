@@ -1,18 +1,14 @@
+import { Result, assert, describe, it, result } from "@circuitry/testkit"
+import { HttpClient, HttpRouter, HttpServerRequest, HttpServerResponse, clientLayer, type App } from "#test/http"
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, Policy } from "@circuitry/breaker"
 import { Limit, Limiter, LimiterRegistry } from "@circuitry/limiter"
 import { BreakerHttpClient, LimiterHttpClient, LimiterHttpServer } from "@circuitry/platform"
-import { assert, describe, it } from "@effect/vitest"
-import * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { disconnectAfter, stopsForAGoneClient, worksOnForAGoneClient } from "./disconnect.js"
 import { serve } from "./utils.js"
 
@@ -53,7 +49,7 @@ describe("LimiterHttpServer", () => {
       const hits = { count: 0 }
       const server = yield* serve(heldApp(gate, hits).pipe(HttpRouter.use(LimiterHttpServer.middleware(limiter))))
       const client = yield* HttpClient.HttpClient
-      const held = yield* Effect.forEach([1, 2], () => Effect.fork(client.get(`${server.url}/work`)))
+      const held = yield* Effect.forEach([1, 2], () => Edition.forkChild(client.get(`${server.url}/work`)))
       yield* untilHits(hits, 2)
       const refused = yield* client.get(`${server.url}/work`)
       assert.strictEqual(refused.status, 503)
@@ -76,7 +72,7 @@ describe("LimiterHttpServer", () => {
       const after = yield* client.get(`${server.url}/work`)
       assert.strictEqual(after.status, 200)
       assert.strictEqual(hits.count, 3)
-    }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
+    }).pipe(Effect.scoped, Effect.provide(clientLayer))
   )
 
   it.live("429 on request, partitioned by a header: a partition keeps its share while another floods", () =>
@@ -96,20 +92,20 @@ describe("LimiterHttpServer", () => {
       const client = yield* HttpClient.HttpClient
       const get = (tier?: string) =>
         client.get(`${server.url}/work`, tier === undefined ? {} : { headers: { "x-tier": tier } })
-      const gold = yield* Effect.fork(get("gold"))
+      const gold = yield* Edition.forkChild(get("gold"))
       yield* untilHits(hits, 1)
       // Free traffic may take only what gold's guarantee (2 of 4) leaves: 2 slots.
-      const free = yield* Effect.forEach([1, 2], () => Effect.fork(get()))
+      const free = yield* Effect.forEach([1, 2], () => Edition.forkChild(get()))
       yield* untilHits(hits, 3)
       const refused = yield* get()
       assert.strictEqual(refused.status, 429)
       const body = (yield* refused.json) as { title: string; partition: string | null }
       assert.deepStrictEqual([body.title, body.partition], ["Too Many Requests", null])
-      const gold2 = yield* Effect.fork(get("gold"))
+      const gold2 = yield* Edition.forkChild(get("gold"))
       yield* untilHits(hits, 4)
       yield* Deferred.succeed(gate, undefined)
       for (const f of [gold, gold2, ...free]) assert.strictEqual((yield* Fiber.join(f)).status, 200)
-    }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
+    }).pipe(Effect.scoped, Effect.provide(clientLayer))
   )
 
   // @effect/platform runs an app's handler uninterruptibly (HttpRouter reopens its routes'
@@ -121,7 +117,7 @@ describe("LimiterHttpServer", () => {
       const started = yield* Deferred.make<void>()
       const interrupted = yield* Deferred.make<number>()
       const hold = Deferred.succeed(started, undefined).pipe(
-        Effect.zipRight(Effect.never),
+        Effect.andThen(Effect.never),
         Effect.onInterrupt(() => Effect.flatMap(limiter.inFlight, (n) => Deferred.succeed(interrupted, n)))
       )
       // A plain app, not a router: its handler is what @effect/platform runs uninterruptibly.
@@ -135,14 +131,13 @@ describe("LimiterHttpServer", () => {
       assert.strictEqual(yield* limiter.inFlight, 0)
       const client = yield* HttpClient.HttpClient
       assert.strictEqual((yield* client.get(`${server.url}/work`)).status, 200) // the freed slot serves the next
-    }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
+    }).pipe(Effect.scoped, Effect.provide(clientLayer))
   )
 
   it.live("a client that disconnects stops its handler at its next turn of the loop, and it can be kept on", () =>
     Effect.gen(function* () {
       const limiter = yield* Limiter.make({ name: "sliced", limit: Limit.fixed(4) })
-      const port = (app: HttpApp.Default<never, HttpServerRequest.HttpServerRequest>) =>
-        Effect.map(serve(app), (s) => s.port)
+      const port = (app: App<never, HttpServerRequest.HttpServerRequest>) => Effect.map(serve(app), (s) => s.port)
       yield* stopsForAGoneClient((app) => port(app.pipe(LimiterHttpServer.middleware(limiter))))
       yield* worksOnForAGoneClient((app) =>
         port(app.pipe(LimiterHttpServer.middleware(limiter, { interruptOnDisconnect: false })))
@@ -164,7 +159,7 @@ describe("LimiterHttpServer", () => {
       // After a failed assertion too, so that the server's scope can close (its finalizers run after).
       yield* Effect.addFinalizer(() => Deferred.succeed(gate, undefined))
       const client = yield* HttpClient.HttpClient
-      const first = yield* Effect.fork(client.get(`${server.url}/work`))
+      const first = yield* Edition.forkChild(client.get(`${server.url}/work`))
       yield* untilHits(hits, 1)
       const queued = Effect.map(limiter.snapshot, (s) => s.queued)
       yield* disconnectAfter(server.port, "/work", until(queued, 1))
@@ -173,7 +168,7 @@ describe("LimiterHttpServer", () => {
       assert.strictEqual((yield* Fiber.join(first)).status, 200)
       assert.strictEqual(hits.count, 1)
       assert.strictEqual(yield* limiter.inFlight, 0)
-    }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
+    }).pipe(Effect.scoped, Effect.provide(clientLayer))
   )
 })
 
@@ -186,12 +181,14 @@ describe("LimiterHttpClient", () => {
       const a = yield* serve(heldApp(gate, hitsA))
       const b = yield* serve(heldApp(gate, hitsB))
       const client = yield* LimiterHttpClient.make()
-      const first = yield* Effect.fork(client.get(`${a.url}/work`))
+      const first = yield* Edition.forkChild(client.get(`${a.url}/work`))
       yield* untilHits(hitsA, 1)
-      const refused = yield* Effect.either(client.get(`${a.url}/work`))
-      assert.isTrue(Either.isLeft(refused) && refused.left._tag === "LimiterRejectedError")
+      const refused = yield* result(client.get(`${a.url}/work`))
+      assert.isTrue(
+        Result.isFailure(refused) && Option.getOrThrow(Result.getFailure(refused))._tag === "LimiterRejectedError"
+      )
       assert.strictEqual(hitsA.count, 1)
-      const other = yield* Effect.fork(client.get(`${b.url}/work`)) // another origin, another limiter
+      const other = yield* Edition.forkChild(client.get(`${b.url}/work`)) // another origin, another limiter
       yield* untilHits(hitsB, 1)
       yield* Deferred.succeed(gate, undefined)
       assert.strictEqual((yield* Fiber.join(first)).status, 200)
@@ -200,7 +197,7 @@ describe("LimiterHttpClient", () => {
       assert.deepStrictEqual([...(yield* registry.names)].sort(), [a.url, b.url].sort())
     }).pipe(
       Effect.scoped,
-      Effect.provide(Layer.merge(NodeHttpClient.layer, LimiterRegistry.layer({ defaults: { limit: Limit.fixed(1) } })))
+      Effect.provide(Layer.merge(clientLayer, LimiterRegistry.layer({ defaults: { limit: Limit.fixed(1) } })))
     )
   )
 
@@ -214,7 +211,7 @@ describe("LimiterHttpClient", () => {
       // The limiter on top, the breaker below it, then the network.
       const underBreaker = yield* BreakerHttpClient.guard(yield* HttpClient.HttpClient, breakers)
       const guarded = LimiterHttpClient.guard(underBreaker, limiters)
-      for (let i = 0; i < 4; i++) yield* Effect.either(guarded.get(`${server.url}/down`))
+      for (let i = 0; i < 4; i++) yield* result(guarded.get(`${server.url}/down`))
       const limiter = yield* limiters.get(server.url)
       // Two 500s open the circuit (answers: no change); two BreakerOpenErrors halve the limit twice.
       assert.strictEqual(yield* limiter.limit, 2)
@@ -222,7 +219,7 @@ describe("LimiterHttpClient", () => {
       Effect.scoped,
       Effect.provide(
         Layer.mergeAll(
-          NodeHttpClient.layer,
+          clientLayer,
           BreakerRegistry.layer({ defaults: { policy: Policy.consecutiveFailures(2), openFor: "1 minute" } }),
           // A `timeout` (and no rttTolerance): only failures are drops, not the latency of a busy machine.
           LimiterRegistry.layer({

@@ -2,22 +2,14 @@
  * The Prometheus route over real HTTP on loopback, read back with a strict parser of the text
  * exposition format 0.0.4 (test/prometheus.ts): what a scraper would reject fails here.
  */
+import { TestClock, assert, describe, histogram, it, summary, withAttributes } from "@circuitry/testkit"
+import { HttpClient, HttpRouter, HttpServerResponse, clientLayer } from "#test/http"
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { Limit, Limiter } from "@circuitry/limiter"
 import { MetricsRoute } from "@circuitry/platform"
-import { assert, describe, it } from "@effect/vitest"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
-import * as MetricKey from "effect/MetricKey"
-import * as MetricPair from "effect/MetricPair"
-import * as MetricState from "effect/MetricState"
-import * as Option from "effect/Option"
-import * as TestClock from "effect/TestClock"
 import { type Exposition, parse, value } from "./prometheus.js"
 import { serve } from "./utils.js"
 
@@ -47,7 +39,10 @@ describe("MetricsRoute", () => {
     Effect.gen(function* () {
       const server = yield* serve(app)
       const breaker = yield* CircuitBreaker.make({ name: "m-payments", policy: Policy.consecutiveFailures(2) })
-      yield* breaker.execute(Effect.sleep("20 millis")).pipe(Effect.fork, Effect.zipLeft(TestClock.adjust("20 millis")))
+      yield* breaker.execute(Effect.sleep("20 millis")).pipe(
+        Edition.forkChild,
+        Effect.tap(() => TestClock.adjust("20 millis"))
+      )
       yield* Effect.ignore(breaker.execute(Effect.fail("down")))
       yield* Effect.ignore(breaker.execute(Effect.fail("down"))) // opens
       yield* Effect.ignore(breaker.execute(Effect.void)) // rejected
@@ -82,7 +77,7 @@ describe("MetricsRoute", () => {
         `circuitry_breaker_call_duration_seconds_sum{breaker="m-payments"} 0.02`,
         `circuitry_breaker_call_duration_seconds_count{breaker="m-payments"} 3`
       ])
-    }).pipe(Effect.provide(NodeHttpClient.layer))
+    }).pipe(Effect.provide(clientLayer))
   )
 
   it.scoped("a value changes between two scrapes after calls, and a new series appears", () =>
@@ -101,7 +96,7 @@ describe("MetricsRoute", () => {
       assert.strictEqual(value(after, "circuitry_breaker_calls_total", { breaker: "m-search", outcome: "success" }), 5)
       assert.strictEqual(value(after, "circuitry_breaker_calls_total", { breaker: "m-search", outcome: "failure" }), 1)
       assert.strictEqual(value(after, "circuitry_breaker_call_duration_seconds_count", { breaker: "m-search" }), 6)
-    }).pipe(Effect.provide(NodeHttpClient.layer))
+    }).pipe(Effect.provide(clientLayer))
   )
 
   it.scoped("every metric of the application is there, not only circuitry's: a limiter's and the app's own", () =>
@@ -111,17 +106,11 @@ describe("MetricsRoute", () => {
       yield* Limiter.withLimiter(Effect.void, limiter)
       const orders = Metric.counter("shop_orders_total", { incremental: true, description: "Orders placed" })
       const queue = Metric.gauge("shop_queue_depth")
-      const sizes = Metric.histogram("shop_order_size", MetricBoundaries.fromIterable([1, 10]))
-      const latency = Metric.summary({
-        name: "shop_latency",
-        maxAge: "1 minute",
-        maxSize: 100,
-        error: 0.01,
-        quantiles: [0.5, 0.99]
-      })
+      const sizes = histogram("shop_order_size", [1, 10])
+      const latency = summary("shop_latency", { maxAge: "1 minute", maxSize: 100, error: 0.01, quantiles: [0.5, 0.99] })
       const methods = Metric.frequency("shop_payment_method")
-      yield* Metric.incrementBy(orders.pipe(Metric.tagged("region", "eu")), 3)
-      yield* Metric.set(queue, 7)
+      yield* Metric.update(withAttributes(orders, { region: "eu" }), 3)
+      yield* Metric.update(queue, 7)
       for (const size of [0.5, 4, 40]) yield* Metric.update(sizes, size)
       yield* Metric.update(latency, 12)
       yield* Metric.update(methods, "card")
@@ -162,19 +151,19 @@ describe("MetricsRoute", () => {
       // The app's other route still answers.
       const home = yield* (yield* HttpClient.HttpClient).get(`${server.url}/`)
       assert.strictEqual(yield* home.text, "app")
-    }).pipe(Effect.provide(NodeHttpClient.layer))
+    }).pipe(Effect.provide(clientLayer))
   )
 
   it.scoped("names are sanitised, label values escaped, and a counter that may go down is a gauge", () =>
     Effect.gen(function* () {
       const server = yield* serve(app)
       const hostile = `a "quoted" \\ back\nslash`
-      yield* Metric.incrementBy(
-        Metric.counter("http.requests-served", { description: "Served\nby \\ us" }).pipe(
-          Metric.tagged("route-name", hostile),
-          Metric.tagged("__internal", "x"),
-          Metric.tagged("9lives", "y")
-        ),
+      yield* Metric.update(
+        withAttributes(Metric.counter("http.requests-served", { description: "Served\nby \\ us" }), {
+          "route-name": hostile,
+          __internal: "x",
+          "9lives": "y"
+        }),
         2
       )
       const { body, parsed } = yield* scrape(server.url)
@@ -187,54 +176,8 @@ describe("MetricsRoute", () => {
         value(parsed, "http_requests_served", { route_name: hostile, _9lives: "y", x__internal: "x" }),
         2
       )
-    }).pipe(Effect.provide(NodeHttpClient.layer))
+    }).pipe(Effect.provide(clientLayer))
   )
-
-  it("render: a name shared by two kinds of metric keeps the first, says what it left out, and has no series twice", () => {
-    const counter = MetricKey.counter("shared.name", { incremental: true })
-    const gauge = MetricKey.gauge("shared_name")
-    const pairs = [
-      MetricPair.unsafeMake(MetricKey.tagged(counter, "k", "v"), MetricState.counter(1)),
-      // The same series once sanitised ("shared.name" and "shared_name" are one name to Prometheus).
-      MetricPair.unsafeMake(
-        MetricKey.tagged(MetricKey.counter("shared_name", { incremental: true }), "k", "v"),
-        MetricState.counter(9)
-      ),
-      MetricPair.unsafeMake(gauge, MetricState.gauge(5)),
-      MetricPair.unsafeMake(
-        MetricKey.histogram("no_inf", MetricBoundaries.fromIterable([1])).pipe(MetricKey.tagged("le", "mine")),
-        MetricState.histogram({ buckets: [[1, 2]], count: 3, min: 0, max: 2, sum: 3 })
-      ),
-      MetricPair.unsafeMake(
-        MetricKey.summary({ name: "empty_summary", maxAge: "1 minute", maxSize: 10, error: 0.01, quantiles: [0.5] }),
-        MetricState.summary({ error: 0.01, quantiles: [[0.5, Option.none()]], count: 0, min: 0, max: 0, sum: 0 })
-      ),
-      MetricPair.unsafeMake(MetricKey.gauge("huge"), MetricState.gauge(Infinity))
-    ]
-    const text = MetricsRoute.render(pairs)
-    assert.strictEqual(
-      text,
-      [
-        "# TYPE empty_summary summary",
-        `empty_summary{quantile="0.5"} NaN`,
-        "empty_summary_sum 0",
-        "empty_summary_count 0",
-        "# TYPE huge gauge",
-        "huge +Inf",
-        "# TYPE no_inf histogram",
-        `no_inf_bucket{le="1"} 2`,
-        `no_inf_bucket{le="+Inf"} 3`,
-        "no_inf_sum 3",
-        "no_inf_count 3",
-        "# TYPE shared_name counter",
-        "# shared_name: series of another metric type (gauge) left out",
-        `shared_name{k="v"} 1`,
-        ""
-      ].join("\n")
-    )
-    parse(text)
-    assert.strictEqual(MetricsRoute.render([]), "")
-  })
 
   it("the parser can fail: what a scraper rejects is rejected here", () => {
     const bad: ReadonlyArray<readonly [string, RegExp]> = [

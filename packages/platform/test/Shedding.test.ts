@@ -2,33 +2,29 @@
  * LimiterHttpServer.shedding over real HTTP on 127.0.0.1: the refusal, and a client that goes
  * away. The overload run is in overload.test.ts.
  */
+import { TestClock, assert, describe, it, withTestClock } from "@circuitry/testkit"
+import { HttpServerResponse, NodeHttpServer, type App, portOf } from "#test/http"
+import * as Edition from "@circuitry/core/Edition"
 import { Shedder } from "@circuitry/limiter"
 import { LimiterHttpServer } from "@circuitry/platform"
-import { assert, describe, it } from "@effect/vitest"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import type * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Http from "node:http"
-import * as TestClock from "effect/TestClock"
-import * as TestContext from "effect/TestContext"
 import { stopsForAGoneClient, worksOnForAGoneClient } from "./disconnect.js"
 
 /** A Node server on a free port of 127.0.0.1 that tracks arrivals, for the life of the scope. */
-const serveTracked = <E, R>(app: HttpApp.Default<E, R>, arrivals?: LimiterHttpServer.ArrivalOptions) =>
+const serveTracked = <E, R>(app: App<E, R>, arrivals?: LimiterHttpServer.ArrivalOptions) =>
   Effect.gen(function* () {
     const server = yield* NodeHttpServer.make(() => LimiterHttpServer.trackArrivals(Http.createServer(), arrivals), {
       port: 0,
       host: "127.0.0.1"
     }).pipe(Effect.orDie)
     yield* server.serve(app)
-    return (server.address as HttpServer.TcpAddress).port
+    return portOf(server)
   })
 
 /** One GET on a connection of its own; resolves with the status, headers and body. */
 const get = (port: number, path: string) =>
-  Effect.async<{ status: number; headers: Http.IncomingHttpHeaders; body: string }>((resume) => {
+  Edition.callback<{ status: number; headers: Http.IncomingHttpHeaders; body: string }, never>((resume) => {
     Http.get({ host: "127.0.0.1", port, path, agent: false }, (response) => {
       let body = ""
       response.setEncoding("utf8")
@@ -50,7 +46,7 @@ describe("LimiterHttpServer.shedding", () => {
           const shedder = yield* Shedder.make({ name: "api", loop: Effect.never })
           yield* TestClock.adjust("1 second")
           return shedder
-        }).pipe(Effect.provide(TestContext.TestContext))
+        }).pipe(withTestClock)
         const runs = { count: 0 }
         const app = Effect.sync(() => {
           runs.count++

@@ -1,4 +1,5 @@
-import { assert } from "@effect/vitest"
+import { assert } from "@circuitry/testkit"
+import * as Edition from "@circuitry/core/Edition"
 import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
 import * as Fs from "node:fs"
@@ -14,7 +15,7 @@ export const chromium = (args: ReadonlyArray<string>) =>
   Effect.acquireUseRelease(
     Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "circuitry-chromium-"))),
     (profile) =>
-      Effect.async<{ readonly stdout: string; readonly stderr: string }, Error>((resume) => {
+      Edition.callback<{ readonly stdout: string; readonly stderr: string }, Error>((resume) => {
         execFile(
           process.env.CHROMIUM ?? "chromium",
           [

@@ -3,11 +3,9 @@
  * LimiterHttpServer's middlewares (`shedding`, `middleware`) each pass, with and without
  * `interruptOnDisconnect`.
  */
-import { assert } from "@effect/vitest"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import { assert } from "@circuitry/testkit"
+import { HttpServerRequest, HttpServerResponse, NodeHttpServerRequest, type App } from "#test/http"
+import * as Edition from "@circuitry/core/Edition"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -26,7 +24,7 @@ export const disconnectAfter = <E, R>(port: number, path: string, reached: Effec
   })
 
 /** A turn of the event loop: what an I/O wait gives the loop, so that it can hear a closed connection. */
-const turn = Effect.async<void>((resume) => {
+const turn = Edition.callback<void, never>((resume) => {
   setImmediate(() => resume(Effect.void))
 })
 
@@ -61,7 +59,7 @@ const slicedWork = (release: Deferred.Deferred<void>) =>
 
 /** Serves `app` on a free port of 127.0.0.1 behind the middleware under test, for the life of the scope. */
 export type Guarded = (
-  app: HttpApp.Default<never, HttpServerRequest.HttpServerRequest>
+  app: App<never, HttpServerRequest.HttpServerRequest>
 ) => Effect.Effect<number, never, Scope.Scope>
 
 /** The client disconnects while its handler works: the handler stops at its next turn of the loop. */
@@ -86,12 +84,12 @@ export const worksOnForAGoneClient = (serve: Guarded) =>
     const { app, interrupted, reached, started, work } = yield* slicedWork(release)
     const closed = yield* Deferred.make<number>()
     const port = yield* serve(
-      Effect.zipRight(
+      Effect.andThen(
         // hear the close as @effect/platform-node does, to know when the client has gone
         Effect.flatMap(
           Effect.map(HttpServerRequest.HttpServerRequest, NodeHttpServerRequest.toServerResponse),
           (response) =>
-            Effect.sync(() => response.on("close", () => Deferred.unsafeDone(closed, Effect.succeed(work.slices))))
+            Effect.sync(() => response.on("close", () => Effect.runFork(Deferred.succeed(closed, work.slices))))
         ),
         app
       )

@@ -4,14 +4,11 @@
  * by an open-loop client in a process of its own, with shedding off and then on. Every bound is
  * relative to what the same test measures: the handler's cost and the capacity of the first run.
  */
+import { assert, describe, it } from "@circuitry/testkit"
+import { HttpServerRequest, HttpServerResponse, NodeHttpServer, type App, portOf } from "#test/http"
+import * as Edition from "@circuitry/core/Edition"
 import { Shedder } from "@circuitry/limiter"
 import { LimiterHttpServer } from "@circuitry/platform"
-import { assert, describe, it } from "@effect/vitest"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import type * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
 import * as Http from "node:http"
@@ -43,7 +40,7 @@ const offer = (
   load: { readonly rate: number } | { readonly concurrency: number; readonly connections: number },
   durationMillis: number
 ) =>
-  Effect.async<{ readonly results: ReadonlyArray<Sent>; readonly stall: { max: number; p99: number } }, Error>(
+  Edition.callback<{ readonly results: ReadonlyArray<Sent>; readonly stall: { max: number; p99: number } }, Error>(
     (resume) => {
       const args = JSON.stringify({
         url: `${url}/work`,
@@ -70,7 +67,7 @@ const handler = (served: Array<Served>) =>
     return HttpServerResponse.text("done")
   })
 
-const serveTracked = <E, R>(app: HttpApp.Default<E, R>, arrivals?: LimiterHttpServer.ArrivalOptions) =>
+const serveTracked = <E, R>(app: App<E, R>, arrivals?: LimiterHttpServer.ArrivalOptions) =>
   Effect.gen(function* () {
     // the client's pool of connections stays open across a run (Node closes an idle one after 5 s)
     const server = yield* NodeHttpServer.make(
@@ -78,7 +75,7 @@ const serveTracked = <E, R>(app: HttpApp.Default<E, R>, arrivals?: LimiterHttpSe
       { port: 0, host: "127.0.0.1" }
     ).pipe(Effect.orDie)
     yield* server.serve(app)
-    return `http://127.0.0.1:${(server.address as HttpServer.TcpAddress).port}`
+    return `http://127.0.0.1:${portOf(server)}`
   })
 
 const quantile = (values: ReadonlyArray<number>, q: number) => {

@@ -1,7 +1,5 @@
-import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { HttpServerRequest, NodeHttpServer, portOf, type App } from "#test/http"
+import * as Edition from "@circuitry/core/Edition"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
@@ -16,7 +14,7 @@ export interface Served {
 
 /** A real Node HTTP server on 127.0.0.1, on a free port, for the life of the scope. */
 export const serve = <E, R>(
-  app: HttpApp.Default<E, R>
+  app: App<E, R>
 ): Effect.Effect<Served, never, Scope.Scope | Exclude<R, HttpServerRequest.HttpServerRequest>> =>
   Effect.gen(function* () {
     const server = yield* NodeHttpServer.make(() => Http.createServer(), { port: 0, host: "127.0.0.1" }).pipe(
@@ -28,12 +26,12 @@ export const serve = <E, R>(
       return app
     })
     yield* server.serve(counted)
-    const address = server.address as HttpServer.TcpAddress
-    return { url: `http://127.0.0.1:${address.port}`, port: address.port, received }
+    const port = portOf(server)
+    return { url: `http://127.0.0.1:${port}`, port, received }
   })
 
 /** A port on 127.0.0.1 that nothing listens on: connections to it are refused. */
-export const closedPort: Effect.Effect<number> = Effect.async<number>((resume) => {
+export const closedPort: Effect.Effect<number> = Edition.callback<number, never>((resume) => {
   const server = Http.createServer()
   server.listen(0, "127.0.0.1", () => {
     const port = (server.address() as { port: number }).port

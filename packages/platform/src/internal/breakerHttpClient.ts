@@ -1,15 +1,13 @@
 /** The implementation behind ../BreakerHttpClient.ts, where the public types and their documentation live. */
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, OptionRules } from "@circuitry/breaker"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import { HttpClient, HttpClientError, isHttpClient, type HttpClientRequest, type HttpClientResponse } from "#http"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { dual } from "effect/Function"
-import * as Predicate from "effect/Predicate"
 import type { BreakerHttpClient, guard as PublicGuard, Options } from "../BreakerHttpClient.js"
 import { originKey } from "./origin.js"
 
@@ -51,14 +49,13 @@ interface Resolved {
   readonly maxRetryAfterMillis: number
 }
 
-const decodeDuration = (input: Duration.DurationInput): Duration.Duration | undefined => {
-  try {
-    const duration = Duration.decode(input)
-    return Duration.isFinite(duration) && Duration.toMillis(duration) > 0 ? duration : undefined
-  } catch {
-    return undefined
-  }
-}
+const decodeDuration = (input: Edition.DurationInput): Duration.Duration | undefined =>
+  Option.getOrUndefined(
+    Option.filter(
+      Edition.durationFromUnknown(input),
+      (duration) => Duration.isFinite(duration) && Duration.toMillis(duration) > 0
+    )
+  )
 
 const resolve = (options: Options | undefined): Either.Either<Resolved, CircuitBreaker.InvalidBreakerOptions> => {
   const fail = (message: string) => Either.left(new CircuitBreaker.InvalidBreakerOptions({ message }))
@@ -166,7 +163,7 @@ const honourRetryAfter = (
   const header = response.headers["retry-after"]
   if (header === undefined) return Effect.void
   return Effect.clockWith((clock) => {
-    const now = clock.unsafeCurrentTimeMillis()
+    const now = Edition.nowUnsafe(clock)
     const until = parseRetryAfter(header, now)
     if (until === undefined) return Effect.void
     return breaker.extendOpen(Math.min(until, now + options.maxRetryAfterMillis))
@@ -175,7 +172,7 @@ const honourRetryAfter = (
 
 /** @internal */
 export const guard: typeof PublicGuard = dual(
-  (args) => Predicate.hasProperty(args[0], HttpClient.TypeId),
+  (args) => isHttpClient(args[0]),
   <E, R>(client: HttpClient.HttpClient.With<E, R>, registry: BreakerRegistry.BreakerRegistry, options?: Options) =>
     Effect.map(resolve(options), (resolved) => guardWith(client, registry, resolved))
 )

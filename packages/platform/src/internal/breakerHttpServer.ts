@@ -1,8 +1,7 @@
 /** The implementation behind ../BreakerHttpServer.ts, where the public types and their documentation live. */
+import * as Edition from "@circuitry/core/Edition"
 import { CircuitBreaker } from "@circuitry/breaker"
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { HttpApiBuilder, type App, type HttpServerResponse } from "#http"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
@@ -50,7 +49,7 @@ export const toResponse = (
 ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
   Effect.clockWith((clock) =>
     Effect.sync(() =>
-      refusal.problemResponse(problem(error, clock.unsafeCurrentTimeMillis(), options), retryAfterSeconds(error))
+      refusal.problemResponse(problem(error, Edition.nowUnsafe(clock), options), retryAfterSeconds(error))
     )
   )
 
@@ -64,7 +63,7 @@ const findOpenError = (cause: Cause.Cause<unknown>): Option.Option<CircuitBreake
 /** @internal */
 export const makeMiddleware =
   (options?: Options) =>
-  <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<Exclude<E, CircuitBreaker.BreakerOpenError>, R> =>
+  <E, R>(app: App<E, R>): App<Exclude<E, CircuitBreaker.BreakerOpenError>, R> =>
     Effect.catchAllCause(app, (cause) =>
       Option.match(findOpenError(cause), {
         onNone: () => Effect.failCause(cause as Cause.Cause<Exclude<E, CircuitBreaker.BreakerOpenError>>),

@@ -5,8 +5,7 @@
  * re-rendered live part of the page (`view`) on each snapshot and each transition.
  */
 import type { CircuitBreaker } from "@circuitry/breaker"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { HttpServerResponse, type App } from "#http"
 import * as Chunk from "effect/Chunk"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -49,7 +48,7 @@ export const json = <R>(
   every: Duration.Duration,
   list: List<R>,
   health: Effect.Effect<Health, never, R>
-): HttpApp.Default<never, R> =>
+): App<never, R> =>
   respond(
     Stream.mapEffect(updates(every, list), (update) =>
       update._tag === "Tick"
@@ -73,7 +72,7 @@ export const view = <R>(
   list: List<R>,
   health: Effect.Effect<Health, never, R>,
   render: (health: Health) => string
-): HttpApp.Default<never, R> =>
+): App<never, R> =>
   // One render per chunk of updates, so that a burst of transitions is one re-render, not one each.
   respond(
     Stream.mapChunksEffect(updates(every, list), () => Effect.map(health, (h) => Chunk.of(event("view", render(h)))))

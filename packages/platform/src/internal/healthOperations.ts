@@ -6,9 +6,7 @@
  */
 import { OptionRules } from "@circuitry/breaker"
 import type { CircuitBreaker } from "@circuitry/breaker"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { HttpRouter, HttpServerRequest, jsonUnsafe } from "#http"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -35,7 +33,7 @@ const titles: Record<number, string> = {
 }
 
 const problem = (status: number, detail: string, headers: Record<string, string> = {}) =>
-  HttpServerResponse.unsafeJson(
+  jsonUnsafe(
     { type: "about:blank", title: titles[status], status, detail },
     { status, contentType: "application/problem+json", headers: { "cache-control": "no-store", ...headers } }
   )
@@ -131,7 +129,7 @@ const run = <R, L>(
       log,
       Effect.annotateLogs("identity", verdict.identity)
     )
-    return HttpServerResponse.unsafeJson(
+    return jsonUnsafe(
       {
         operation: operation._tag,
         breaker: breaker.name,

@@ -2,9 +2,7 @@
 import { BreakerStore } from "@circuitry/breaker"
 import type { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
 import { LimiterRegistry } from "@circuitry/limiter"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { HttpRouter, HttpServerResponse, jsonUnsafe, type App } from "#http"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -87,11 +85,11 @@ export const healthOf = (sources: Sources.Sources): Effect.Effect<Health, never,
 
 const noStore = { "cache-control": "no-store" }
 
-const jsonWith = <R>(list: Sources.List<R>, history: History.History | undefined): HttpApp.Default<never, R> =>
-  Effect.map(healthWith(list, history), (body) => HttpServerResponse.unsafeJson(body, { headers: noStore }))
+const jsonWith = <R>(list: Sources.List<R>, history: History.History | undefined): App<never, R> =>
+  Effect.map(healthWith(list, history), (body) => jsonUnsafe(body, { headers: noStore }))
 
 /** @internal */
-export const json: HttpApp.Default<never, BreakerRegistry.BreakerRegistry> = jsonWith(defaultList, undefined)
+export const json: App<never, BreakerRegistry.BreakerRegistry> = jsonWith(defaultList, undefined)
 
 /** @internal */
 export const renderHtml = View.renderHtml
@@ -100,7 +98,7 @@ const htmlWith = <R>(
   list: Sources.List<R>,
   history: History.History | undefined,
   options?: HtmlOptions
-): HttpApp.Default<never, R> =>
+): App<never, R> =>
   Effect.map(healthWith(list, history), (body) =>
     HttpServerResponse.text(View.renderHtml(body, options), {
       contentType: "text/html; charset=utf-8",
@@ -109,7 +107,7 @@ const htmlWith = <R>(
   )
 
 /** @internal */
-export const html = (options?: HtmlOptions): HttpApp.Default<never, BreakerRegistry.BreakerRegistry> =>
+export const html = (options?: HtmlOptions): App<never, BreakerRegistry.BreakerRegistry> =>
   htmlWith(defaultList, undefined, options)
 
 /** The options as the implementation reads them: what a route is handed is checked, not typed. */

@@ -3,8 +3,8 @@
  * the context) and those handed to it, values or tags, each once (a breaker handed and held by a
  * registry too is one breaker), read afresh on every request: a registry makes and drops breakers.
  */
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { defaultRegistries } from "../HealthSources.js"
@@ -30,13 +30,13 @@ export const list = <R>(sources: Sources | undefined): List<R> => {
   return Effect.gen(function* () {
     const seen = new Set<Breaker>()
     for (const source of registries) {
-      const registry = Context.isTag(source)
-        ? yield* source as Context.Tag<unknown, BreakerRegistry.BreakerRegistry<unknown>>
+      const registry = Edition.isKey(source)
+        ? yield* source as Edition.Key<unknown, BreakerRegistry.BreakerRegistry<unknown>>
         : (source as BreakerRegistry.BreakerRegistry<unknown>)
       for (const breaker of yield* registry.breakers) seen.add(breaker)
     }
     for (const source of breakers) {
-      seen.add(Context.isTag(source) ? yield* source as Context.Tag<unknown, Breaker> : (source as Breaker))
+      seen.add(Edition.isKey(source) ? yield* source as Edition.Key<unknown, Breaker> : (source as Breaker))
     }
     return Array.from(seen)
   }) as List<R>
@@ -56,7 +56,7 @@ export const check = (sources: Sources | undefined): Either.Either<void, Circuit
     if (given === undefined) continue
     if (!Array.isArray(given)) return fail(`${field} must be an array, got ${typeof given}`)
     const valid = field === "breakers" ? CircuitBreaker.isCircuitBreaker : isRegistry
-    const at = given.findIndex((u) => !Context.isTag(u) && !valid(u))
+    const at = given.findIndex((u) => !Edition.isKey(u) && !valid(u))
     if (at >= 0) {
       return fail(
         `${field}[${at}] must be ${field === "breakers" ? "a CircuitBreaker" : "a BreakerRegistry"} or a Context.Tag of one`

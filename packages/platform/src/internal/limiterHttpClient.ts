@@ -1,8 +1,7 @@
 import { type Limiter, LimiterRegistry } from "@circuitry/limiter"
-import * as HttpClient from "@effect/platform/HttpClient"
+import { HttpClient, isHttpClient } from "#http"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
-import * as Predicate from "effect/Predicate"
 import type * as LHC from "../LimiterHttpClient.js"
 import { originKey } from "./origin.js"
 
@@ -30,7 +29,7 @@ const guardWith = <E, R>(
 
 /** @internal */
 export const guard = dual(
-  (args) => Predicate.hasProperty(args[0], HttpClient.TypeId),
+  (args) => isHttpClient(args[0]),
   <E, R>(
     client: HttpClient.HttpClient.With<E, R>,
     registry: LimiterRegistry.LimiterRegistry,

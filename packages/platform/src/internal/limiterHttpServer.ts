@@ -1,8 +1,6 @@
+import * as Edition from "@circuitry/core/Edition"
 import { Limiter } from "@circuitry/limiter"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import type * as Context from "effect/Context"
+import { HttpServerRequest, type App, type HttpServerResponse } from "#http"
 import * as Effect from "effect/Effect"
 import type * as LHS from "../LimiterHttpServer.js"
 import { interruptibleOnDisconnect } from "./disconnect.js"
@@ -36,23 +34,23 @@ export const toResponse = (
 
 /** @internal */
 export const middleware =
-  <I = never>(limiter: Limiter.Limiter | Context.Tag<I, Limiter.Limiter>, options?: LHS.Options) =>
+  <I = never>(limiter: Limiter.Limiter | Edition.Key<I, Limiter.Limiter>, options?: LHS.Options) =>
   <E, R>(
-    app: HttpApp.Default<E, R>
-  ): HttpApp.Default<Exclude<E, Limiter.LimiterRejectedError>, R | I | HttpServerRequest.HttpServerRequest> => {
+    app: App<E, R>
+  ): App<Exclude<E, Limiter.LimiterRejectedError>, R | I | HttpServerRequest.HttpServerRequest> => {
     const partitionOf = options?.partition
     const guarded = (l: Limiter.Limiter, request: HttpServerRequest.HttpServerRequest) =>
       Effect.catchIf(
         l.execute(app, partitionOf === undefined ? undefined : { partition: partitionOf(request) }),
         (e): e is Limiter.LimiterRejectedError => e instanceof Limiter.LimiterRejectedError,
         (e) => Effect.succeed(toResponse(e, options))
-      ) as HttpApp.Default<Exclude<E, Limiter.LimiterRejectedError>, R>
+      ) as App<Exclude<E, Limiter.LimiterRejectedError>, R>
     // The wait for a slot as well as the handler: a client that has gone leaves the queue too.
     return interruptibleOnDisconnect(
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
         Limiter.isLimiter(limiter)
           ? guarded(limiter, request)
-          : Effect.flatMap(limiter as Context.Tag<I, Limiter.Limiter>, (l) => guarded(l, request))
+          : Effect.flatMap(limiter as Edition.Key<I, Limiter.Limiter>, (l) => guarded(l, request))
       ),
       options
     )

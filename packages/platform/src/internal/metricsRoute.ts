@@ -3,8 +3,7 @@
  * (https://prometheus.io/docs/instrumenting/exposition_formats/). One family per metric name:
  * `# HELP` (when the metric has a description), `# TYPE`, then its series sorted by labels.
  */
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { HttpRouter, HttpServerResponse } from "#http"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as MetricKeyType from "effect/MetricKeyType"

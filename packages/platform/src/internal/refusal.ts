@@ -3,7 +3,7 @@
  * open circuit refused: problem details (RFC 9457) and the headers that tell a client when to
  * come back.
  */
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { HttpServerResponse, jsonUnsafe } from "#http"
 
 /** Whole seconds, rounded up and never 0: a client told 0 would come back at once. @internal */
 export const retryAfterSeconds = (retryAfterMillis: number): number => Math.max(1, Math.ceil(retryAfterMillis / 1000))
@@ -27,7 +27,7 @@ export const problemResponse = (
   problem: { readonly status: number },
   retryAfterSeconds: number | undefined
 ): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson(problem, {
+  jsonUnsafe(problem, {
     status: problem.status,
     contentType: problemContentType,
     headers: refusalHeaders(retryAfterSeconds)

@@ -1,9 +1,7 @@
 /** The shedding middleware: a request's wait since the Node server heard it, judged by a Shedder. */
+import * as Edition from "@circuitry/core/Edition"
 import { Shedder } from "@circuitry/limiter"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import type * as Context from "effect/Context"
+import { HttpServerRequest, type App, type HttpServerResponse } from "#http"
 import * as Effect from "effect/Effect"
 import type * as Http from "node:http"
 import type * as LHS from "../LimiterHttpServer.js"
@@ -82,8 +80,8 @@ export const shedResponse = (
 
 /** @internal */
 export const shedding =
-  <I = never>(shedder: Shedder.Shedder | Context.Tag<I, Shedder.Shedder>, options?: LHS.SheddingOptions) =>
-  <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | I | HttpServerRequest.HttpServerRequest> => {
+  <I = never>(shedder: Shedder.Shedder | Edition.Key<I, Shedder.Shedder>, options?: LHS.SheddingOptions) =>
+  <E, R>(app: App<E, R>): App<E, R | I | HttpServerRequest.HttpServerRequest> => {
     const served = interruptibleOnDisconnect(app, options)
     const judged = (s: Shedder.Shedder, request: HttpServerRequest.HttpServerRequest) =>
       Effect.matchEffect(s.admit(waitedMillis(request)), {
@@ -93,6 +91,6 @@ export const shedding =
     return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
       Shedder.isShedder(shedder)
         ? judged(shedder, request)
-        : Effect.flatMap(shedder as Context.Tag<I, Shedder.Shedder>, (s) => judged(s, request))
+        : Effect.flatMap(shedder as Edition.Key<I, Shedder.Shedder>, (s) => judged(s, request))
     )
   }
