@@ -4,8 +4,8 @@
  *
  * @since 0.1.0
  */
+import * as Edition from "@circuitry/core/Edition"
 import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { dual } from "effect/Function"
@@ -48,7 +48,7 @@ export interface BreakerRegistry<out TimeoutE = never> {
  * @since 0.1.0
  * @category tags
  */
-export const BreakerRegistry: Context.Tag<BreakerRegistry, BreakerRegistry> = Context.GenericTag<BreakerRegistry>(
+export const BreakerRegistry: Edition.Key<BreakerRegistry, BreakerRegistry> = Context.GenericTag<BreakerRegistry>(
   "@circuitry/breaker/BreakerRegistry"
 )
 
@@ -252,7 +252,7 @@ export const parseConfig: (text: string) => Either.Either<TimeoutRegistryOptions
  */
 export const watchConfig = <E, R>(
   load: Effect.Effect<Option.Option<string>, E, R>,
-  options?: { readonly every?: Duration.DurationInput | undefined }
+  options?: { readonly every?: Edition.DurationInput | undefined }
 ): Stream.Stream<TimeoutRegistryOptions, InvalidBreakerOptions, R> =>
   Either.match(Rules.check("every", Rules.durationAboveZero, options?.every ?? "5 seconds"), {
     onLeft: (message) => Stream.fail(new InvalidBreakerOptions({ message: `watchConfig: ${message}` })),
@@ -295,15 +295,15 @@ export const watchConfig = <E, R>(
  * ```
  */
 export const layer: {
-  <I>(tag: Context.Tag<I, BreakerRegistry>, options?: RegistryOptions): Layer.Layer<I, InvalidBreakerOptions>
+  <I>(tag: Edition.Key<I, BreakerRegistry>, options?: RegistryOptions): Layer.Layer<I, InvalidBreakerOptions>
   <I>(
-    tag: Context.Tag<I, BreakerRegistry<CircuitBreaker.BreakerTimeoutError>>,
+    tag: Edition.Key<I, BreakerRegistry<CircuitBreaker.BreakerTimeoutError>>,
     options?: TimeoutRegistryOptions
   ): Layer.Layer<I, InvalidBreakerOptions>
   (options?: RegistryOptions): Layer.Layer<BreakerRegistry, InvalidBreakerOptions>
 } = ((tagOrOptions?: unknown, options?: TimeoutRegistryOptions) =>
-  Context.isTag(tagOrOptions)
-    ? Layer.scoped(tagOrOptions as Context.Tag<unknown, unknown>, internal.make(options))
+  Edition.isKey(tagOrOptions)
+    ? Layer.scoped(tagOrOptions as Edition.Key<unknown, unknown>, internal.make(options))
     : Layer.scoped(BreakerRegistry, make(tagOrOptions as RegistryOptions | undefined))) as typeof layer
 
 /**
@@ -331,7 +331,7 @@ export const withBreakerFor: {
   ) => Effect.Effect<A, E | CircuitBreaker.BreakerOpenError, R | BreakerRegistry>
   <I = never, TimeoutE = never>(
     name: string,
-    registry: BreakerRegistry<TimeoutE> | Context.Tag<I, BreakerRegistry<TimeoutE>>
+    registry: BreakerRegistry<TimeoutE> | Edition.Key<I, BreakerRegistry<TimeoutE>>
   ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | CircuitBreaker.BreakerOpenError | TimeoutE, R | I>
   <A, E, R>(
     self: Effect.Effect<A, E, R>,
@@ -340,7 +340,7 @@ export const withBreakerFor: {
   <A, E, R, I = never, TimeoutE = never>(
     self: Effect.Effect<A, E, R>,
     name: string,
-    registry: BreakerRegistry<TimeoutE> | Context.Tag<I, BreakerRegistry<TimeoutE>>
+    registry: BreakerRegistry<TimeoutE> | Edition.Key<I, BreakerRegistry<TimeoutE>>
   ): Effect.Effect<A, E | CircuitBreaker.BreakerOpenError | TimeoutE, R | I>
 } = dual(
   (args) => Effect.isEffect(args[0]),
@@ -350,8 +350,8 @@ export const withBreakerFor: {
     registry: unknown = BreakerRegistry
   ): Effect.Effect<A, unknown, unknown> =>
     Effect.flatMap(
-      Context.isTag(registry)
-        ? (registry as Context.Tag<unknown, internal.Registry>)
+      Edition.isKey(registry)
+        ? (registry as Edition.Key<unknown, internal.Registry>)
         : Effect.succeed(registry as internal.Registry),
       (r) => Effect.flatMap(r.get(name), (breaker) => breaker.execute(self))
     )

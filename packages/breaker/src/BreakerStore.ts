@@ -9,6 +9,7 @@
  *
  * @since 0.1.0
  */
+import * as Edition from "@circuitry/core/Edition"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -221,7 +222,7 @@ export const makeMemory: Effect.Effect<BreakerStore["Type"]> = Effect.clockWith(
       }
       return found
     }
-    const now = () => clock.unsafeCurrentTimeMillis()
+    const now = () => Edition.nowUnsafe(clock)
     /**
      * Where a window's count starts: at `since`, and not before the stored verdict, put on the
      * caller's clock (its age by the store's clock, before the caller's `now`).

@@ -4,10 +4,9 @@
  *
  * @since 0.1.0
  */
+import * as Edition from "@circuitry/core/Edition"
 import type * as Cause from "effect/Cause"
-import type * as Context from "effect/Context"
 import type * as Data from "effect/Data"
-import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Queue from "effect/Queue"
@@ -95,7 +94,7 @@ export interface Options {
    * `Schedule` is stepped once per open episode and its next delay is that episode's wait; it
    * restarts when the circuit closes. A schedule that is done keeps its last delay.
    */
-  readonly openFor?: Duration.DurationInput | Schedule.Schedule<unknown, unknown> | undefined
+  readonly openFor?: Edition.DurationInput | Schedule.Schedule<unknown, unknown> | undefined
   readonly halfOpen?:
     | {
         /** Concurrent probes allowed. Default 1. */
@@ -108,7 +107,7 @@ export interface Options {
          * timeout plus 2 s (a live holder has given it back by then), never longer than this.
          * Default `"60 seconds"`.
          */
-        readonly probeLease?: Duration.DurationInput | undefined
+        readonly probeLease?: Edition.DurationInput | undefined
         /**
          * How long a probe may hold the circuit. Past it the probe counts as failed: the circuit
          * reopens with its next delay and the probe's permit (and fleet lease) go back. The call
@@ -116,7 +115,7 @@ export interface Options {
          * and its late outcome is ignored. Default: the open time of the episode that ended, at
          * least 1 second.
          */
-        readonly probeTimeout?: Duration.DurationInput | undefined
+        readonly probeTimeout?: Edition.DurationInput | undefined
       }
     | undefined
   /**
@@ -148,7 +147,7 @@ export interface Options {
          */
         readonly quorum?: number | { readonly fraction: number } | undefined
         /** How close together the quorum's trips must be. Keep it at least `openFor`. Default `"1 minute"`. */
-        readonly quorumWindow?: Duration.DurationInput | undefined
+        readonly quorumWindow?: Edition.DurationInput | undefined
       }
     | undefined
 }
@@ -170,7 +169,7 @@ export interface TimeoutOptions extends Omit<Options, "timeout"> {
    * Default: none. A `BreakerRegistry` takes it in its defaults or overrides
    * (`BreakerRegistry.TimeoutRegistryOptions`), and is then a `BreakerRegistry<BreakerTimeoutError>`.
    */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Edition.DurationInput | undefined
 }
 
 /**
@@ -395,9 +394,9 @@ export const make: {
  * ```
  */
 export const layer: {
-  <I>(tag: Context.Tag<I, CircuitBreaker>, options?: Options): Layer.Layer<I, InvalidBreakerOptions>
+  <I>(tag: Edition.Key<I, CircuitBreaker>, options?: Options): Layer.Layer<I, InvalidBreakerOptions>
   <I>(
-    tag: Context.Tag<I, CircuitBreaker<BreakerTimeoutError>>,
+    tag: Edition.Key<I, CircuitBreaker<BreakerTimeoutError>>,
     options?: TimeoutOptions
   ): Layer.Layer<I, InvalidBreakerOptions>
 } = internal.layer
@@ -412,11 +411,11 @@ export const layer: {
  */
 export const withBreaker: {
   <I = never, TimeoutE = never>(
-    breaker: CircuitBreaker<TimeoutE> | Context.Tag<I, CircuitBreaker<TimeoutE>>
+    breaker: CircuitBreaker<TimeoutE> | Edition.Key<I, CircuitBreaker<TimeoutE>>
   ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BreakerOpenError | TimeoutE, R | I>
   <A, E, R, I = never, TimeoutE = never>(
     self: Effect.Effect<A, E, R>,
-    breaker: CircuitBreaker<TimeoutE> | Context.Tag<I, CircuitBreaker<TimeoutE>>
+    breaker: CircuitBreaker<TimeoutE> | Edition.Key<I, CircuitBreaker<TimeoutE>>
   ): Effect.Effect<A, E | BreakerOpenError | TimeoutE, R | I>
 } = internal.withBreaker
 

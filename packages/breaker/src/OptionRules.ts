@@ -1,11 +1,12 @@
 /**
  * The rules every circuitry package checks its options with, written once as Effect Schemas: a
- * duration (any `Duration.DurationInput`, read as milliseconds), a whole number, and `decode`,
+ * duration (any `Edition.DurationInput`, read as milliseconds), a whole number, and `decode`,
  * which turns the first broken rule into the package's own options error with a message that
  * names the option and the rule (`"deadline must be a finite duration > 0, got 0"`).
  *
  * @since 0.1.0
  */
+import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -18,14 +19,14 @@ const isNegative = (input: unknown): boolean =>
   (typeof input === "string" && input.trim().startsWith("-"))
 
 /**
- * A `Duration.DurationInput` as milliseconds (`Infinity` for an infinite duration). A negative
+ * A `Edition.DurationInput` as milliseconds (`Infinity` for an infinite duration). A negative
  * input is refused rather than read as zero (as `Duration.decode` would).
  *
  * @since 0.1.0
  * @category durations
  */
-export const Millis: Schema.Schema<number, Duration.DurationInput> = Schema.transformOrFail(
-  Schema.declare((u): u is Duration.DurationInput => Option.isSome(Duration.decodeUnknown(u)) && !isNegative(u), {
+export const Millis: Schema.Schema<number, Edition.DurationInput> = Schema.transformOrFail(
+  Schema.declare((u): u is Edition.DurationInput => Option.isSome(Duration.decodeUnknown(u)) && !isNegative(u), {
     message: () => "a duration >= 0"
   }),
   Schema.Number,
@@ -42,7 +43,7 @@ export const Millis: Schema.Schema<number, Duration.DurationInput> = Schema.tran
  * @since 0.1.0
  * @category durations
  */
-export const FiniteMillis: Schema.Schema<number, Duration.DurationInput> = Millis.pipe(
+export const FiniteMillis: Schema.Schema<number, Edition.DurationInput> = Millis.pipe(
   Schema.filter((ms) => Number.isFinite(ms), { message: () => ({ message: "a finite duration >= 0", override: true }) })
 )
 
@@ -52,7 +53,7 @@ export const FiniteMillis: Schema.Schema<number, Duration.DurationInput> = Milli
  * @since 0.1.0
  * @category durations
  */
-export const PositiveMillis: Schema.Schema<number, Duration.DurationInput> = Millis.pipe(
+export const PositiveMillis: Schema.Schema<number, Edition.DurationInput> = Millis.pipe(
   Schema.filter((ms) => Number.isFinite(ms) && ms > 0, {
     message: () => ({ message: "a finite duration > 0", override: true })
   })

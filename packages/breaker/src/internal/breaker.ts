@@ -11,6 +11,7 @@
  * probes in probes.ts, deadlines in timeout.ts, the store link in sharing.ts; make, layer and
  * withBreaker in circuitBreaker.ts. Over 350 lines: the four steps are read together.
  */
+import * as Edition from "@circuitry/core/Edition"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -137,13 +138,13 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
         // The closed path: no lock, no fiber, no Promise; the machine is read and written
         // synchronously. The clock is read at the start and the end (the duration histogram).
         const clock = cachedClockOf(fiber)
-        return this.run(self, m.generation, clock, clock.unsafeCurrentTimeMillis())
+        return this.run(self, m.generation, clock, Edition.nowUnsafe(clock))
       }
       // `withBreaker(repairing(x))` is `repairing(withBreaker(x))`: the FiberRef decides.
       const repaired = repairedEffect(self)
       if (repaired !== undefined) return repairing(this.execute(repaired))
       const clock = clockOf(fiber)
-      const now = clock.unsafeCurrentTimeMillis()
+      const now = Edition.nowUnsafe(clock)
       // A rejection takes nothing and changes nothing, so it needs no uninterruptible region.
       if (!m.wouldAdmit(now, fiber.getFiberRef(repairTraffic))) return this.reject(now)
       return this.admit(self, clock)
@@ -155,7 +156,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     return Effect.uninterruptibleMask((restore) =>
       Effect.withFiberRuntime<A, E | BreakerOpenError, R>((fiber) => {
         const m = this.machine
-        const now = clock.unsafeCurrentTimeMillis()
+        const now = Edition.nowUnsafe(clock)
         const decision = m.admit(now, fiber.getFiberRef(repairTraffic))
         const generation = m.generation
         switch (decision) {
@@ -193,14 +194,14 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
         return Effect.succeed(a)
       },
       onFailure: (cause) => {
-        if (!Cause.isInterruptedOnly(cause)) this.record(generation, this.counts(cause), clock, start)
+        if (!Edition.hasInterruptsOnly(cause)) this.record(generation, this.counts(cause), clock, start)
         return Effect.failCause(cause)
       }
     })
   }
 
   private record(generation: number, failure: boolean, clock: Clock.Clock, start: number): void {
-    const now = clock.unsafeCurrentTimeMillis()
+    const now = Edition.nowUnsafe(clock)
     const recorded = this.machine.record(generation, failure, now, now - start)
     if (recorded === Machine.TRIPS) this.machine.trip(now)
     this.metrics.ran(failure, now - start)
@@ -222,7 +223,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
 
   private outcome(exit: Exit.Exit<unknown, unknown>): Machine.Outcome {
     if (Exit.isSuccess(exit)) return Machine.SUCCESS
-    if (Cause.isInterruptedOnly(exit.cause)) return Machine.INTERRUPTED
+    if (Edition.hasInterruptsOnly(exit.cause)) return Machine.INTERRUPTED
     return this.counts(exit.cause) ? Machine.FAILURE : Machine.SUCCESS
   }
 
@@ -245,10 +246,10 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     clock: Clock.Clock
   ): Effect.Effect<A, E | BreakerOpenError, R> {
     const m = this.machine
-    const start = clock.unsafeCurrentTimeMillis()
+    const start = Edition.nowUnsafe(clock)
     const slowMillis = this.slowMillis
     const end = (outcome: Machine.Outcome) => {
-      const now = clock.unsafeCurrentTimeMillis()
+      const now = Edition.nowUnsafe(clock)
       // With a slow-call rule, a slow probe is a failed probe: a slow dependency stays open.
       if (outcome === Machine.SUCCESS && slowMillis !== undefined && now - start > slowMillis) outcome = Machine.FAILURE
       m.endProbe(generation, outcome, now)
@@ -271,7 +272,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
       if (result === NO_PERMIT) {
         this.metrics.call("rejected")
         // 0 (not known) when a probe of this member's holds the permits; the back-off when the fleet refused the lease
-        const retryAfter = probes.retryAfter(generation, clock.unsafeCurrentTimeMillis())
+        const retryAfter = probes.retryAfter(generation, Edition.nowUnsafe(clock))
         return Effect.fail(rejection(this.name, "HalfOpen", retryAfter))
       }
       if (result === READMIT) return restore(this.execute(self))
@@ -305,7 +306,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   get state(): Effect.Effect<State> {
     return Effect.clockWith((clock) =>
       Effect.sync(() => {
-        this.machine.sync(clock.unsafeCurrentTimeMillis())
+        this.machine.sync(Edition.nowUnsafe(clock))
         return toState(this.machine)
       })
     )
@@ -315,9 +316,9 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     return Effect.clockWith((clock) =>
       Effect.withFiberRuntime<boolean>((fiber) => {
         const m = this.machine
-        const allowed = m.wouldAdmit(clock.unsafeCurrentTimeMillis(), fiber.getFiberRef(repairTraffic))
+        const allowed = m.wouldAdmit(Edition.nowUnsafe(clock), fiber.getFiberRef(repairTraffic))
         return allowed && m.tag === "HalfOpen" && this.probes !== undefined
-          ? this.probes.isPermitFree(m.generation, clock.unsafeCurrentTimeMillis())
+          ? this.probes.isPermitFree(m.generation, Edition.nowUnsafe(clock))
           : Effect.succeed(allowed)
       })
     )
@@ -326,7 +327,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   get snapshot(): Effect.Effect<Snapshot> {
     return Effect.clockWith((clock) =>
       Effect.sync(() => {
-        const now = clock.unsafeCurrentTimeMillis()
+        const now = Edition.nowUnsafe(clock)
         this.machine.sync(now)
         return {
           name: this.name,
@@ -347,13 +348,13 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   }
 
   isolateBy(by: string | undefined): Effect.Effect<void> {
-    return Effect.clockWith((clock) => Effect.sync(() => this.machine.isolate(clock.unsafeCurrentTimeMillis(), by)))
+    return Effect.clockWith((clock) => Effect.sync(() => this.machine.isolate(Edition.nowUnsafe(clock), by)))
   }
 
   extendOpen(untilMillis: number, options?: { readonly by?: string | undefined }): Effect.Effect<void> {
     return Effect.clockWith((clock) =>
       Effect.sync(() => {
-        const now = clock.unsafeCurrentTimeMillis()
+        const now = Edition.nowUnsafe(clock)
         // Not a transition: the fleet hears of it as a verdict (Open, the longer time, who asked).
         if (this.machine.extendOpen(untilMillis, now)) this.outbox?.verdict("Open", untilMillis, now, options?.by)
       })
@@ -365,7 +366,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   }
 
   resetBy(by: string | undefined): Effect.Effect<void> {
-    return Effect.clockWith((clock) => Effect.sync(() => this.machine.reset(clock.unsafeCurrentTimeMillis(), by)))
+    return Effect.clockWith((clock) => Effect.sync(() => this.machine.reset(Edition.nowUnsafe(clock), by)))
   }
 
   /**

@@ -2,6 +2,7 @@
  * What CircuitBreaker.ts exports: making a breaker (with its store link in place), its layer, and
  * `withBreaker`. The breaker itself is in breaker.ts.
  */
+import * as Edition from "@circuitry/core/Edition"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -99,12 +100,12 @@ export const make = makeBreaker as {
 
 /** @internal */
 export const layer = (<I>(
-  tag: Context.Tag<I, CircuitBreaker<BreakerTimeoutError>>,
+  tag: Edition.Key<I, CircuitBreaker<BreakerTimeoutError>>,
   options?: CB.TimeoutOptions
 ): Layer.Layer<I, InvalidBreakerOptions> => Layer.scoped(tag, make(options))) as {
-  <I>(tag: Context.Tag<I, CircuitBreaker>, options?: CB.Options): Layer.Layer<I, InvalidBreakerOptions>
+  <I>(tag: Edition.Key<I, CircuitBreaker>, options?: CB.Options): Layer.Layer<I, InvalidBreakerOptions>
   <I>(
-    tag: Context.Tag<I, CircuitBreaker<BreakerTimeoutError>>,
+    tag: Edition.Key<I, CircuitBreaker<BreakerTimeoutError>>,
     options?: CB.TimeoutOptions
   ): Layer.Layer<I, InvalidBreakerOptions>
 }
@@ -112,19 +113,19 @@ export const layer = (<I>(
 /** @internal */
 export const withBreaker: {
   <I = never, TimeoutE = never>(
-    breaker: CircuitBreaker<TimeoutE> | Context.Tag<I, CircuitBreaker<TimeoutE>>
+    breaker: CircuitBreaker<TimeoutE> | Edition.Key<I, CircuitBreaker<TimeoutE>>
   ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BreakerOpenError | TimeoutE, R | I>
   <A, E, R, I = never, TimeoutE = never>(
     self: Effect.Effect<A, E, R>,
-    breaker: CircuitBreaker<TimeoutE> | Context.Tag<I, CircuitBreaker<TimeoutE>>
+    breaker: CircuitBreaker<TimeoutE> | Edition.Key<I, CircuitBreaker<TimeoutE>>
   ): Effect.Effect<A, E | BreakerOpenError | TimeoutE, R | I>
 } = dual(
   2,
   <A, E, R, I, TimeoutE>(
     self: Effect.Effect<A, E, R>,
-    breaker: CircuitBreaker<TimeoutE> | Context.Tag<I, CircuitBreaker<TimeoutE>>
+    breaker: CircuitBreaker<TimeoutE> | Edition.Key<I, CircuitBreaker<TimeoutE>>
   ): Effect.Effect<A, E | BreakerOpenError | TimeoutE, R | I> =>
     isCircuitBreaker(breaker)
       ? (breaker as CircuitBreaker<TimeoutE>).execute(self)
-      : Effect.flatMap(breaker as Context.Tag<I, CircuitBreaker<TimeoutE>>, (b) => b.execute(self))
+      : Effect.flatMap(breaker as Edition.Key<I, CircuitBreaker<TimeoutE>>, (b) => b.execute(self))
 )

@@ -162,7 +162,7 @@ export const watch = <E, R>(
               Effect.logWarning(
                 "breaker registry: a config value was rejected; the config before it stays",
                 error
-              ).pipe(Effect.zipRight(Metric.increment(Metric.tagged(configsTotal, "outcome", "rejected")))),
+              ).pipe(Effect.andThen(Metric.increment(Metric.tagged(configsTotal, "outcome", "rejected")))),
               Option.none<unknown>()
             ),
           onRight: (options) => Effect.succeed(Option.some(options))

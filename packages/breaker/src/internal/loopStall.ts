@@ -9,6 +9,7 @@
  * which the loop could have read its answer, and is held past its Clock deadline by at most the
  * stall itself.
  */
+import * as Edition from "@circuitry/core/Edition"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -228,28 +229,28 @@ export const timeoutFail = <A, E, R, E2>(
   Effect.withFiberRuntime((fiber) => {
     const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
     const stall = onClock(Context.get(fiber.currentContext, LoopStallTag), clock)
-    const started = clock.unsafeCurrentTimeMillis()
+    const started = Edition.nowUnsafe(clock)
     const lostAtStart = stall.lostBefore(started)
     const end = started - lostAtStart + millis
     let extended = false
     const rest: Effect.Effect<void> = Effect.suspend(() => {
-      const now = clock.unsafeCurrentTimeMillis()
+      const now = Edition.nowUnsafe(clock)
       const lost = stall.lostBefore(now)
       const left = end - (now - lost)
       if (left <= 0) return Effect.void
-      const wait = Effect.zipRight(Effect.sleep(Math.ceil(left)), rest)
+      const wait = Effect.andThen(Effect.sleep(Math.ceil(left)), rest)
       // Past the Clock deadline only because of a stall: counted once.
       if (extended || now - started < millis || lost === lostAtStart) return wait
       extended = true
-      return Effect.zipRight(Metric.increment(extensionsOf(kind)), wait)
+      return Effect.andThen(Metric.increment(extensionsOf(kind)), wait)
     })
     // The first wait is the Clock's limit; the rest, only what stalls took. Interruptible (as
     // `Effect.timeout`'s): in a finalizer, a call that ends first does not wait for it.
-    const expiry = Effect.interruptible(Effect.zipRight(Effect.sleep(millis), rest))
+    const expiry = Effect.interruptible(Effect.andThen(Effect.sleep(millis), rest))
     return Effect.raceWith(self, expiry, {
-      onSelfDone: (exit, timer) => Effect.zipRight(Fiber.interrupt(timer), exit),
+      onSelfDone: (exit, timer) => Effect.andThen(Fiber.interrupt(timer), exit),
       onOtherDone: (exit, call) =>
-        Effect.zipRight(
+        Effect.andThen(
           Fiber.interrupt(call),
           Exit.isSuccess(exit) ? Effect.failSync(onTimeout) : Exit.failCause(exit.cause)
         )
@@ -264,7 +265,7 @@ export const timeoutFail = <A, E, R, E2>(
  */
 export const timeout = <A, E, R>(
   self: Effect.Effect<A, E, R>,
-  duration: Duration.DurationInput,
+  duration: Edition.DurationInput,
   kind: string
 ): Effect.Effect<A, E | Cause.TimeoutException, R> =>
   timeoutFail(self, Duration.toMillis(duration), () => new Cause.TimeoutException(), kind)

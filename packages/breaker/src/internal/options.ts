@@ -3,6 +3,7 @@
  * or into the one options error, `InvalidBreakerOptions`, whose message names the option and its rule.
  * Options may come from a JSON config, so nothing here trusts their types.
  */
+import * as Edition from "@circuitry/core/Edition"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -46,7 +47,7 @@ export interface Quorum {
 /** The default `sharing.quorumWindow`. */
 const QUORUM_WINDOW = "1 minute"
 
-const defaultIsFailure = (cause: Cause.Cause<unknown>): boolean => !Cause.isInterruptedOnly(cause)
+const defaultIsFailure = (cause: Cause.Cause<unknown>): boolean => !Edition.hasInterruptsOnly(cause)
 
 /** @internal */
 export const resolve = (options: CB.TimeoutOptions | undefined): Either.Either<Resolved, InvalidBreakerOptions> => {

@@ -4,6 +4,7 @@
  * background fiber, sends them in order when the store answers. Nothing else reads or writes it.
  * Verdicts go at once; counts go in batches, throttled (COUNTS_EVERY_MILLIS).
  */
+import * as Edition from "@circuitry/core/Edition"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -111,8 +112,8 @@ export class Outbox {
     if (route === "trip") {
       // Only the latest trip matters: the store keeps one per member.
       this.pendingTrip = { at, until, by, current: true }
-      this.signal.unsafeOffer(undefined)
-      this.urgent.unsafeOffer(undefined)
+      Edition.offerUnsafe(this.signal, undefined)
+      Edition.offerUnsafe(this.urgent, undefined)
       return
     }
     this.save(state, until, at, by)
@@ -126,8 +127,8 @@ export class Outbox {
     this.pendingSuccess = false
     this.failures = 0
     this.dirty = false
-    this.signal.unsafeOffer(undefined)
-    this.urgent.unsafeOffer(undefined)
+    Edition.offerUnsafe(this.signal, undefined)
+    Edition.offerUnsafe(this.urgent, undefined)
   }
 
   /** A failure at `at`; `tripped`: it opened the circuit (after its verdict was put in). */
@@ -139,7 +140,7 @@ export class Outbox {
       this.failures++
     }
     this.lastFailureAt = at
-    this.signal.unsafeOffer(undefined)
+    Edition.offerUnsafe(this.signal, undefined)
   }
 
   /** A success at `at`. Only the first success after failures tells the store anything: the count starts again. */
@@ -153,7 +154,7 @@ export class Outbox {
     this.dirty = false
     this.pendingSuccess = true
     this.successAt = at
-    this.signal.unsafeOffer(undefined)
+    Edition.offerUnsafe(this.signal, undefined)
   }
 
   /** `verdict` is in the store: forgotten, unless a newer one replaced it meanwhile. */
@@ -169,7 +170,7 @@ export class Outbox {
    * Waits until the verdict owed now is in the store, at most `deadline` (a store that does not
    * answer is not waited for). For what must follow the verdict: a probe's lease goes back after it.
    */
-  verdictSent(deadline: Duration.DurationInput): Effect.Effect<void> {
+  verdictSent(deadline: Edition.DurationInput): Effect.Effect<void> {
     return Effect.suspend(() => {
       const done = this.verdictStored
       return done === undefined ? Effect.void : Effect.ignore(Effect.timeout(Deferred.await(done), deadline))
@@ -262,7 +263,7 @@ export class Outbox {
     const batch = Effect.suspend(() => {
       let steps = 0
       const step = Effect.clockWith((clock) => {
-        const next = this.next(clock.unsafeCurrentTimeMillis())
+        const next = this.next(Edition.nowUnsafe(clock))
         if (next === undefined || steps++ >= BATCH_STEPS) return Effect.succeed(false)
         return send(next)
       })
@@ -270,7 +271,7 @@ export class Outbox {
       return Effect.repeat(step, { while: (more) => more })
     })
     const step = Effect.clockWith((clock) => {
-      const now = clock.unsafeCurrentTimeMillis()
+      const now = Edition.nowUnsafe(clock)
       const next = this.next(now)
       if (next === undefined) return Effect.succeed(false)
       if (next[2] === true) return send(next)
@@ -282,7 +283,7 @@ export class Outbox {
     })
     const drainAll = Effect.repeat(step, { while: (more) => more })
     return Queue.take(this.signal).pipe(
-      Effect.zipRight(drainAll.pipe(Effect.retry(Schedule.spaced(STORE_RETRY)), Effect.ignore)),
+      Effect.andThen(drainAll.pipe(Effect.retry(Schedule.spaced(STORE_RETRY)), Effect.ignore)),
       Effect.forever
     )
   }
@@ -293,15 +294,13 @@ export class Outbox {
    * scope closes: the drain is about to stop). Counts still owed are left: sent twice, they would
    * count twice (a trip sent twice counts once).
    */
-  flush(deadline: Duration.DurationInput): Effect.Effect<void> {
+  flush(deadline: Edition.DurationInput): Effect.Effect<void> {
     return Effect.clockWith((clock) => {
       const verdict = this.pendingVerdict
       const trip = this.quorum === undefined ? undefined : this.pendingTrip
       if (verdict === undefined && trip === undefined) return Effect.void
-      const send = Effect.zipRight(
-        verdict === undefined
-          ? Effect.void
-          : this.circuit.save(toSend(verdict, this.origin, clock.unsafeCurrentTimeMillis())),
+      const send = Effect.andThen(
+        verdict === undefined ? Effect.void : this.circuit.save(toSend(verdict, this.origin, Edition.nowUnsafe(clock))),
         trip === undefined ? Effect.void : Effect.asVoid(this.quorum!.record(trip.at))
       )
       // Disconnected: a store that does not answer is given up at the deadline, not when it lets go.

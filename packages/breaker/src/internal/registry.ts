@@ -3,7 +3,7 @@
  * resolved once, bounded in number (second-chance eviction), capped in how many are open
  * (ejection.ts), and moved in place by a live config (liveConfig.ts).
  */
-import * as Cause from "effect/Cause"
+import * as Edition from "@circuitry/core/Edition"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
@@ -51,7 +51,7 @@ const APPLY_SLICE = 1_000
  * goes on in a microtask: a live config over 100,000 breakers held the event loop for 0.3-0.7 s.
  * A timer, not the Clock: virtual time (TestClock) must not stop it.
  */
-const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume) => {
+const yieldToEventLoop: Effect.Effect<void> = Edition.callback<void, never>((resume) => {
   const timer = setTimeout(() => resume(Effect.void), 0)
   return Effect.sync(() => clearTimeout(timer))
 })
@@ -98,7 +98,7 @@ export const make = (
       Runtime.runSync(runtime)(
         Effect.logWarning(
           `circuit "${trip.breaker}": its policy trips, but ${trip.open} of ${trip.breakers} breakers are open (maxOpen ${trip.maxOpen}): it stays closed`
-        ).pipe(Effect.annotateLogs({ breaker: trip.breaker }), Effect.zipRight(Metric.increment(tripsCapped)))
+        ).pipe(Effect.annotateLogs({ breaker: trip.breaker }), Effect.andThen(Metric.increment(tripsCapped)))
       )
       capped.unsafeOffer(trip)
     }
@@ -211,14 +211,14 @@ export const make = (
               Effect.logWarning(
                 "breaker registry: a config value was rejected; the config before it stays",
                 cause
-              ).pipe(Effect.zipRight(Metric.increment(rejectedConfigs)))
+              ).pipe(Effect.andThen(Metric.increment(rejectedConfigs)))
           }),
           // With a store, `create` waits on the store under the lock: a config is not applied meanwhile.
           shared ? lock.withPermits(1) : identity
         )
       ).pipe(
         Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
+          Edition.hasInterruptsOnly(cause)
             ? Effect.void
             : Effect.logWarning("breaker registry: the config stream failed; the last config stays", cause)
         )

@@ -6,6 +6,7 @@
  * The link is made before the breaker, so a breaker is built with it in place; `follow` starts the
  * fibers that need the breaker (adopting verdicts, draining the outbox) once it exists.
  */
+import * as Edition from "@circuitry/core/Edition"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -164,7 +165,7 @@ const load = (circuit: BreakerStore.SharedCircuit, health: Health): Effect.Effec
     // On this breaker's clock as the store's answer arrives (its durations count from then).
     Effect.flatMap((loaded) =>
       Effect.clockWith((clock) =>
-        Effect.succeed(Option.map(loaded, (verdict) => onClock(verdict, clock.unsafeCurrentTimeMillis())))
+        Effect.succeed(Option.map(loaded, (verdict) => onClock(verdict, Edition.nowUnsafe(clock))))
       )
     ),
     Effect.tapBoth({ onFailure: (error) => health.failed(error), onSuccess: () => health.answered })
@@ -238,12 +239,12 @@ export const follow = (
   }
   /** A verdict already on this breaker's clock (a load's). */
   const adoptLoaded = (adopted: Adopted) =>
-    Effect.clockWith((clock) => Effect.sync(() => adoptAt(adopted, clock.unsafeCurrentTimeMillis())))
+    Effect.clockWith((clock) => Effect.sync(() => adoptAt(adopted, Edition.nowUnsafe(clock))))
   /** A verdict as the store sent it: put on this breaker's clock as it arrives. */
   const adoptOne = (verdict: BreakerStore.Verdict) =>
     Effect.clockWith((clock) =>
       Effect.sync(() => {
-        const now = clock.unsafeCurrentTimeMillis()
+        const now = Edition.nowUnsafe(clock)
         adoptAt(onClock(verdict, now), now)
       })
     )
@@ -326,14 +327,14 @@ export const leaseProbe = (
     return Effect.flatMap(Effect.forkIn(request, link.scope), (fiber) =>
       Effect.flatMap(Effect.exit(restore(storeWait(Fiber.await(fiber)))), (waited) => {
         if (Exit.isFailure(waited)) {
-          if (Cause.isInterruptedOnly(waited.cause)) return Effect.zipRight(abandon, Effect.interrupt)
-          return abandon.pipe(Effect.zipRight(link.health.failed(Cause.squash(waited.cause))), Effect.as(alone))
+          if (Edition.hasInterruptsOnly(waited.cause)) return Effect.andThen(abandon, Effect.interrupt)
+          return abandon.pipe(Effect.andThen(link.health.failed(Cause.squash(waited.cause))), Effect.as(alone))
         }
         const exit = waited.value
         if (Exit.isFailure(exit)) {
           // interrupted with the breaker's scope (not the store's doing), or failed
-          if (Cause.isInterruptedOnly(exit.cause)) return Effect.as(abandon, alone)
-          return abandon.pipe(Effect.zipRight(link.health.failed(Cause.squash(exit.cause))), Effect.as(alone))
+          if (Edition.hasInterruptsOnly(exit.cause)) return Effect.as(abandon, alone)
+          return abandon.pipe(Effect.andThen(link.health.failed(Cause.squash(exit.cause))), Effect.as(alone))
         }
         landed = undefined
         const answer = exit.value
