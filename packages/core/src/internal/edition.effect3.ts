@@ -7,12 +7,17 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type * as Exit from "effect/Exit"
 import type * as EffectFiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
 import * as MetricLabel from "effect/MetricLabel"
 import type * as Option from "effect/Option"
+import type * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import * as Runtime from "effect/Runtime"
 import * as RuntimeFlags from "effect/RuntimeFlags"
@@ -258,3 +263,156 @@ export const stepper = <Out, In, R>(
         return ScheduleDecision.isDone(decision) ? undefined : Math.max(0, Intervals.start(decision.intervals) - now)
       })
   })
+
+/**
+ * A success or a failure, as a value (`Either` on Effect 3, `Result` on 4): the type, and the
+ * functions on it under Effect 4's names. On Effect 3 a `Result` is yieldable in `Effect.gen`; on
+ * 4 it is not: give it to `fromResult` there.
+ *
+ * @since 0.2.0
+ * @category results
+ */
+export type Result<A, E = never> = Either.Either<A, E>
+
+/**
+ * The functions on a `Result`, under Effect 4's names (`Either.right`, `left`, `isLeft`,
+ * `mapLeft`, ... on Effect 3). `failureOf` / `successOf` read a result already told apart
+ * (`.left` / `.right` on Effect 3, `.failure` / `.success` on 4).
+ *
+ * @since 0.2.0
+ * @category results
+ */
+export const Result = {
+  succeed: Either.right,
+  fail: Either.left,
+  isFailure: Either.isLeft,
+  isSuccess: Either.isRight,
+  failureOf: <A, E>(self: Either.Left<E, A>): E => self.left,
+  successOf: <A, E>(self: Either.Right<E, A>): A => self.right,
+  map: Either.map,
+  mapError: Either.mapLeft,
+  flatMap: Either.flatMap,
+  match: <A, E, B, C = B>(
+    self: Either.Either<A, E>,
+    options: { readonly onFailure: (error: E) => B; readonly onSuccess: (value: A) => C }
+  ): B | C => Either.match(self, { onLeft: options.onFailure, onRight: options.onSuccess }),
+  gen: Either.gen,
+  getOrThrow: Either.getOrThrow,
+  getOrUndefined: Either.getOrUndefined,
+  try: Either.try
+}
+
+/**
+ * A result as an effect: its success, or its failure as the effect's failure.
+ *
+ * @since 0.2.0
+ * @category results
+ */
+export const fromResult = <A, E>(self: Result<A, E>): Effect.Effect<A, E> => self
+
+/**
+ * An effect's outcome as a value, failures included (`Effect.either` on Effect 3, `Effect.result`
+ * on 4).
+ *
+ * @since 0.2.0
+ * @category results
+ */
+export const result: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<Result<A, E>, never, R> = Effect.either
+
+/**
+ * Recovers from any cause: failures, defects and interruptions (`Effect.catchAllCause` on Effect
+ * 3, `Effect.catchCause` on 4).
+ *
+ * @since 0.2.0
+ * @category effects
+ */
+export const catchCause: <A, E, R, A2, E2, R2>(
+  self: Effect.Effect<A, E, R>,
+  f: (cause: Cause.Cause<E>) => Effect.Effect<A2, E2, R2>
+) => Effect.Effect<A | A2, E2, R | R2> = Effect.catchAllCause
+
+/**
+ * Forks an effect into a fiber of its own, not the current fiber's child: it outlives the fiber
+ * that started it (`Effect.forkDaemon` on Effect 3, `Effect.forkDetach` on 4).
+ *
+ * @since 0.2.0
+ * @category fibers
+ */
+export const forkDetach: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<Fiber<A, E>, never, R> =
+  Effect.forkDaemon
+
+/**
+ * `self`, whose interruption returns at once and finishes in the background (`Effect.disconnect`
+ * on Effect 3; on 4, which has none, `self` runs in a detached fiber that an interrupted caller
+ * interrupts without waiting for it).
+ *
+ * @since 0.2.0
+ * @category fibers
+ */
+export const disconnect: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = Effect.disconnect
+
+/**
+ * What a pubsub subscription reads from (`Queue.Dequeue` on Effect 3, `PubSub.Subscription` on 4).
+ *
+ * @since 0.2.0
+ * @category queues
+ */
+export type Subscription<A> = Queue.Dequeue<A>
+
+/**
+ * Publishes to a pubsub synchronously; false when it took nothing.
+ *
+ * @since 0.2.0
+ * @category queues
+ */
+export const publishUnsafe = <A>(pubsub: PubSub.PubSub<A>, value: A): boolean => pubsub.unsafeOffer(value)
+
+/**
+ * A deferred made synchronously, to complete from synchronous code with `completeUnsafe`.
+ *
+ * @since 0.2.0
+ * @category deferreds
+ */
+export const deferredUnsafe = <A, E = never>(): Deferred.Deferred<A, E> => Deferred.unsafeMake<A, E>(FiberId.none)
+
+/**
+ * Completes a deferred synchronously (`Deferred.unsafeDone` on Effect 3, `doneUnsafe` on 4).
+ *
+ * @since 0.2.0
+ * @category deferreds
+ */
+export const completeUnsafe = <A, E>(self: Deferred.Deferred<A, E>, exit: Exit.Exit<A, E>): void =>
+  Deferred.unsafeDone(self, exit)
+
+/**
+ * A semaphore of `permits` (`Effect.makeSemaphore` on Effect 3, `Semaphore.make` on 4).
+ *
+ * @since 0.2.0
+ * @category concurrency
+ */
+export const makeSemaphore = (permits: number): Effect.Effect<Semaphore> => Effect.makeSemaphore(permits)
+
+/**
+ * A semaphore (`Effect.Semaphore` on Effect 3, `Semaphore.Semaphore` on 4).
+ *
+ * @since 0.2.0
+ * @category concurrency
+ */
+export type Semaphore = Effect.Semaphore
+
+/**
+ * The failure of a timed-out effect (`Cause.TimeoutException` on Effect 3, `Cause.TimeoutError`
+ * on 4), and a way to make one.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export type TimeoutError = Cause.TimeoutException
+
+/**
+ * A new `TimeoutError`.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const timeoutError = (): TimeoutError => new Cause.TimeoutException()

@@ -7,11 +7,16 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import type * as EffectFiber from "effect/Fiber"
+import * as EffectFiber from "effect/Fiber"
+import * as EffectResult from "effect/Result"
+import * as EffectSemaphore from "effect/Semaphore"
+import type * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
 import * as Pull from "effect/Pull"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
@@ -249,3 +254,162 @@ export const stepper = <Out, In, E, R>(
         Pull.catchDone(() => Effect.succeed(undefined))
       )
   )
+
+/**
+ * A success or a failure, as a value (`Either` on Effect 3, `Result` on 4): the type, and the
+ * functions on it under Effect 4's names. On Effect 3 a `Result` is yieldable in `Effect.gen`; on
+ * 4 it is not: give it to `fromResult` there.
+ *
+ * @since 0.2.0
+ * @category results
+ */
+export type Result<A, E = never> = EffectResult.Result<A, E>
+
+/**
+ * The functions on a `Result`, under Effect 4's names (`Either.right`, `left`, `isLeft`,
+ * `mapLeft`, ... on Effect 3). `failureOf` / `successOf` read a result already told apart
+ * (`.left` / `.right` on Effect 3, `.failure` / `.success` on 4).
+ *
+ * @since 0.2.0
+ * @category results
+ */
+export const Result = {
+  succeed: EffectResult.succeed,
+  fail: EffectResult.fail,
+  isFailure: EffectResult.isFailure,
+  isSuccess: EffectResult.isSuccess,
+  failureOf: <A, E>(self: EffectResult.Failure<A, E>): E => self.failure,
+  successOf: <A, E>(self: EffectResult.Success<A, E>): A => self.success,
+  map: EffectResult.map,
+  mapError: EffectResult.mapError,
+  flatMap: EffectResult.flatMap,
+  match: <A, E, B, C = B>(
+    self: EffectResult.Result<A, E>,
+    options: { readonly onFailure: (error: E) => B; readonly onSuccess: (value: A) => C }
+  ): B | C => EffectResult.match(self, options),
+  gen: EffectResult.gen,
+  getOrThrow: EffectResult.getOrThrow,
+  getOrUndefined: EffectResult.getOrUndefined,
+  try: EffectResult.try
+}
+
+/**
+ * A result as an effect: its success, or its failure as the effect's failure.
+ *
+ * @since 0.2.0
+ * @category results
+ */
+export const fromResult = <A, E>(self: Result<A, E>): Effect.Effect<A, E> => Effect.fromResult(self)
+
+/**
+ * An effect's outcome as a value, failures included (`Effect.either` on Effect 3, `Effect.result`
+ * on 4).
+ *
+ * @since 0.2.0
+ * @category results
+ */
+export const result: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<Result<A, E>, never, R> = Effect.result
+
+/**
+ * Recovers from any cause: failures, defects and interruptions (`Effect.catchAllCause` on Effect
+ * 3, `Effect.catchCause` on 4).
+ *
+ * @since 0.2.0
+ * @category effects
+ */
+export const catchCause: <A, E, R, A2, E2, R2>(
+  self: Effect.Effect<A, E, R>,
+  f: (cause: Cause.Cause<E>) => Effect.Effect<A2, E2, R2>
+) => Effect.Effect<A | A2, E2, R | R2> = Effect.catchCause
+
+/**
+ * Forks an effect into a fiber of its own, not the current fiber's child: it outlives the fiber
+ * that started it (`Effect.forkDaemon` on Effect 3, `Effect.forkDetach` on 4).
+ *
+ * @since 0.2.0
+ * @category fibers
+ */
+export const forkDetach: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<Fiber<A, E>, never, R> = (self) =>
+  Effect.forkDetach(self)
+
+/**
+ * `self`, whose interruption returns at once and finishes in the background (`Effect.disconnect`
+ * on Effect 3; on 4, which has none, `self` runs in a detached fiber that an interrupted caller
+ * interrupts without waiting for it).
+ *
+ * @since 0.2.0
+ * @category fibers
+ */
+export const disconnect = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(Effect.forkDetach(restore(self)), (fiber) =>
+      Effect.onInterrupt(restore(EffectFiber.join(fiber)), () => Effect.forkDetach(EffectFiber.interrupt(fiber)))
+    )
+  )
+
+/**
+ * What a pubsub subscription reads from (`Queue.Dequeue` on Effect 3, `PubSub.Subscription` on 4).
+ *
+ * @since 0.2.0
+ * @category queues
+ */
+export type Subscription<A> = PubSub.Subscription<A>
+
+/**
+ * Publishes to a pubsub synchronously; false when it took nothing.
+ *
+ * @since 0.2.0
+ * @category queues
+ */
+export const publishUnsafe = <A>(pubsub: PubSub.PubSub<A>, value: A): boolean => PubSub.publishUnsafe(pubsub, value)
+
+/**
+ * A deferred made synchronously, to complete from synchronous code with `completeUnsafe`.
+ *
+ * @since 0.2.0
+ * @category deferreds
+ */
+export const deferredUnsafe = <A, E = never>(): Deferred.Deferred<A, E> => Deferred.makeUnsafe<A, E>()
+
+/**
+ * Completes a deferred synchronously (`Deferred.unsafeDone` on Effect 3, `doneUnsafe` on 4).
+ *
+ * @since 0.2.0
+ * @category deferreds
+ */
+export const completeUnsafe = <A, E>(self: Deferred.Deferred<A, E>, exit: Exit.Exit<A, E>): void => {
+  Deferred.doneUnsafe(self, exit)
+}
+
+/**
+ * A semaphore of `permits` (`Effect.makeSemaphore` on Effect 3, `Semaphore.make` on 4).
+ *
+ * @since 0.2.0
+ * @category concurrency
+ */
+export const makeSemaphore = (permits: number): Effect.Effect<Semaphore> => EffectSemaphore.make(permits)
+
+/**
+ * A semaphore (`Effect.Semaphore` on Effect 3, `Semaphore.Semaphore` on 4).
+ *
+ * @since 0.2.0
+ * @category concurrency
+ */
+export type Semaphore = EffectSemaphore.Semaphore
+
+/**
+ * The failure of a timed-out effect (`Cause.TimeoutException` on Effect 3, `Cause.TimeoutError`
+ * on 4), and a way to make one.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export type TimeoutError = Cause.TimeoutError
+
+/**
+ * A new `TimeoutError`.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const timeoutError = (): TimeoutError => new Cause.TimeoutError()
