@@ -7,12 +7,10 @@
 import * as Edition from "@circuitry/core/Edition"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
-import type * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as CircuitBreaker from "./CircuitBreaker.js"
@@ -41,7 +39,7 @@ export interface BreakerRegistry<out TimeoutE = never> {
    * A queue of the trips `maxOpen` refuses, one per spell (see `RegistryOptions.maxOpen`),
    * subscribed when this effect returns.
    */
-  readonly cappedTrips: Effect.Effect<Queue.Dequeue<CappedTrip>, never, Scope.Scope>
+  readonly cappedTrips: Effect.Effect<Edition.Subscription<CappedTrip>, never, Scope.Scope>
 }
 
 /**
@@ -219,8 +217,8 @@ export const make: {
  * )
  * ```
  */
-export const parseConfig: (text: string) => Either.Either<TimeoutRegistryOptions, InvalidBreakerOptions> =
-  JsonConfig.parse as (text: string) => Either.Either<TimeoutRegistryOptions, InvalidBreakerOptions>
+export const parseConfig: (text: string) => Edition.Result<TimeoutRegistryOptions, InvalidBreakerOptions> =
+  JsonConfig.parse as (text: string) => Edition.Result<TimeoutRegistryOptions, InvalidBreakerOptions>
 
 /**
  * A live `config` kept as JSON (see `parseConfig`) under one key that every member of a fleet
@@ -254,9 +252,9 @@ export const watchConfig = <E, R>(
   load: Effect.Effect<Option.Option<string>, E, R>,
   options?: { readonly every?: Edition.DurationInput | undefined }
 ): Stream.Stream<TimeoutRegistryOptions, InvalidBreakerOptions, R> =>
-  Either.match(Rules.check("every", Rules.durationAboveZero, options?.every ?? "5 seconds"), {
-    onLeft: (message) => Stream.fail(new InvalidBreakerOptions({ message: `watchConfig: ${message}` })),
-    onRight: (millis) => JsonConfig.watch(load, millis) as Stream.Stream<TimeoutRegistryOptions, never, R>
+  Edition.Result.match(Rules.check("every", Rules.durationAboveZero, options?.every ?? "5 seconds"), {
+    onFailure: (message) => Stream.fail(new InvalidBreakerOptions({ message: `watchConfig: ${message}` })),
+    onSuccess: (millis) => JsonConfig.watch(load, millis) as Stream.Stream<TimeoutRegistryOptions, never, R>
   })
 
 /**

@@ -9,7 +9,6 @@ import type * as Cause from "effect/Cause"
 import type * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
-import type * as Queue from "effect/Queue"
 import type * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
@@ -228,7 +227,7 @@ export interface CircuitBreaker<out TimeoutE = never> {
   /** Every transition, once, in order, from the moment the stream runs. */
   readonly changes: Stream.Stream<Transition>
   /** A queue of every transition, subscribed when this effect returns. */
-  readonly subscribe: Effect.Effect<Queue.Dequeue<Transition>, never, Scope.Scope>
+  readonly subscribe: Effect.Effect<Edition.Subscription<Transition>, never, Scope.Scope>
   /** Manual: reject everything until `reset`. With a shared store, the whole fleet is isolated. */
   readonly isolate: Effect.Effect<void>
   /** Manual: back to Closed, counts and schedule cleared. With a shared store, for the whole fleet. */

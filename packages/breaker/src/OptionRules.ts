@@ -8,7 +8,6 @@
  */
 import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -139,19 +138,19 @@ const at = (input: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
  * const Options = Schema.Struct({ deadline: Schema.optional(OptionRules.PositiveMillis) })
  *
  * const result = OptionRules.decode(Options, { deadline: 0 }, (message) => new InvalidOptions({ message }))
- * // Either.left(InvalidOptions { message: "deadline must be a finite duration > 0, got 0" })
+ * // Edition.Result.fail(InvalidOptions { message: "deadline must be a finite duration > 0, got 0" })
  * ```
  */
 export const decode = <A, I, E>(
   schema: Schema.Schema<A, I>,
   input: unknown,
   error: (message: string) => E
-): Either.Either<A, E> => {
+): Edition.Result<A, E> => {
   if (input === undefined) input = {}
   if (typeof input !== "object" || input === null) {
-    return Either.left(error(`options must be an object, got ${showInput(input)}`))
+    return Edition.Result.fail(error(`options must be an object, got ${showInput(input)}`))
   }
-  return Either.mapLeft(Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })(input), (parseError) => {
+  return Edition.Result.mapError(Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })(input), (parseError) => {
     const issue = ParseResult.ArrayFormatter.formatErrorSync(parseError)[0]
     const path = issue?.path ?? []
     const option = path.length === 0 ? "options" : path.map(String).join(".")

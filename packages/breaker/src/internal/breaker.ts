@@ -20,7 +20,6 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as PubSub from "effect/PubSub"
-import type * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as CB from "../CircuitBreaker.js"
@@ -284,7 +283,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
 
   onTransition(t: Transition, until: number, remote: boolean): void {
     this.metrics.transition(t)
-    this.hub?.unsafeOffer(t)
+    if (this.hub !== undefined) Edition.publishUnsafe(this.hub, t)
     // Only this instance's own verdicts go to the store; HalfOpen is derived, never stored.
     if (!remote && t.to !== "HalfOpen") this.outbox?.verdict(t.to, until, t.at, t.by)
   }
@@ -297,7 +296,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     return Stream.suspend(() => Stream.fromPubSub(this.pubsub()))
   }
 
-  get subscribe(): Effect.Effect<Queue.Dequeue<Transition>, never, Scope.Scope> {
+  get subscribe(): Effect.Effect<Edition.Subscription<Transition>, never, Scope.Scope> {
     return Effect.suspend(() => PubSub.subscribe(this.pubsub()))
   }
 

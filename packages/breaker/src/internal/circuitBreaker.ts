@@ -5,7 +5,6 @@
 import * as Edition from "@circuitry/core/Edition"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -33,7 +32,7 @@ export const makeBreaker = (options?: CB.TimeoutOptions): Effect.Effect<Breaker,
   // when an application makes a breaker per tenant or host.
   Effect.withFiberRuntime((fiber, status) => {
     const resolved = LastOptions.resolve(options)
-    if (Either.isLeft(resolved)) return Effect.fail(resolved.left)
+    if (Edition.Result.isFailure(resolved)) return Effect.fail(Edition.Result.failureOf(resolved))
     const context = fiber.currentContext as Context.Context<Scope.Scope>
     const scope = Context.get(context, Scope.Scope)
     // `Scope.addFinalizer`, not `Effect.addFinalizer`: a release needs none of the fiber's refs (~10 µs less).
@@ -43,16 +42,16 @@ export const makeBreaker = (options?: CB.TimeoutOptions): Effect.Effect<Breaker,
         Effect.sync(() => breaker.release())
       )
     if (Option.isSome(Context.getOption(context, BreakerStore.BreakerStore))) {
-      return Effect.tap(makeResolved(resolved.right), released)
+      return Effect.tap(makeResolved(Edition.Result.successOf(resolved)), released)
     }
     const runtime = Runtime.make({
       context,
       fiberRefs: fiber.getFiberRefs(),
       runtimeFlags: status.runtimeFlags
     })
-    const delays = Options.openDelays(resolved.right, runtime)
-    if (Either.isLeft(delays)) return Effect.fail(delays.left)
-    const breaker = new Breaker(resolved.right, delays.right, undefined)
+    const delays = Options.openDelays(Edition.Result.successOf(resolved), runtime)
+    if (Edition.Result.isFailure(delays)) return Effect.fail(Edition.Result.failureOf(delays))
+    const breaker = new Breaker(Edition.Result.successOf(resolved), Edition.Result.successOf(delays), undefined)
     return Effect.as(released(breaker), breaker)
   })
 
@@ -85,7 +84,7 @@ export const makeResolved = (resolved: Options.Resolved): Effect.Effect<Breaker,
  * @internal
  */
 export const makeLocal = (resolved: Options.Resolved, runtime: Runtime.Runtime<never>): Breaker =>
-  new Breaker(resolved, Either.getOrThrow(Options.openDelays(resolved, runtime)), undefined)
+  new Breaker(resolved, Edition.Result.getOrThrow(Options.openDelays(resolved, runtime)), undefined)
 
 /**
  * The breaker's own type says no timeout; `make` says `BreakerTimeoutError` whenever its options

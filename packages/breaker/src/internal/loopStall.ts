@@ -10,7 +10,6 @@
  * stall itself.
  */
 import * as Edition from "@circuitry/core/Edition"
-import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DefaultServices from "effect/DefaultServices"
@@ -267,5 +266,5 @@ export const timeout = <A, E, R>(
   self: Effect.Effect<A, E, R>,
   duration: Edition.DurationInput,
   kind: string
-): Effect.Effect<A, E | Cause.TimeoutException, R> =>
-  timeoutFail(self, Duration.toMillis(duration), () => new Cause.TimeoutException(), kind)
+): Effect.Effect<A, E | Edition.TimeoutError, R> =>
+  timeoutFail(self, Duration.toMillis(duration), Edition.timeoutError, kind)

@@ -6,7 +6,6 @@
 import * as Edition from "@circuitry/core/Edition"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
@@ -50,15 +49,15 @@ const QUORUM_WINDOW = "1 minute"
 const defaultIsFailure = (cause: Cause.Cause<unknown>): boolean => !Edition.hasInterruptsOnly(cause)
 
 /** @internal */
-export const resolve = (options: CB.TimeoutOptions | undefined): Either.Either<Resolved, InvalidBreakerOptions> => {
+export const resolve = (options: CB.TimeoutOptions | undefined): Edition.Result<Resolved, InvalidBreakerOptions> => {
   if (options !== undefined && !Rules.isRecord(options)) {
     return fail(`options must be an object, got ${Rules.show(options)}`)
   }
   const o: Readonly<Record<string, unknown>> = options ?? {}
   const name = Rules.check("name", Rules.nonEmptyString, o["name"] ?? "default")
-  if (Either.isLeft(name)) return fail(name.left)
-  const resolved = resolveFields(o, name.right)
-  return Either.isLeft(resolved) ? fail(`${resolved.left} (breaker "${name.right}")`) : Either.right(resolved.right)
+  if (Edition.Result.isFailure(name)) return fail(Edition.Result.failureOf(name))
+  const resolved = resolveFields(o, Edition.Result.successOf(name))
+  return Edition.Result.isFailure(resolved) ? fail(`${Edition.Result.failureOf(resolved)} (breaker "${Edition.Result.successOf(name)}")`) : Edition.Result.succeed(Edition.Result.successOf(resolved))
 }
 
 /**
@@ -67,12 +66,12 @@ export const resolve = (options: CB.TimeoutOptions | undefined): Either.Either<R
  *
  * @internal
  */
-export const resolveFields = (o: Readonly<Record<string, unknown>>, name: string): Either.Either<Resolved, string> =>
-  Either.gen(function* () {
+export const resolveFields = (o: Readonly<Record<string, unknown>>, name: string): Edition.Result<Resolved, string> =>
+  Edition.Result.gen(function* () {
     const policy = yield* Policy.resolve(o["policy"] ?? Policy.consecutiveFailures(5))
     const openFor = yield* resolveOpenFor(o["openFor"] ?? "30 seconds")
     const halfOpen = o["halfOpen"] === undefined ? {} : o["halfOpen"]
-    if (!Rules.isRecord(halfOpen)) return yield* Either.left(`halfOpen must be an object, got ${Rules.show(halfOpen)}`)
+    if (!Rules.isRecord(halfOpen)) return yield* Edition.Result.fail(`halfOpen must be an object, got ${Rules.show(halfOpen)}`)
     const permits = yield* Rules.check("halfOpen.permits", Rules.atLeastOne, halfOpen["permits"] ?? 1)
     const successesToClose = yield* Rules.check(
       "halfOpen.successesToClose",
@@ -92,7 +91,7 @@ export const resolveFields = (o: Readonly<Record<string, unknown>>, name: string
       o["timeout"] === undefined ? undefined : yield* Rules.check("timeout", Rules.durationAboveZero, o["timeout"])
     const isFailure = o["isFailure"] ?? defaultIsFailure
     if (typeof isFailure !== "function") {
-      return yield* Either.left(`isFailure must be a function of a Cause, got ${Rules.show(isFailure)}`)
+      return yield* Edition.Result.fail(`isFailure must be a function of a Cause, got ${Rules.show(isFailure)}`)
     }
     const quorum = yield* resolveSharing(o["sharing"])
     return {
@@ -109,13 +108,13 @@ export const resolveFields = (o: Readonly<Record<string, unknown>>, name: string
     }
   })
 
-const fail = (message: string) => Either.left(new InvalidBreakerOptions({ message }))
+const fail = (message: string) => Edition.Result.fail(new InvalidBreakerOptions({ message }))
 
-const resolveOpenFor = (input: unknown): Either.Either<Resolved["openFor"], string> =>
+const resolveOpenFor = (input: unknown): Edition.Result<Resolved["openFor"], string> =>
   Schedule.isSchedule(input)
-    ? Either.right({ _tag: "Schedule", schedule: input as Schedule.Schedule<unknown, unknown> })
-    : Either.map(
-        Either.mapLeft(
+    ? Edition.Result.succeed({ _tag: "Schedule", schedule: input as Schedule.Schedule<unknown, unknown> })
+    : Edition.Result.map(
+        Edition.Result.mapError(
           Rules.check("openFor", Rules.durationAtLeastZero, input),
           () => `openFor must be a finite duration >= 0 or a Schedule, got ${Rules.show(input)}`
         ),
@@ -125,10 +124,10 @@ const resolveOpenFor = (input: unknown): Either.Either<Resolved["openFor"], stri
 const QUORUM_RULE = "a whole number >= 1 or { fraction } with 0 < fraction <= 1"
 
 /** `sharing`: a quorum of 1 (the default) is no quorum at all, so that the breaker shares as without one. */
-const resolveSharing = (input: unknown): Either.Either<Quorum | undefined, string> =>
-  Either.gen(function* () {
+const resolveSharing = (input: unknown): Edition.Result<Quorum | undefined, string> =>
+  Edition.Result.gen(function* () {
     if (input === undefined) return undefined
-    if (!Rules.isRecord(input)) return yield* Either.left(`sharing must be an object, got ${Rules.show(input)}`)
+    if (!Rules.isRecord(input)) return yield* Edition.Result.fail(`sharing must be an object, got ${Rules.show(input)}`)
     const windowMillis = yield* Rules.check(
       "sharing.quorumWindow",
       Rules.durationAboveZero,
@@ -139,7 +138,7 @@ const resolveSharing = (input: unknown): Either.Either<Quorum | undefined, strin
       const fraction = yield* Rules.check("sharing.quorum.fraction", Rules.ratio, given["fraction"])
       return { size: { _tag: "Fraction", fraction }, windowMillis } as const
     }
-    const count = yield* Either.mapLeft(
+    const count = yield* Edition.Result.mapError(
       Rules.check("sharing.quorum", Rules.atLeastOne, given),
       () => `sharing.quorum must be ${QUORUM_RULE}, got ${Rules.show(given)}`
     )
@@ -168,9 +167,9 @@ class FixedDelays implements Machine.OpenDelays {
 export const openDelays = (
   resolved: Resolved,
   runtime: Runtime.Runtime<never>
-): Either.Either<Machine.OpenDelays, InvalidBreakerOptions> => {
+): Edition.Result<Machine.OpenDelays, InvalidBreakerOptions> => {
   const openFor = resolved.openFor
-  if (openFor._tag === "Fixed") return Either.right(new FixedDelays(openFor.millis))
+  if (openFor._tag === "Fixed") return Edition.Result.succeed(new FixedDelays(openFor.millis))
   const schedule = openFor.schedule
   const runStep = Runtime.runSyncExit(runtime)
   const step = (now: number, state: unknown): [unknown, number] | undefined => {
@@ -186,7 +185,7 @@ export const openDelays = (
   }
   let state: unknown = schedule.initial
   let last = first[1]
-  return Either.right({
+  return Edition.Result.succeed({
     next: (now) => {
       const result = step(now, state)
       if (result !== undefined) {
@@ -227,8 +226,8 @@ export const validate = (
   })
 
 /** Resolved options under another name (the name is checked: it is the only part that changes). @internal */
-export const named = (resolved: Resolved, name: string): Either.Either<Resolved, InvalidBreakerOptions> =>
-  Either.match(Rules.check("name", Rules.nonEmptyString, name), {
-    onLeft: fail,
-    onRight: (name) => Either.right({ ...resolved, name })
+export const named = (resolved: Resolved, name: string): Edition.Result<Resolved, InvalidBreakerOptions> =>
+  Edition.Result.match(Rules.check("name", Rules.nonEmptyString, name), {
+    onFailure: fail,
+    onSuccess: (name) => Edition.Result.succeed({ ...resolved, name })
   })

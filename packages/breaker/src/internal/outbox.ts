@@ -9,7 +9,6 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import type * as BreakerStore from "../BreakerStore.js"
@@ -121,7 +120,7 @@ export class Outbox {
 
   private save(state: "Closed" | "Open" | "Isolated", until: number, at: number, by: string | undefined): void {
     this.pendingVerdict = { state, until: state === "Open" ? until : 0, at, by }
-    this.verdictStored ??= Deferred.unsafeMake<void>(FiberId.none)
+    this.verdictStored ??= Edition.deferredUnsafe<void>()
     // A transition starts the store's count again.
     this.failuresBefore = 0
     this.pendingSuccess = false
@@ -163,7 +162,7 @@ export class Outbox {
     this.pendingVerdict = undefined
     const done = this.verdictStored
     this.verdictStored = undefined
-    if (done !== undefined) Deferred.unsafeDone(done, Exit.void)
+    if (done !== undefined) Edition.completeUnsafe(done, Exit.void)
   }
 
   /**
@@ -253,7 +252,8 @@ export class Outbox {
   get drain(): Effect.Effect<never> {
     const send = ([effect, forget]: NonNullable<ReturnType<Outbox["next"]>>) =>
       LoopStall.timeout(effect, SEND_DEADLINE, "store_wait").pipe(
-        Effect.tapBoth({ onFailure: (error) => this.health.failed(error), onSuccess: () => this.health.answered }),
+        Effect.tapError((error) => this.health.failed(error)),
+        Effect.tap(() => this.health.answered),
         Effect.map(() => {
           forget()
           return true
@@ -305,7 +305,7 @@ export class Outbox {
       )
       // Disconnected: a store that does not answer is given up at the deadline, not when it lets go.
       // Interruptible: this runs in a finalizer, where the deadline could not interrupt the wait.
-      return LoopStall.timeout(Effect.interruptible(Effect.disconnect(send)), deadline, "store_wait").pipe(
+      return LoopStall.timeout(Effect.interruptible(Edition.disconnect(send)), deadline, "store_wait").pipe(
         Effect.tap(() => {
           if (verdict !== undefined) this.stored(verdict)
           if (this.pendingTrip === trip) this.pendingTrip = undefined

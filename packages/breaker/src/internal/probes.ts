@@ -96,7 +96,7 @@ export class Probes {
     // Interruptible: forked from the probe's uninterruptible region, the wait's deadline could not
     // interrupt it, and the lease would wait for the verdict however long the store takes.
     return Effect.asVoid(
-      Effect.forkDaemon(Effect.interruptible(Effect.andThen(link.outbox.verdictSent(VERDICT_BEFORE_RELEASE), release)))
+      Edition.forkDetach(Effect.interruptible(Effect.andThen(link.outbox.verdictSent(VERDICT_BEFORE_RELEASE), release)))
     )
   }
 
@@ -173,7 +173,7 @@ export class Probes {
               })
             )
       const startTimer = Effect.map(
-        Effect.forkDaemon(Effect.interruptible(Effect.andThen(Effect.sleep(timeoutMillis), expire))),
+        Edition.forkDetach(Effect.interruptible(Effect.andThen(Effect.sleep(timeoutMillis), expire))),
         (fiber) => {
           timer = fiber
         }

@@ -121,7 +121,7 @@ export class Quorum {
   heartbeat(health: Health): Effect.Effect<void> {
     const beat = Effect.clockWith((clock) =>
       LoopStall.timeout(
-        Effect.disconnect(this.beat(Edition.nowUnsafe(clock))),
+        Edition.disconnect(this.beat(Edition.nowUnsafe(clock))),
         Duration.millis(HEARTBEAT_MILLIS),
         "store_wait"
       ).pipe(Effect.matchEffect({ onFailure: (error) => health.failed(error), onSuccess: () => health.answered }))

@@ -85,7 +85,7 @@ export const make = (
     const context = yield* Effect.context<never>()
     const runtime = yield* Effect.runtime<never>()
     const entries = new Map<string, Entry>()
-    const lock = yield* Effect.makeSemaphore(1)
+    const lock = yield* Edition.makeSemaphore(1)
     // The breakers' metric series go with the registry.
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
@@ -100,7 +100,7 @@ export const make = (
           `circuit "${trip.breaker}": its policy trips, but ${trip.open} of ${trip.breakers} breakers are open (maxOpen ${trip.maxOpen}): it stays closed`
         ).pipe(Effect.annotateLogs({ breaker: trip.breaker }), Effect.andThen(Metric.increment(tripsCapped)))
       )
-      capped.unsafeOffer(trip)
+      Edition.publishUnsafe(capped, trip)
     }
     const ejection = new Ejection.Ejection(config.maxOpen, () => entries.size, reportCapped)
     /** Only a registry with a cap gives its breakers a gate (an object per breaker). */
@@ -217,11 +217,12 @@ export const make = (
           shared ? lock.withPermits(1) : identity
         )
       ).pipe(
-        Effect.catchAllCause((cause) =>
-          Edition.hasInterruptsOnly(cause)
-            ? Effect.void
-            : Effect.logWarning("breaker registry: the config stream failed; the last config stays", cause)
-        )
+        (self) =>
+          Edition.catchCause(self, (cause) =>
+            Edition.hasInterruptsOnly(cause)
+              ? Effect.void
+              : Effect.logWarning("breaker registry: the config stream failed; the last config stays", cause)
+          )
       )
     const configStream = Rules.isRecord(options) ? options["config"] : undefined
     if (configStream !== undefined) {

@@ -6,7 +6,7 @@
  * Each rule is a Schema that decodes what a user wrote into what the breaker uses (a duration into
  * milliseconds), with the rule in words beside it, so a message never drifts from the check.
  */
-import * as Either from "effect/Either"
+import * as Edition from "@circuitry/core/Edition"
 import * as Schema from "effect/Schema"
 import { FiniteMillis } from "../OptionRules.js"
 import { show } from "./show.js"
@@ -16,7 +16,7 @@ export { show }
 /** A rule: the Schema that checks (and decodes) an input, its decoder (built once), and the rule in words. */
 export interface Rule<A> {
   readonly schema: Schema.Schema<A, any>
-  readonly decode: (input: unknown) => Either.Either<A, unknown>
+  readonly decode: (input: unknown) => Edition.Result<A, unknown>
   /** The rule in words, given the option's last name (e.g. "threshold"). */
   readonly says: (name: string) => string
 }
@@ -37,9 +37,9 @@ const REMEMBERED = 64
  * (decoding "30 seconds" costs about 1 µs). Objects are decoded each time.
  */
 const remembered = <A>(
-  decode: (input: unknown) => Either.Either<A, unknown>
-): ((input: unknown) => Either.Either<A, unknown>) => {
-  const answers = new Map<unknown, Either.Either<A, unknown>>()
+  decode: (input: unknown) => Edition.Result<A, unknown>
+): ((input: unknown) => Edition.Result<A, unknown>) => {
+  const answers = new Map<unknown, Edition.Result<A, unknown>>()
   return (input) => {
     if (typeof input !== "string" && typeof input !== "number") return decode(input)
     let answer = answers.get(input)
@@ -57,7 +57,7 @@ const remembered = <A>(
 const decodeFiniteMillis = Schema.decodeUnknownEither(FiniteMillis)
 
 /** Milliseconds of a DurationInput, or undefined when it is not a finite duration >= 0. */
-export const millis = (input: unknown): number | undefined => Either.getOrUndefined(decodeFiniteMillis(input))
+export const millis = (input: unknown): number | undefined => Edition.Result.getOrUndefined(decodeFiniteMillis(input))
 
 /** A whole number of at least `min`. */
 export const wholeNumber = (min: number): Rule<number> =>
@@ -99,11 +99,11 @@ export const countWindowSize: Rule<number> = wholeNumberBetween(1, 1_000_000)
  * Checks one option against its rule: the decoded value, or the message
  * "<label> must be <rule>, got <input>". The rule's words take the label's last name.
  */
-export const check = <A>(label: string, rule: Rule<A>, input: unknown): Either.Either<A, string> => {
+export const check = <A>(label: string, rule: Rule<A>, input: unknown): Edition.Result<A, string> => {
   const decoded = rule.decode(input)
-  return Either.isRight(decoded)
-    ? (decoded as Either.Either<A, never>)
-    : Either.left(`${label} must be ${rule.says(lastName(label))}, got ${show(input)}`)
+  return Edition.Result.isSuccess(decoded)
+    ? (decoded as Edition.Result<A, never>)
+    : Edition.Result.fail(`${label} must be ${rule.says(lastName(label))}, got ${show(input)}`)
 }
 
 const lastName = (label: string): string => {

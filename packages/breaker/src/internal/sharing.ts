@@ -10,7 +10,6 @@ import * as Edition from "@circuitry/core/Edition"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
@@ -160,7 +159,7 @@ export const storeView = (link: Link, state: string): { readonly connected: bool
  * without waiting for the driver to let go.
  */
 const load = (circuit: BreakerStore.SharedCircuit, health: Health): Effect.Effect<Option.Option<Adopted>, unknown> =>
-  Effect.disconnect(circuit.load).pipe(
+  Edition.disconnect(circuit.load).pipe(
     storeWait,
     // On this breaker's clock as the store's answer arrives (its durations count from then).
     Effect.flatMap((loaded) =>
@@ -168,7 +167,8 @@ const load = (circuit: BreakerStore.SharedCircuit, health: Health): Effect.Effec
         Effect.succeed(Option.map(loaded, (verdict) => onClock(verdict, Edition.nowUnsafe(clock))))
       )
     ),
-    Effect.tapBoth({ onFailure: (error) => health.failed(error), onSuccess: () => health.answered })
+    Effect.tapError((error) => health.failed(error)),
+    Effect.tap(() => health.answered)
   )
 
 /** How often a first load that did not answer is made again: from 1 s, doubling, at most every 30 s. */
@@ -186,15 +186,15 @@ export const connect = (
   quorum?: Options.Quorum | undefined
 ): Effect.Effect<Link | undefined, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const connected = yield* Effect.either(store.connect(name))
-    if (Either.isLeft(connected)) {
+    const connected = yield* Edition.result(store.connect(name))
+    if (Edition.Result.isFailure(connected)) {
       yield* Effect.logWarning(
         `circuit "${name}": shared store unavailable, keeping state locally`,
-        Cause.fail(connected.left)
+        Cause.fail(Edition.Result.failureOf(connected))
       )
       return undefined
     }
-    const circuit = connected.right
+    const circuit = Edition.Result.successOf(connected)
     const health = new Health(name)
     const initial = yield* Effect.option(load(circuit, health))
     const origin = `${name}#${Math.random().toString(36).slice(2, 10)}`
@@ -301,7 +301,7 @@ export const leaseProbe = (
     // A release outlives the probe (and the breaker: the fleet should not wait for the lease to run
     // out), but never a store that does not answer (interruptible, so that the deadline holds).
     const release = (token: string): Effect.Effect<void> =>
-      Effect.asVoid(Effect.forkDaemon(Effect.interruptible(Effect.ignore(storeWait(circuit.releaseProbe(token))))))
+      Effect.asVoid(Edition.forkDetach(Effect.interruptible(Effect.ignore(storeWait(circuit.releaseProbe(token))))))
     let abandoned = false
     let landed: string | undefined
     const request = circuit.acquireProbe(options).pipe(
