@@ -5,11 +5,9 @@
  * @since 0.1.0
  */
 import * as Edition from "@circuitry/core/Edition"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
-import type * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -46,9 +44,10 @@ export interface BreakerRegistry<out TimeoutE = never> {
  * @since 0.1.0
  * @category tags
  */
-export const BreakerRegistry: Edition.Key<BreakerRegistry, BreakerRegistry> = Context.GenericTag<BreakerRegistry>(
-  "@circuitry/breaker/BreakerRegistry"
-)
+export const BreakerRegistry: Edition.Key<BreakerRegistry, BreakerRegistry> = Edition.KeyClass<
+  BreakerRegistry,
+  BreakerRegistry
+>()("@circuitry/breaker/BreakerRegistry")
 
 /**
  * A trip that `maxOpen` refused: the breaker's policy said open, and it stayed closed.
@@ -149,7 +148,7 @@ export interface TimeoutRegistryOptions extends Omit<RegistryOptions, "defaults"
  * @since 0.1.0
  * @category metrics
  */
-export const tripsCapped: Metric.Metric.Counter<number> = internal.tripsCapped
+export const tripsCapped: Edition.Counter = internal.tripsCapped
 
 /**
  * Values of a registry's live `config` stream, a counter tagged `outcome`: `applied` or `rejected`.
@@ -157,7 +156,7 @@ export const tripsCapped: Metric.Metric.Counter<number> = internal.tripsCapped
  * @since 0.1.0
  * @category metrics
  */
-export const configsTotal: Metric.Metric.Counter<number> = LiveConfig.configsTotal
+export const configsTotal: Edition.Counter = LiveConfig.configsTotal
 
 /**
  * Makes a registry in the current scope (its breakers, and its `config` stream's fiber, last as
@@ -301,8 +300,8 @@ export const layer: {
   (options?: RegistryOptions): Layer.Layer<BreakerRegistry, InvalidBreakerOptions>
 } = ((tagOrOptions?: unknown, options?: TimeoutRegistryOptions) =>
   Edition.isKey(tagOrOptions)
-    ? Layer.scoped(tagOrOptions as Edition.Key<unknown, unknown>, internal.make(options))
-    : Layer.scoped(BreakerRegistry, make(tagOrOptions as RegistryOptions | undefined))) as typeof layer
+    ? Edition.layerScoped(tagOrOptions as Edition.Key<unknown, unknown>, internal.make(options))
+    : Edition.layerScoped(BreakerRegistry, make(tagOrOptions as RegistryOptions | undefined))) as typeof layer
 
 /**
  * Runs an effect through the breaker called `name` of a registry: the `BreakerRegistry` in the

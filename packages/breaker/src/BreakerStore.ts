@@ -10,7 +10,6 @@
  * @since 0.1.0
  */
 import * as Edition from "@circuitry/core/Edition"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -161,13 +160,20 @@ export interface SharedCircuit {
  * @since 0.1.0
  * @category tags
  */
-export class BreakerStore extends Context.Tag("@circuitry/breaker/BreakerStore")<
-  BreakerStore,
-  {
-    /** Joins the shared circuit `name` for as long as the scope lasts. */
-    readonly connect: (name: string) => Effect.Effect<SharedCircuit, BreakerStoreError, Scope.Scope>
-  }
->() {}
+export class BreakerStore extends Edition.KeyClass<BreakerStore, BreakerStoreService>()(
+  "@circuitry/breaker/BreakerStore"
+) {}
+
+/**
+ * What a `BreakerStore` provides (`BreakerStore["Type"]` on Effect 3, `BreakerStore["Service"]` on 4).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface BreakerStoreService {
+  /** Joins the shared circuit `name` for as long as the scope lasts. */
+  readonly connect: (name: string) => Effect.Effect<SharedCircuit, BreakerStoreError, Scope.Scope>
+}
 
 interface MemoryEntry {
   /** The stored verdict, on the store's clock. */
@@ -203,7 +209,7 @@ const countSince = (times: Map<string, number>, since: number, forget?: number):
  * @since 0.1.0
  * @category constructors
  */
-export const makeMemory: Effect.Effect<BreakerStore["Type"]> = Effect.clockWith((clock) =>
+export const makeMemory: Effect.Effect<BreakerStoreService> = Effect.clockWith((clock) =>
   Effect.sync(() => {
     const entries = new Map<string, MemoryEntry>()
     const entry = (name: string): MemoryEntry => {

@@ -428,7 +428,8 @@ export const withBreaker: {
 export const repairing: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = repair.repairing
 
 /**
- * The `FiberRef` behind `repairing`: true on repair traffic.
+ * The per-fiber mark behind `repairing`, true on repair traffic: a `FiberRef` on Effect 3, a
+ * `Context.Reference` on Effect 4.
  *
  * @since 0.1.0
  * @category fiber refs

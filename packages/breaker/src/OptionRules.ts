@@ -150,11 +150,14 @@ export const decode = <A, I, E>(
   if (typeof input !== "object" || input === null) {
     return Edition.Result.fail(error(`options must be an object, got ${showInput(input)}`))
   }
-  return Edition.Result.mapError(Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })(input), (parseError) => {
-    const issue = ParseResult.ArrayFormatter.formatErrorSync(parseError)[0]
-    const path = issue?.path ?? []
-    const option = path.length === 0 ? "options" : path.map(String).join(".")
-    const rule = issue?.message ?? "valid"
-    return error(`${option} must be ${rule}, got ${showInput(at(input, path))}`)
-  })
+  return Edition.Result.mapError(
+    Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })(input),
+    (parseError) => {
+      const issue = ParseResult.ArrayFormatter.formatErrorSync(parseError)[0]
+      const path = issue?.path ?? []
+      const option = path.length === 0 ? "options" : path.map(String).join(".")
+      const rule = issue?.message ?? "valid"
+      return error(`${option} must be ${rule}, got ${showInput(at(input, path))}`)
+    }
+  )
 }

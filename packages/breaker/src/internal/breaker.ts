@@ -12,13 +12,12 @@
  * withBreaker in circuitBreaker.ts. Over 350 lines: the four steps are read together.
  */
 import * as Edition from "@circuitry/core/Edition"
+import * as Runtime from "#runtime"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type * as Fiber from "effect/Fiber"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -29,7 +28,7 @@ import { BreakerMetrics } from "./metrics.js"
 import type * as Options from "./options.js"
 import type { Outbox } from "./outbox.js"
 import { NO_PERMIT, Probes, READMIT } from "./probes.js"
-import { repairedEffect, repairing, repairTraffic } from "./repair.js"
+import { isRepair, repairedEffect, repairing } from "./repair.js"
 import * as Sharing from "./sharing.js"
 import * as Timeout from "./timeout.js"
 
@@ -47,22 +46,6 @@ export const TypeId: CB.TypeId = Symbol.for("@circuitry/breaker/CircuitBreaker")
 
 /** @internal */
 export const isCircuitBreaker = (u: unknown): u is CircuitBreaker => typeof u === "object" && u !== null && TypeId in u
-
-const ClockTag = Clock.Clock
-
-const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock =>
-  Context.get(fiber.currentDefaultServices, ClockTag)
-
-/** The clock of the last fiber seen: fibers of one runtime share their default services. */
-let lastServices: Context.Context<never> | undefined
-let lastClock: Clock.Clock | undefined
-const cachedClockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock => {
-  const services = fiber.currentDefaultServices
-  if (services === lastServices) return lastClock!
-  lastClock = Context.get(services, ClockTag)
-  lastServices = services
-  return lastClock
-}
 
 const toState = (m: Machine.Machine): State => {
   switch (m.tag) {
@@ -125,9 +108,9 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
 
   execute<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | BreakerOpenError, R> {
     const self = this.limit === undefined ? effect : this.limit(effect)
-    return Effect.withFiberRuntime((fiber) => {
+    return Runtime.withFiber((fiber) => {
       const m = this.machine
-      const span = fiber.currentSpan
+      const span = Runtime.spanOf(fiber)
       if (span !== undefined && span._tag === "Span") {
         // The caller's span says which breaker it went through, and in which state it found it.
         span.attribute("circuitry.breaker", this.name)
@@ -136,16 +119,16 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
       if (m.tag === "Closed") {
         // The closed path: no lock, no fiber, no Promise; the machine is read and written
         // synchronously. The clock is read at the start and the end (the duration histogram).
-        const clock = cachedClockOf(fiber)
+        const clock = Runtime.cachedClockOf(fiber)
         return this.run(self, m.generation, clock, Edition.nowUnsafe(clock))
       }
-      // `withBreaker(repairing(x))` is `repairing(withBreaker(x))`: the FiberRef decides.
+      // `withBreaker(repairing(x))` is `repairing(withBreaker(x))`: the per-fiber mark decides.
       const repaired = repairedEffect(self)
       if (repaired !== undefined) return repairing(this.execute(repaired))
-      const clock = clockOf(fiber)
+      const clock = Runtime.clockOf(fiber)
       const now = Edition.nowUnsafe(clock)
       // A rejection takes nothing and changes nothing, so it needs no uninterruptible region.
-      if (!m.wouldAdmit(now, fiber.getFiberRef(repairTraffic))) return this.reject(now)
+      if (!m.wouldAdmit(now, isRepair(fiber))) return this.reject(now)
       return this.admit(self, clock)
     })
   }
@@ -153,10 +136,10 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   /** Every state but Closed: decided atomically, with the probe permit or repair slot taken uninterruptibly. */
   private admit<A, E, R>(self: Effect.Effect<A, E, R>, clock: Clock.Clock): Effect.Effect<A, E | BreakerOpenError, R> {
     return Effect.uninterruptibleMask((restore) =>
-      Effect.withFiberRuntime<A, E | BreakerOpenError, R>((fiber) => {
+      Runtime.withFiber<A, E | BreakerOpenError, R>((fiber) => {
         const m = this.machine
         const now = Edition.nowUnsafe(clock)
-        const decision = m.admit(now, fiber.getFiberRef(repairTraffic))
+        const decision = m.admit(now, isRepair(fiber))
         const generation = m.generation
         switch (decision) {
           case Machine.RUN:
@@ -313,9 +296,9 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
 
   get isCallAllowed(): Effect.Effect<boolean> {
     return Effect.clockWith((clock) =>
-      Effect.withFiberRuntime<boolean>((fiber) => {
+      Runtime.withFiber<boolean, never, never>((fiber) => {
         const m = this.machine
-        const allowed = m.wouldAdmit(Edition.nowUnsafe(clock), fiber.getFiberRef(repairTraffic))
+        const allowed = m.wouldAdmit(Edition.nowUnsafe(clock), isRepair(fiber))
         return allowed && m.tag === "HalfOpen" && this.probes !== undefined
           ? this.probes.isPermitFree(m.generation, Edition.nowUnsafe(clock))
           : Effect.succeed(allowed)

@@ -8,11 +8,9 @@
  * know is checked when it is applied: whether the registry takes a `timeout` (its type says).
  */
 import * as Edition from "@circuitry/core/Edition"
+import * as Runtime from "#runtime"
 import * as Effect from "effect/Effect"
-import { identity } from "effect/Function"
-import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Ejection from "./ejection.js"
 import { InvalidBreakerOptions } from "./errors.js"
@@ -73,6 +71,7 @@ const breakerOptionsOf = (path: string, input: unknown): Edition.Result<Record<s
   })
 
 const fail = (message: string) => new InvalidBreakerOptions({ message })
+const countRejected = Edition.counterSeries(configsTotal, { outcome: "rejected" })
 
 /**
  * Reads and checks a JSON document of registry options: policies as data, by `_tag` (windows are
@@ -90,7 +89,9 @@ export const parse = (text: string): Edition.Result<unknown, InvalidBreakerOptio
       Edition.Result.mapError(
         Edition.Result.gen(function* () {
           if (!Rules.isRecord(json)) {
-            return yield* Edition.Result.fail(`config must be a JSON object of registry options, got ${Rules.show(json)}`)
+            return yield* Edition.Result.fail(
+              `config must be a JSON object of registry options, got ${Rules.show(json)}`
+            )
           }
           const unknown = unknownField(json, FIELDS)
           if (unknown !== undefined) {
@@ -138,22 +139,25 @@ export const watch = <E, R>(
   Stream.suspend(() => {
     let failing = false
     const read = load.pipe(
-      Effect.tap(() => {
-        failing = false
-      }),
+      Effect.tap(() =>
+        Effect.sync(() => {
+          failing = false
+        })
+      ),
       Effect.map(Option.some),
       (self) =>
         Edition.catchCause(self, (cause) => {
-        if (failing) return Effect.succeed(Option.none())
-        failing = true
-        return Effect.as(
-          Effect.logWarning("breaker registry: the config could not be read; the config before stays", cause),
-          Option.none()
-        )
-      })
+          if (failing) return Effect.succeed(Option.none())
+          failing = true
+          return Effect.as(
+            Effect.logWarning("breaker registry: the config could not be read; the config before stays", cause),
+            Option.none()
+          )
+        })
     )
-    return Stream.repeatEffectWithSchedule(read, Schedule.spaced(everyMillis)).pipe(
-      Stream.filterMap(identity),
+    return Runtime.repeatEvery(read, everyMillis).pipe(
+      Stream.filter(Option.isSome),
+      Stream.map((some) => some.value),
       Stream.map((document) => Option.getOrElse(document, () => "{}")),
       Stream.changes,
       Stream.mapEffect((document) =>
@@ -163,12 +167,13 @@ export const watch = <E, R>(
               Effect.logWarning(
                 "breaker registry: a config value was rejected; the config before it stays",
                 error
-              ).pipe(Effect.andThen(Metric.increment(Metric.tagged(configsTotal, "outcome", "rejected")))),
+              ).pipe(Effect.andThen(Effect.sync(() => countRejected(1)))),
               Option.none<unknown>()
             ),
           onSuccess: (options) => Effect.succeed(Option.some(options))
         })
       ),
-      Stream.filterMap(identity)
+      Stream.filter(Option.isSome),
+      Stream.map((some) => some.value)
     )
   })

@@ -4,13 +4,10 @@
  * Options may come from a JSON config, so nothing here trusts their types.
  */
 import * as Edition from "@circuitry/core/Edition"
+import * as Runtime from "#runtime"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
-import * as ScheduleDecision from "effect/ScheduleDecision"
-import * as Intervals from "effect/ScheduleIntervals"
 import type * as CB from "../CircuitBreaker.js"
 import { InvalidBreakerOptions } from "./errors.js"
 import type * as Machine from "./machine.js"
@@ -57,7 +54,9 @@ export const resolve = (options: CB.TimeoutOptions | undefined): Edition.Result<
   const name = Rules.check("name", Rules.nonEmptyString, o["name"] ?? "default")
   if (Edition.Result.isFailure(name)) return fail(Edition.Result.failureOf(name))
   const resolved = resolveFields(o, Edition.Result.successOf(name))
-  return Edition.Result.isFailure(resolved) ? fail(`${Edition.Result.failureOf(resolved)} (breaker "${Edition.Result.successOf(name)}")`) : Edition.Result.succeed(Edition.Result.successOf(resolved))
+  return Edition.Result.isFailure(resolved)
+    ? fail(`${Edition.Result.failureOf(resolved)} (breaker "${Edition.Result.successOf(name)}")`)
+    : Edition.Result.succeed(Edition.Result.successOf(resolved))
 }
 
 /**
@@ -71,7 +70,8 @@ export const resolveFields = (o: Readonly<Record<string, unknown>>, name: string
     const policy = yield* Policy.resolve(o["policy"] ?? Policy.consecutiveFailures(5))
     const openFor = yield* resolveOpenFor(o["openFor"] ?? "30 seconds")
     const halfOpen = o["halfOpen"] === undefined ? {} : o["halfOpen"]
-    if (!Rules.isRecord(halfOpen)) return yield* Edition.Result.fail(`halfOpen must be an object, got ${Rules.show(halfOpen)}`)
+    if (!Rules.isRecord(halfOpen))
+      return yield* Edition.Result.fail(`halfOpen must be an object, got ${Rules.show(halfOpen)}`)
     const permits = yield* Rules.check("halfOpen.permits", Rules.atLeastOne, halfOpen["permits"] ?? 1)
     const successesToClose = yield* Rules.check(
       "halfOpen.successesToClose",
@@ -111,7 +111,7 @@ export const resolveFields = (o: Readonly<Record<string, unknown>>, name: string
 const fail = (message: string) => Edition.Result.fail(new InvalidBreakerOptions({ message }))
 
 const resolveOpenFor = (input: unknown): Edition.Result<Resolved["openFor"], string> =>
-  Schedule.isSchedule(input)
+  Runtime.isSchedule(input)
     ? Edition.Result.succeed({ _tag: "Schedule", schedule: input as Schedule.Schedule<unknown, unknown> })
     : Edition.Result.map(
         Edition.Result.mapError(
@@ -166,38 +166,25 @@ class FixedDelays implements Machine.OpenDelays {
  */
 export const openDelays = (
   resolved: Resolved,
-  runtime: Runtime.Runtime<never>
+  runner: Runtime.Runner
 ): Edition.Result<Machine.OpenDelays, InvalidBreakerOptions> => {
   const openFor = resolved.openFor
   if (openFor._tag === "Fixed") return Edition.Result.succeed(new FixedDelays(openFor.millis))
-  const schedule = openFor.schedule
-  const runStep = Runtime.runSyncExit(runtime)
-  const step = (now: number, state: unknown): [unknown, number] | undefined => {
-    const exit = runStep(schedule.step(now, undefined, state))
-    if (Exit.isFailure(exit)) return undefined
-    const [next, , decision] = exit.value
-    if (ScheduleDecision.isDone(decision)) return undefined
-    return [next, Math.max(0, Intervals.start(decision.intervals) - now)]
-  }
-  const first = step(0, schedule.initial)
+  // A first step on a copy: a schedule that gives no delay at once is refused here.
+  const first = Runtime.syncSteps(openFor.schedule, runner).step(0)
   if (first === undefined) {
     return fail(`openFor schedule must give at least one delay, synchronously (breaker "${resolved.name}")`)
   }
-  let state: unknown = schedule.initial
-  let last = first[1]
+  const steps = Runtime.syncSteps(openFor.schedule, runner)
+  let last = first
   return Edition.Result.succeed({
     next: (now) => {
-      const result = step(now, state)
-      if (result !== undefined) {
-        state = result[0]
-        last = result[1]
-      }
+      const delay = steps.step(now)
+      if (delay !== undefined) last = delay
       return last
     },
     last: () => last,
-    reset: () => {
-      state = schedule.initial
-    }
+    reset: steps.reset
   })
 }
 
@@ -215,13 +202,15 @@ export const validate = (
   timeouts: boolean
 ): Effect.Effect<Resolved, InvalidBreakerOptions> =>
   Effect.gen(function* () {
-    const resolved = yield* resolve(options)
+    const resolved = yield* Edition.fromResult(resolve(options))
     if (resolved.timeoutMillis !== undefined && !timeouts) {
-      return yield* fail(
-        `timeout cannot be given to a registry made without one: its breakers are typed without BreakerTimeoutError. Give the registry's defaults or overrides a timeout when it is made (breaker "${resolved.name}")`
+      return yield* Edition.fromResult(
+        fail(
+          `timeout cannot be given to a registry made without one: its breakers are typed without BreakerTimeoutError. Give the registry's defaults or overrides a timeout when it is made (breaker "${resolved.name}")`
+        )
       )
     }
-    yield* openDelays(resolved, yield* Effect.runtime<never>())
+    yield* Edition.fromResult(openDelays(resolved, yield* Runtime.runner))
     return resolved
   })
 

@@ -306,10 +306,12 @@ export class Outbox {
       // Disconnected: a store that does not answer is given up at the deadline, not when it lets go.
       // Interruptible: this runs in a finalizer, where the deadline could not interrupt the wait.
       return LoopStall.timeout(Effect.interruptible(Edition.disconnect(send)), deadline, "store_wait").pipe(
-        Effect.tap(() => {
-          if (verdict !== undefined) this.stored(verdict)
-          if (this.pendingTrip === trip) this.pendingTrip = undefined
-        }),
+        Effect.tap(() =>
+          Effect.sync(() => {
+            if (verdict !== undefined) this.stored(verdict)
+            if (this.pendingTrip === trip) this.pendingTrip = undefined
+          })
+        ),
         Effect.tapError((error) => this.health.failed(error)),
         Effect.ignore
       )

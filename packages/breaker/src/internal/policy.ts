@@ -81,11 +81,14 @@ export const resolve = (policy: unknown): Edition.Result<Resolved, string> => {
 }
 
 const resolveConsecutive = (input: unknown): Edition.Result<Resolved, string> =>
-  Edition.Result.map(Rules.check("policy: consecutiveFailures threshold", Rules.atLeastOne, input), (threshold): Resolved => ({
-    timed: false,
-    slowMillis: undefined,
-    makeTracker: () => new Tracker.ConsecutiveFailures(threshold)
-  }))
+  Edition.Result.map(
+    Rules.check("policy: consecutiveFailures threshold", Rules.atLeastOne, input),
+    (threshold): Resolved => ({
+      timed: false,
+      slowMillis: undefined,
+      makeTracker: () => new Tracker.ConsecutiveFailures(threshold)
+    })
+  )
 
 const WINDOW_RULE = "Policy.countWindow(size) or Policy.timeWindow(duration)"
 

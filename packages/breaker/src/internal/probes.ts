@@ -131,14 +131,14 @@ export class Probes {
       let done = false
       /** The fleet's lease, once it is held. */
       let release: Effect.Effect<void> | undefined
-      let timer: Fiber.RuntimeFiber<void> | undefined
+      let timer: Edition.Fiber<void, never> | undefined
       const finish = (o: Machine.Outcome): Effect.Effect<void> =>
         Effect.suspend(() => {
           if (done) return Effect.void
           done = true
           this.inFlight--
           end(o)
-          const stop = timer === undefined ? Effect.void : Fiber.interruptFork(timer)
+          const stop = timer === undefined ? Effect.void : Effect.asVoid(Edition.forkDetach(Fiber.interrupt(timer)))
           return Effect.andThen(this.giveBack(release), stop)
         })
       const expire = Effect.suspend(() => {

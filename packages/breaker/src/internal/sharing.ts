@@ -7,6 +7,7 @@
  * fibers that need the breaker (adopting verdicts, draining the outbox) once it exists.
  */
 import * as Edition from "@circuitry/core/Edition"
+import * as Runtime from "#runtime"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -172,7 +173,7 @@ const load = (circuit: BreakerStore.SharedCircuit, health: Health): Effect.Effec
   )
 
 /** How often a first load that did not answer is made again: from 1 s, doubling, at most every 30 s. */
-const RELOAD = Schedule.union(Schedule.exponential(Duration.seconds(1)), Schedule.spaced(Duration.seconds(30)))
+const RELOAD = Runtime.shorterOf(Schedule.exponential(Duration.seconds(1)), Schedule.spaced(Duration.seconds(30)))
 
 /**
  * Joins the shared circuit `name`. A store that cannot be joined leaves the breaker alone, with a
@@ -181,7 +182,7 @@ const RELOAD = Schedule.union(Schedule.exponential(Duration.seconds(1)), Schedul
  * @internal
  */
 export const connect = (
-  store: BreakerStore.BreakerStore["Type"],
+  store: BreakerStore.BreakerStoreService,
   name: string,
   quorum?: Options.Quorum | undefined
 ): Effect.Effect<Link | undefined, never, Scope.Scope> =>
