@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import * as Edition from "@circuitry/core/Edition"
+import type * as Runtime from "#runtime"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
@@ -293,12 +294,13 @@ export const watchConfig = <E, R>(
  */
 export const layer: {
   <I>(tag: Edition.Key<I, BreakerRegistry>, options?: RegistryOptions): Layer.Layer<I, InvalidBreakerOptions>
-  <I>(
-    tag: Edition.Key<I, BreakerRegistry<CircuitBreaker.BreakerTimeoutError>>,
-    options?: TimeoutRegistryOptions
-  ): Layer.Layer<I, InvalidBreakerOptions>
-  (options?: RegistryOptions): Layer.Layer<BreakerRegistry, InvalidBreakerOptions>
-} = ((tagOrOptions?: unknown, options?: TimeoutRegistryOptions) =>
+} & Runtime.TimedLayer<
+  BreakerRegistry<CircuitBreaker.BreakerTimeoutError>,
+  TimeoutRegistryOptions,
+  InvalidBreakerOptions
+> & {
+    (options?: RegistryOptions): Layer.Layer<BreakerRegistry, InvalidBreakerOptions>
+  } = ((tagOrOptions?: unknown, options?: TimeoutRegistryOptions) =>
   Edition.isKey(tagOrOptions)
     ? Edition.layerScoped(tagOrOptions as Edition.Key<unknown, unknown>, internal.make(options))
     : Edition.layerScoped(BreakerRegistry, make(tagOrOptions as RegistryOptions | undefined))) as typeof layer

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import * as Edition from "@circuitry/core/Edition"
+import type * as Runtime from "#runtime"
 import type * as Cause from "effect/Cause"
 import type * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
@@ -394,11 +395,7 @@ export const make: {
  */
 export const layer: {
   <I>(tag: Edition.Key<I, CircuitBreaker>, options?: Options): Layer.Layer<I, InvalidBreakerOptions>
-  <I>(
-    tag: Edition.Key<I, CircuitBreaker<BreakerTimeoutError>>,
-    options?: TimeoutOptions
-  ): Layer.Layer<I, InvalidBreakerOptions>
-} = internal.layer
+} & Runtime.TimedLayer<CircuitBreaker<BreakerTimeoutError>, TimeoutOptions, InvalidBreakerOptions> = internal.layer
 
 /**
  * Runs an effect through a breaker (a value or a tag). Data-first and data-last. Its error channel
@@ -419,8 +416,8 @@ export const withBreaker: {
 } = internal.withBreaker
 
 /**
- * Marks an effect (its fiber, through a `FiberRef`) as repair traffic: while a circuit is Open,
- * repair traffic still runs, unrecorded, until one repair fails in that open episode.
+ * Marks an effect (its fiber, through the per-fiber mark `repairTraffic`) as repair traffic: while
+ * a circuit is Open, repair traffic still runs, unrecorded, until one repair fails in that open episode.
  *
  * @since 0.1.0
  * @category combinators

@@ -73,7 +73,7 @@ export const makeResolved = (resolved: Options.Resolved): Effect.Effect<Breaker,
 
 /**
  * Makes a breaker that shares nothing (no `BreakerStore`), synchronously: what `makeResolved`
- * does without a store, for a registry making breakers on the request path. `runtime` runs the
+ * does without a store, for a registry making breakers on the request path. `runner` runs the
  * `openFor` schedule's steps. Its metric series are the caller's to release.
  *
  * @internal

@@ -39,7 +39,8 @@ const DURATION_BOUNDARIES = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
 /** @internal */
 export const callDuration = Metric.histogram("circuitry_breaker_call_duration_seconds", {
   description: "Duration of the calls a closed circuit breaker ran, in seconds (success or failure)",
-  boundaries: DURATION_BOUNDARIES
+  // +Infinity last, as Effect 3 keeps a histogram's boundaries: the overflow bucket is reported too.
+  boundaries: [...DURATION_BOUNDARIES, Infinity]
 })
 
 /** The default registry, as Effect 3's global one: metrics updated from synchronous code go there. */

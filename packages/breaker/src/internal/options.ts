@@ -159,8 +159,8 @@ class FixedDelays implements Machine.OpenDelays {
 
 /**
  * The waits of open episodes. A schedule is stepped once per open episode, synchronously, in the
- * runtime the breaker was made in (so `TestClock` and `TestRandom` apply); a schedule that is done
- * keeps its last delay. A schedule that gives no delay at once is an options error.
+ * context of the fiber that made the breaker (so `TestClock` and `TestRandom` apply); a schedule
+ * that is done keeps its last delay. A schedule that gives no delay at once is an options error.
  *
  * @internal
  */

@@ -13,6 +13,7 @@ import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
+import type * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
@@ -153,3 +154,14 @@ export const liveClock: Clock.Clock = Context.get(DefaultServices.liveServices, 
 /** The values of `self`, run at once and then every `millis` (`Stream.repeatEffectWithSchedule`). @internal */
 export const repeatEvery = <A, E, R>(self: Effect.Effect<A, E, R>, millis: number): Stream.Stream<A, E, R> =>
   Stream.repeatEffectWithSchedule(self, Schedule.spaced(millis))
+
+/**
+ * The `layer` overload for a key of a breaker (or registry) typed with `BreakerTimeoutError`
+ * (`Timed`). On Effect 3 a `Context.Tag` is invariant in its service, so a key of a timeout-free
+ * breaker is refused here by its type alone.
+ *
+ * @internal
+ */
+export interface TimedLayer<Timed, Options, E> {
+  <I>(tag: Context.Tag<I, Timed>, options?: Options): Layer.Layer<I, E>
+}

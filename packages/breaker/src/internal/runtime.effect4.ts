@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type * as Layer from "effect/Layer"
 import type * as Fiber from "effect/Fiber"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
@@ -132,3 +133,19 @@ export const liveClock: Clock.Clock = Context.get(Context.empty(), Clock.Clock)
 /** The values of `self`, run at once and then every `millis` (`Stream.fromEffectSchedule`). @internal */
 export const repeatEvery = <A, E, R>(self: Effect.Effect<A, E, R>, millis: number): Stream.Stream<A, E, R> =>
   Stream.fromEffectSchedule(self, Schedule.spaced(millis))
+
+/**
+ * The `layer` overload for a key of a breaker (or registry) typed with `BreakerTimeoutError`
+ * (`Timed`). Effect 4's `Context.Key` is covariant in its service, so a key of a timeout-free
+ * breaker would pass as one of a timed breaker (a breaker never failing with the error is one that
+ * may): the key's service `S` is taken as it is, and options are refused unless `S` has room for
+ * the error, as Effect 3's invariant `Context.Tag` refuses the key.
+ *
+ * @internal
+ */
+export interface TimedLayer<Timed, Options, E> {
+  <I, S extends Timed>(
+    tag: Context.Key<I, S>,
+    options?: Options & ([Timed] extends [S] ? unknown : never)
+  ): Layer.Layer<I, E>
+}

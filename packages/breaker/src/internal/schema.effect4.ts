@@ -53,24 +53,49 @@ const messageOf = (annotations: { readonly message?: unknown } | undefined): str
 const astMessage = (ast: SchemaAST.AST): string | undefined =>
   messageOf(ast.annotations as { readonly message?: unknown } | undefined)
 
+/**
+ * The message of a schema's outermost check that has one: as a refinement's message on Effect 3
+ * (`override: true`), it names the rule whichever part of the schema refused the value.
+ */
+const checksMessage = (ast: SchemaAST.AST): string | undefined => {
+  const checks = (ast as { readonly checks?: ReadonlyArray<{ readonly annotations?: unknown }> }).checks ?? []
+  for (let i = checks.length - 1; i >= 0; i--) {
+    const message = messageOf(checks[i]!.annotations as { readonly message?: unknown } | undefined)
+    if (message !== undefined) return message
+  }
+  return undefined
+}
+
 /** The first leaf of an issue tree, with the path to it and the message of the rule it broke. */
 const firstIssue = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>): Issue => {
   switch (issue._tag) {
     case "Pointer":
       return firstIssue(issue.issue, [...path, ...issue.path])
-    case "Composite":
-      return firstIssue(issue.issues[0], path)
-    case "AnyOf":
-      return issue.issues.length > 0
-        ? firstIssue(issue.issues[0]!, path)
-        : { path, message: astMessage(issue.ast) ?? "valid" }
+    case "Composite": {
+      const message = checksMessage(issue.ast)
+      return message === undefined ? firstIssue(issue.issues[0], path) : { path, message }
+    }
+    case "AnyOf": {
+      if (issue.issues.length > 0) return firstIssue(issue.issues[0]!, path)
+      // No member took the value's type (an optional field given a string): the rule of the first
+      // member that names one, as Effect 3 reports it.
+      const members = (issue.ast as { readonly types?: ReadonlyArray<SchemaAST.AST> }).types ?? []
+      for (const member of members) {
+        const message = checksMessage(member) ?? astMessage(member)
+        if (message !== undefined) return { path, message }
+      }
+      return { path, message: astMessage(issue.ast) ?? "valid" }
+    }
     case "Filter":
       return { path, message: messageOf(issue.filter.annotations) ?? firstIssue(issue.issue, path).message }
     case "Encoding":
-      return { path, message: astMessage(issue.ast) ?? firstIssue(issue.issue, path).message }
+      return {
+        path,
+        message: checksMessage(issue.ast) ?? astMessage(issue.ast) ?? firstIssue(issue.issue, path).message
+      }
     case "InvalidType":
     case "UnexpectedKey":
-      return { path, message: astMessage(issue.ast) ?? "valid" }
+      return { path, message: checksMessage(issue.ast) ?? astMessage(issue.ast) ?? "valid" }
     case "InvalidValue":
     case "Forbidden":
       return { path, message: messageOf(issue.annotations) ?? "valid" }
