@@ -9,6 +9,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { extras, renderOutput } from "./extras.js"
+import { calibrate, calibrationText, limits, limitsText } from "./limits.js"
 import type { GroupResult } from "./protocol.js"
 import { parse } from "./protocol.js"
 import type { Other, Run } from "./report.js"
@@ -55,8 +56,20 @@ interface Group {
   readonly args: ReadonlyArray<string>
   /** Load the sources through tsx instead of the TypeScript loader. */
   readonly tsx?: boolean
-  readonly timeoutMs: number
+  /** Which time limit is its (`kinds`). */
+  readonly kind: Kind
 }
+
+/**
+ * The time limits on a quiet machine, each many times what its groups take there; `pnpm bench`
+ * scales them to the machine it finds (limits.ts).
+ */
+const kinds = {
+  timed: { what: "each timed group", quietMillis: 150_000 },
+  memory: { what: "each memory group", quietMillis: 120_000 },
+  extra: { what: "each other package's script", quietMillis: 120_000 }
+} as const
+type Kind = keyof typeof kinds
 
 const timedGroups: ReadonlyArray<Group> = [
   "in-fiber",
@@ -71,7 +84,7 @@ const timedGroups: ReadonlyArray<Group> = [
 ].map((g) => ({
   title: TITLES[g] ?? g,
   args: [g],
-  timeoutMs: 150_000
+  kind: "timed" as const
 }))
 
 const memoryGroups: ReadonlyArray<Group> = [
@@ -84,13 +97,13 @@ const memoryGroups: ReadonlyArray<Group> = [
     "cockatiel-consecutive",
     "cockatiel-sampling",
     "opossum"
-  ].map((subject) => ({ title: `memory: ${subject}`, args: ["memory", subject], timeoutMs: 120_000 })),
-  { title: "memory: limiter-gradient2", args: ["limiter-memory"], timeoutMs: 120_000 },
+  ].map((subject) => ({ title: `memory: ${subject}`, args: ["memory", subject], kind: "memory" as const })),
+  { title: "memory: limiter-gradient2", args: ["limiter-memory"], kind: "memory" },
   {
     title: "memory: circuitry-consecutive under tsx",
     args: ["memory", "circuitry-consecutive", "1"],
     tsx: true,
-    timeoutMs: 120_000
+    kind: "memory"
   }
 ]
 
@@ -132,14 +145,21 @@ const main = async () => {
   const loadBefore = loadAverage()
   const results: Array<GroupResult> = []
   const others: Array<Other> = []
+  // Before any group, so that the limits are known before one is needed.
+  const calibration = await calibrate()
+  const sized = limits(kinds, calibration)
+  process.stdout.write(
+    `calibration: ${calibrationText(calibration)}\ntime limits: ${limitsText(Object.values(sized))}\n`
+  )
 
   for (const group of [...timedGroups, ...memoryGroups]) {
     const t0 = performance.now()
     process.stdout.write(`${group.title} ... `)
-    const out = await runNode(["--import", group.tsx ? "tsx" : loader, child, ...group.args], pkg, group.timeoutMs)
+    const limit = sized[group.kind].millis
+    const out = await runNode(["--import", group.tsx ? "tsx" : loader, child, ...group.args], pkg, limit)
     const result = parse(out.stdout)
     if (result === undefined || out.code !== 0) {
-      const why = out.timedOut ? `timed out after ${group.timeoutMs / 1000} s` : `exit code ${out.code}`
+      const why = out.timedOut ? `timed out after ${Math.round(limit / 1000)} s` : `exit code ${out.code}`
       process.stdout.write(`FAILED (${why})\n${tail(out.stderr)}\n`)
       others.push({ title: group.title, status: "failed", text: `${why}: ${tail(out.stderr, 3)}` })
       continue
@@ -164,9 +184,10 @@ const main = async () => {
     }
     const t0 = performance.now()
     process.stdout.write(`${extra.title} ... `)
-    const out = await runNode(["--import", loader, file, "--json"], path.join(root, extra.dir), 120_000)
+    const limit = sized.extra.millis
+    const out = await runNode(["--import", loader, file, "--json"], path.join(root, extra.dir), limit)
     if (out.code !== 0) {
-      const why = out.timedOut ? "timed out after 120 s" : `exit code ${out.code}`
+      const why = out.timedOut ? `timed out after ${Math.round(limit / 1000)} s` : `exit code ${out.code}`
       process.stdout.write(`FAILED (${why})\n${tail(out.stderr)}\n`)
       others.push({ title: extra.title, status: "failed", text: `${why}: ${tail(out.stderr, 3)}` })
       continue
@@ -202,7 +223,9 @@ const main = async () => {
         opossum: versionOf("opossum"),
         typescript: versionOf("typescript")
       },
-      seconds: (performance.now() - started) / 1000
+      seconds: (performance.now() - started) / 1000,
+      calibration,
+      limits: Object.values(sized)
     },
     results,
     verdicts: [...verdicts(results), ...retryVerdicts(results), ...limiter.verdicts(results)],

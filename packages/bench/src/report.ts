@@ -4,6 +4,7 @@
  */
 import { TITLES as RETRY_TITLES } from "./groups/retry.js"
 import type { Measured } from "./harness.js"
+import { type Calibration, calibrationText, type Limit, limitsText } from "./limits.js"
 import type { GroupResult, MemoryRow, TimedGroup } from "./protocol.js"
 import { pairedRatio } from "./stats.js"
 import type { Verdict } from "./targets.js"
@@ -20,6 +21,9 @@ export interface Machine {
   readonly commit: string
   readonly versions: Record<string, string>
   readonly seconds: number
+  /** The workload timed at the start, and the groups' time limits sized from it. */
+  readonly calibration: Calibration
+  readonly limits: ReadonlyArray<Limit>
 }
 
 /** A group that could not be run, or an extra script's own output. */
@@ -108,6 +112,8 @@ export const markdown = (run: Run, command: string): string => {
         ["load average (1, 5, 15 min) before", m.loadBefore.map((l) => l.toFixed(2)).join(", ")],
         ["load average after", m.loadAfter.map((l) => l.toFixed(2)).join(", ")],
         ["commit", m.commit],
+        ["calibration", calibrationText(m.calibration)],
+        ["time limits", limitsText(m.limits)],
         ...Object.entries(m.versions).map(([name, version]) => [name, version])
       ]
     ),
@@ -160,6 +166,7 @@ export const markdown = (run: Run, command: string): string => {
       "- The floor guard is the cheapest guard one can write with Effect combinators: `Effect.suspend` that checks a variable, then `Effect.catchAllCause(Effect.map(self, ...), ...)`. The naive breaker keeps its state in a `Ref` behind a `Semaphore` (lock, update, unlock per call) inside an `Effect.gen`.",
       "- Bridged rows are what an Effect user writes to use a Promise breaker: `Effect.tryPromise(() => policy.execute(() => Effect.runPromise(self)))` (opossum: `Effect.tryPromise(() => breaker.fire(self))` with the action `(self) => Effect.runPromise(self)`). Raw rows are the same breaker used natively, Promise to Promise.",
       "- cockatiel: `circuitBreaker(handleAll, { halfOpenAfter, breaker })` with `ConsecutiveBreaker(5)` or `SamplingBreaker({ threshold: 0.5, duration: 10 s })`. opossum: `new CircuitBreaker(fn, { timeout: false, resetTimeout, errorThresholdPercentage: 50 })`, its defaults otherwise (rolling stats, latency percentiles); the per-call timeout is off so that every row measures a breaker and not a timer.",
+      "- Each child has a time limit, sized at the start of the run (the calibration and time limits rows above): a fixed CPU workload is timed, and each quiet machine's limit is scaled by how much slower it ran, never below that limit, so that a loaded machine does not kill a group that is only slow.",
       "- Memory: heap used after full collections, before and after making the breakers; names are made before the first reading. circuitry's breakers come from `BreakerRegistry.get(name)`, the peers' are kept in a `Map` by name."
     ].join("\n"),
     ""

@@ -6,6 +6,7 @@ import { measureSubject } from "../src/groups/memory.js"
 import { rejectionCases } from "../src/groups/rejection.js"
 import { renderCache, renderOutput, renderRedis, renderRedisBreaker, extras } from "../src/extras.js"
 import { measure } from "../src/harness.js"
+import { calibration } from "../src/limits.js"
 import { markdown } from "../src/report.js"
 import type { GroupResult } from "../src/protocol.js"
 import { timed } from "./utils.js"
@@ -204,7 +205,9 @@ describe("report", () => {
           loadAfter: [2, 2, 2],
           commit: "abc123",
           versions: { effect: "3.22.4" },
-          seconds: 100
+          seconds: 100,
+          calibration: calibration([150], 50),
+          limits: [{ what: "each timed group", quietMillis: 150_000, millis: 450_000 }]
         },
         results,
         verdicts: verdicts(results),
@@ -214,6 +217,11 @@ describe("report", () => {
     )
     assert.include(doc, "| CPU | Test CPU, 2 cores |")
     assert.include(doc, "| effect | 3.22.4 |")
+    assert.include(
+      doc,
+      "| calibration | a fixed CPU workload took 150 ms (median of 150 ms) against 50 ms on a quiet machine: 3.00x |"
+    )
+    assert.include(doc, "| time limits | each timed group 450 s (150 s on a quiet machine) |")
     assert.include(doc, "| closed call, consecutiveFailures(5): <= 1.5x the floor guard (in-fiber) | 1.20x | PASS |")
     assert.include(
       doc,

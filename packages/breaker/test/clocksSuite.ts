@@ -195,8 +195,12 @@ export const clocksSuite = (backends: ReadonlyArray<FleetBackend>): void => {
             `fleet on ${backend.name}: members 5 s apart half-open within ${Math.max(...ats) - Math.min(...ats)} ms`
           )
           // the moment comes for all of them together, whatever their clocks read
+          // (in real time the fleet's clock runs on during the read: on a busy machine a read can end
+          // past the moment itself, and then a member may rightly be half-open already)
           yield* clock.adjustTo(Math.min(...ats) - margin)
-          assert.isTrue(yield* allAre(fleet, "Open"))
+          const open = yield* allAre(fleet, "Open")
+          const readBy = yield* clock.now
+          assert.isTrue(open || readBy >= Math.min(...ats), `a member half-open before its moment (read by ${readBy})`)
           yield* clock.adjustTo(Math.max(...ats))
           assert.isTrue(yield* allAre(fleet, "HalfOpen"))
         })

@@ -4,8 +4,7 @@
  *
  * @since 0.1.0
  */
-import type * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
+import type * as Edition from "@circuitry/core/Edition"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import type * as Layer from "effect/Layer"
@@ -95,7 +94,7 @@ export const isFault: (u: unknown) => u is Fault<unknown> = internal.isFault
  * ```
  */
 export const latency: (
-  latency: Duration.DurationInput | { readonly p50: Duration.DurationInput; readonly p99: Duration.DurationInput }
+  latency: Edition.DurationInput | { readonly p50: Edition.DurationInput; readonly p99: Edition.DurationInput }
 ) => Fault = internal.latency
 
 /**
@@ -166,7 +165,7 @@ export const stallThenFail: <E>(options: { readonly error: () => E }) => Fault<E
  * ```
  */
 export const during: <E>(
-  window: { readonly from: Duration.DurationInput; readonly to: Duration.DurationInput },
+  window: { readonly from: Edition.DurationInput; readonly to: Edition.DurationInput },
   fault: Fault<E>
 ) => Fault<E> = internal.during
 
@@ -232,7 +231,7 @@ export const inject: {
  * ```
  */
 export const layer: <I, S>(
-  tag: Context.Tag<I, S>,
+  tag: Edition.Key<I, S>,
   faults: { readonly [K in keyof S]?: FaultsFor<S[K]> },
   options?: { readonly seed?: number | undefined }
 ) => Layer.Layer<I, InvalidChaosOptions, I> = layers.layer
@@ -244,4 +243,4 @@ export const layer: <I, S>(
  * @since 0.1.0
  * @category metrics
  */
-export const faultsTotal = internal.faultsTotal
+export const faultsTotal: Edition.Counter = internal.faultsTotal

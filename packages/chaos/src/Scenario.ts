@@ -5,9 +5,9 @@
  *
  * @since 0.1.0
  */
-import type * as Duration from "effect/Duration"
+import type * as Edition from "@circuitry/core/Edition"
 import type * as Effect from "effect/Effect"
-import type * as Metric from "effect/Metric"
+import type * as Virtual from "#virtual"
 import * as errors from "./internal/errors.js"
 import * as fault from "./internal/fault.js"
 import type * as Chaos from "./Chaos.js"
@@ -35,7 +35,7 @@ export type TypeId = typeof TypeId
  */
 export interface Options<R> {
   /** How long requests keep arriving, in scenario time. */
-  readonly duration: Duration.DurationInput
+  readonly duration: Edition.DurationInput
   /**
    * Requests per second: a number, or a function of the second (0-based). Open loop: requests
    * arrive on schedule however slowly earlier ones are answered, evenly spaced within a second.
@@ -46,21 +46,29 @@ export interface Options<R> {
   /** Seeds every fault drawn in the run (request `i` draws from a stream of its own). Default 0. */
   readonly seed?: number | undefined
   /** A request still running after this is interrupted and fails. Default: no limit. */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Edition.DurationInput | undefined
   /**
    * A request answered later than this fails, but is not interrupted: its work still happens, as
    * when a client gives up on a server that carries on. Default: no limit.
    */
-  readonly deadline?: Duration.DurationInput | undefined
+  readonly deadline?: Edition.DurationInput | undefined
   /**
    * After the last arrival, how long requests in flight may take to finish; the rest are
    * interrupted and fail. Default `"30 seconds"`.
    */
-  readonly drain?: Duration.DurationInput | undefined
+  readonly drain?: Edition.DurationInput | undefined
   /** Effect `Metric` counters to report: what each gained in each second. */
-  readonly counters?:
-    Readonly<Record<string, Metric.Metric.Counter<number> | Metric.Metric.Counter<bigint>>> | undefined
+  readonly counters?: Readonly<Record<string, Counter>> | undefined
 }
+
+/**
+ * An Effect `Metric` counter, of numbers or bigints, that a scenario can report
+ * (`Metric.Metric.Counter` on Effect 3, `Metric.Counter` on Effect 4).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Counter = Virtual.Counter
 
 /**
  * The figures of one second (or of the whole run). A request belongs to the second it arrived
@@ -122,7 +130,7 @@ export interface Slo {
   /** Failures / calls in any second, 0 to 1. */
   readonly maxFailureRate?: number | undefined
   /** The 99th-percentile latency of any second. */
-  readonly maxP99?: Duration.DurationInput | undefined
+  readonly maxP99?: Edition.DurationInput | undefined
   /** A counter's count in any second, by name; naming a counter the run never counted is an error. */
   readonly maxCounter?: Readonly<Record<string, number>> | undefined
 }

@@ -1,6 +1,7 @@
 import { Chaos, Scenario } from "@circuitry/chaos"
-import { assert, describe, it } from "@effect/vitest"
-import { Cause, Context, Data, Effect, Exit, Fiber, Layer, Metric, TestClock } from "effect"
+import { Edition } from "@circuitry/core"
+import { assert, counterCount, defectOf, describe, it, pollUnsafe, TestClock, yieldNow } from "@circuitry/testkit"
+import { Data, Effect, Exit, Fiber, Layer } from "effect"
 
 class Boom extends Data.TaggedError("Boom")<{ readonly n: number }> {}
 
@@ -55,9 +56,9 @@ describe("Chaos.inject", () => {
   it.effect("waits a fixed latency exactly, and nested windows apply where both do", () =>
     Effect.gen(function* () {
       const slow = Chaos.inject(Effect.succeed("ok"), Chaos.latency("250 millis"))
-      const fiber = yield* Effect.fork(slow)
+      const fiber = yield* Edition.forkChild(slow)
       yield* TestClock.adjust("249 millis")
-      assert.isNull(fiber.unsafePoll())
+      assert.isUndefined(pollUnsafe(fiber))
       yield* TestClock.adjust("1 millis")
       assert.strictEqual(yield* Fiber.join(fiber), "ok")
 
@@ -79,9 +80,9 @@ describe("Chaos.inject", () => {
 
   it.effect("a stall never answers; stallThenFail fails every stuck call when its window ends", () =>
     Effect.gen(function* () {
-      const stalled = yield* Effect.fork(Chaos.inject(Effect.succeed("ok"), Chaos.stall))
+      const stalled = yield* Edition.forkChild(Chaos.inject(Effect.succeed("ok"), Chaos.stall))
       yield* TestClock.adjust("1 hour")
-      assert.isNull(stalled.unsafePoll())
+      assert.isUndefined(pollUnsafe(stalled))
       yield* Fiber.interrupt(stalled)
 
       yield* TestClock.setTime(0)
@@ -91,12 +92,12 @@ describe("Chaos.inject", () => {
       )
       const call = Chaos.inject(Effect.succeed("ok"), dropped)
       yield* TestClock.setTime(10_000)
-      const first = yield* Effect.fork(call)
+      const first = yield* Edition.forkChild(call)
       yield* TestClock.setTime(12_500)
-      const second = yield* Effect.fork(call)
+      const second = yield* Edition.forkChild(call)
       yield* TestClock.setTime(15_999)
-      assert.isNull(first.unsafePoll())
-      assert.isNull(second.unsafePoll())
+      assert.isUndefined(pollUnsafe(first))
+      assert.isUndefined(pollUnsafe(second))
       yield* TestClock.setTime(16_000)
       assert.deepStrictEqual(yield* Fiber.await(first), Exit.fail("reset"))
       assert.deepStrictEqual(yield* Fiber.await(second), Exit.fail("reset"))
@@ -124,8 +125,7 @@ describe("Chaos.inject", () => {
         Effect.gen(function* () {
           const exit = yield* Effect.exit(Chaos.inject(Effect.void, fault))
           assert.isTrue(Exit.isFailure(exit))
-          const defect = Exit.isFailure(exit) ? Cause.dieOption(exit.cause) : undefined
-          const error = defect?._tag === "Some" ? defect.value : undefined
+          const error = Exit.isFailure(exit) ? defectOf(exit.cause) : undefined
           assert.instanceOf(error, Chaos.InvalidChaosOptions)
           return (error as Chaos.InvalidChaosOptions).message
         })
@@ -157,7 +157,7 @@ interface Store {
   readonly size: Effect.Effect<number, Boom>
   readonly ping: Effect.Effect<boolean>
 }
-class StoreTag extends Context.Tag("test/Store")<StoreTag, Store>() {}
+class StoreTag extends Edition.KeyClass<StoreTag, Store>()("test/Store") {}
 
 const StoreLive = Layer.sync(StoreTag, () => {
   const map = new Map<string, string>([["a", "1"]])
@@ -252,13 +252,12 @@ describe("Chaos.layer", () => {
 describe("Chaos.faultsTotal", () => {
   it.effect("counts the faults that applied, by kind", () =>
     Effect.gen(function* () {
-      const count = (kind: string) =>
-        Effect.map(Metric.value(Chaos.faultsTotal.pipe(Metric.tagged("fault", kind))), (s) => s.count)
+      const count = (kind: string) => counterCount(Chaos.faultsTotal, { fault: kind })
       const [latency, fail, stall] = [yield* count("latency"), yield* count("fail"), yield* count("stall")]
       yield* Effect.exit(Chaos.inject(Effect.void, Chaos.latency("0 millis"), always))
       yield* Chaos.inject(Effect.void, Chaos.fail({ rate: 0, error: () => "never" }))
-      const stalled = yield* Effect.fork(Chaos.inject(Effect.void, Chaos.stall))
-      yield* Effect.yieldNow() // let it start, and stall
+      const stalled = yield* Edition.forkChild(Chaos.inject(Effect.void, Chaos.stall))
+      yield* yieldNow // let it start, and stall
       yield* Fiber.interrupt(stalled)
       assert.deepStrictEqual(
         [(yield* count("latency")) - latency, (yield* count("fail")) - fail, (yield* count("stall")) - stall],

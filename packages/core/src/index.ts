@@ -2,3 +2,8 @@
  * @since 0.2.0
  */
 export * as Edition from "./Edition.js"
+
+/**
+ * @since 0.2.0
+ */
+export * as OptionRules from "./OptionRules.js"

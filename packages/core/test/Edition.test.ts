@@ -1,7 +1,7 @@
 // The edition layer, on whichever major this run is: the same assertions hold on Effect 3 and 4.
 import { Edition } from "@circuitry/core"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, PubSub, Queue, Schedule } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, PubSub, Queue, Schedule, Schema } from "effect"
 import effect from "effect/package.json" with { type: "json" }
 
 describe("Edition", () => {
@@ -94,6 +94,69 @@ describe("Edition", () => {
       const name = yield* Effect.provide(Name, Edition.layerScoped(Name, Effect.succeed("n")))
       assert.strictEqual(name, "n")
       assert.isTrue(Layer.isLayer(Edition.layerScoped(Name, Effect.succeed("n"))))
+    })
+  )
+})
+
+describe("Edition (chaos)", () => {
+  it.effect("yieldNow lets a forked fiber run first", () =>
+    Effect.gen(function* () {
+      const seen: Array<string> = []
+      yield* Edition.forkChild(Effect.sync(() => seen.push("child")))
+      yield* Edition.yieldNow
+      seen.push("parent")
+      assert.deepStrictEqual(seen, ["child", "parent"])
+    })
+  )
+
+  it("literals: a schema of one of the values, for a field of an error", () => {
+    class E extends Schema.TaggedError<E>()("E", { figure: Edition.literals(["a", "b"]) }) {}
+    const figure: "a" | "b" = new E({ figure: "b" }).figure
+    assert.strictEqual(figure, "b")
+    const is = Schema.is(Edition.literals(["a", "b"]))
+    assert.deepStrictEqual([is("a"), is("b"), is("c"), is(1)], [true, true, false, false])
+  })
+})
+
+describe("Edition (for the limiter)", () => {
+  it.effect("key: a service key from its id, provided and read as any key", () =>
+    Effect.gen(function* () {
+      interface Counter {
+        readonly count: number
+      }
+      const Counter = Edition.key<Counter>("test/Counter")
+      assert.isTrue(Edition.isKey(Counter))
+      const counter = yield* Effect.provideService(Edition.service(Counter), Counter, { count: 3 })
+      assert.strictEqual(counter.count, 3)
+    })
+  )
+
+  it.effect("publishUnsafe publishes to a pubsub from synchronous code; false once it is shut down", () =>
+    Effect.gen(function* () {
+      const pubsub = yield* PubSub.unbounded<number>()
+      assert.isTrue(Edition.publishUnsafe(pubsub, 7))
+      yield* PubSub.shutdown(pubsub)
+      assert.isFalse(Edition.publishUnsafe(pubsub, 8))
+    })
+  )
+
+  it("literals: a schema of one of the given strings", () => {
+    const reason = Edition.literals(["standing", "overdue"])
+    assert.isTrue(Schema.is(reason)("overdue"))
+    assert.isFalse(Schema.is(reason)("other"))
+  })
+
+  it.effect("failures, defects and isTimeoutError read a cause as each major builds it", () =>
+    Effect.gen(function* () {
+      const exit = yield* Effect.exit(Effect.fail("a"))
+      assert.isTrue(Exit.isFailure(exit))
+      if (Exit.isFailure(exit)) assert.deepStrictEqual(Edition.failures(exit.cause), ["a"])
+      assert.deepStrictEqual(Edition.defects(Cause.fail("a")), [])
+      assert.deepStrictEqual(Edition.defects(Cause.die("boom")), ["boom"])
+      assert.deepStrictEqual(Edition.failures(Cause.die("boom")), [])
+      const timedOut = yield* Effect.flip(Effect.timeout(Effect.never, 0))
+      assert.isTrue(Edition.isTimeoutError(timedOut))
+      assert.isFalse(Edition.isTimeoutError(new Error("timeout")))
     })
   )
 })

@@ -103,6 +103,23 @@ export const time = (
 }
 
 /**
+ * An hour in milliseconds: the longest most time flags take.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const hour = 3_600_000
+
+/**
+ * A time as a time flag takes it, in whole or fractional seconds (e.g. "1.5s"), for the defaults
+ * in the help.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const seconds = (millis: number): string => `${millis / 1000}s`
+
+/**
  * A comma-separated choice from `names` (at least one); `fallback` when absent.
  *
  * @since 0.1.0

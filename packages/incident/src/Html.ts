@@ -4,13 +4,11 @@
  *
  * @since 0.1.0
  */
-import type { Outcome } from "./Incident.js"
+import { group, intervalFigure, type Outcome } from "./Incident.js"
 import * as Svg from "./Svg.js"
 
 const escape = (s: string): string =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
-
-const group = (n: number): string => Math.round(n).toLocaleString("en-US")
 
 const intervalTable = (outcome: Outcome, intervalSeconds: number): string => {
   const head1 = outcome.lanes
@@ -23,13 +21,11 @@ const intervalTable = (outcome: Outcome, intervalSeconds: number): string => {
     const cells = outcome.lanes.map((lane) =>
       outcome.panels
         .map((panel) => {
-          const slice = (lane.series[panel.key] ?? []).slice(from, to)
-          const total = slice.reduce((sum, n) => sum + n, 0)
-          const value = panel.per === "second" ? total / (to - from) : total
+          const { seconds, value } = intervalFigure(lane, panel, from, to)
           const over =
             panel.capacity !== undefined &&
             panel.capacity.warnAbove !== false &&
-            slice.some((v) => v > panel.capacity!.value)
+            seconds.some((v) => v > panel.capacity!.value)
           return `<td${over ? ' class="over"' : ""}>${group(value)}</td>`
         })
         .join("")

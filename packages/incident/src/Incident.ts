@@ -43,6 +43,51 @@ export interface Panel {
 }
 
 /**
+ * A number for the reports: rounded, with thousands separated ("12,345").
+ *
+ * @since 0.1.0
+ * @category text
+ */
+export const group = (n: number): string => Math.round(n).toLocaleString("en-US")
+
+/**
+ * The panel of the p99 latency per second against the callers' deadline (a dotted line, not a
+ * capacity). Its key is "p99": a lane's series of that name is drawn on it.
+ *
+ * @since 0.1.0
+ * @category panels
+ */
+export const p99Panel = (title: string, deadlineMillis: number): Panel => ({
+  key: "p99",
+  title,
+  short: "p99 ms",
+  per: "second",
+  capacity: {
+    value: deadlineMillis,
+    label: `deadline ${group(deadlineMillis)} ms`,
+    kind: "deadline"
+  }
+})
+
+/**
+ * A panel's figure for one lane over the seconds [from, to) of a report's interval: the mean per
+ * second or the total, as the panel's `per` says, with the seconds it was taken from.
+ *
+ * @since 0.1.0
+ * @category text
+ */
+export const intervalFigure = (
+  lane: Lane,
+  panel: Panel,
+  from: number,
+  to: number
+): { readonly value: number; readonly seconds: ReadonlyArray<number> } => {
+  const seconds = (lane.series[panel.key] ?? []).slice(from, to)
+  const total = seconds.reduce((sum, n) => sum + n, 0)
+  return { value: panel.per === "second" ? total / (to - from) : total, seconds }
+}
+
+/**
  * What one strategy went through.
  *
  * @since 0.1.0

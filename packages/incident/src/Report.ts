@@ -4,9 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { Outcome, Panel } from "./Incident.js"
-
-const group = (n: number): string => Math.round(n).toLocaleString("en-US")
+import { group, intervalFigure, type Outcome, type Panel } from "./Incident.js"
 
 /**
  * The per-interval table: for each strategy, each panel's mean per second (or its total, for
@@ -27,10 +25,7 @@ export const table = (outcome: Outcome, intervalSeconds: number): string => {
   for (let from = 0; from < outcome.seconds; from += intervalSeconds) {
     const to = Math.min(outcome.seconds, from + intervalSeconds)
     const row = lanes.map((lane) => {
-      const cells = panels.map((panel) => {
-        const total = (lane.series[panel.key] ?? []).slice(from, to).reduce((sum, n) => sum + n, 0)
-        return group(panel.per === "second" ? total / (to - from) : total).padStart(width(panel))
-      })
+      const cells = panels.map((panel) => group(intervalFigure(lane, panel, from, to).value).padStart(width(panel)))
       return " │ " + cells.join("")
     })
     lines.push(`${from}-${to}s`.padStart(9) + row.join(""))

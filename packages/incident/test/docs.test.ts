@@ -2,6 +2,9 @@
  * Every ```ts block in docs/**\/*.md, the packages' README.md files and the root README.md is
  * typechecked against the sources (`@circuitry/*` resolves through each package's
  * "@circuitry/source" export condition), so no example can rot. A block fenced as ```ts no-check is skipped.
+ * A block fenced as ```ts effect4 is written for Effect 4 and typechecked against it: effect from
+ * editions/effect4 and the "@circuitry/effect4" condition first, as that edition's own typecheck does
+ * (docs/editions.md).
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
@@ -65,17 +68,34 @@ const diagnostics = (): Map<Block, Array<string>> => {
   }
 }
 
+/** What a block written for Effect 4 is checked with, added to the shared options. */
+const effect4 = path.join(root, "editions", "effect4", "node_modules", "effect", "dist")
+const effect4Options: ts.CompilerOptions = {
+  customConditions: ["@circuitry/effect4", "@circuitry/source"],
+  paths: { effect: [path.join(effect4, "index.d.ts")], "effect/*": [path.join(effect4, "*.d.ts")] }
+}
+
 const check = (byFile: Map<string, Block>): Map<Block, Array<string>> => {
   const config = ts.readConfigFile(path.join(root, "tsconfig.base.json"), (p) => ts.sys.readFile(p))
   const options = ts.parseJsonConfigFileContent(config.config, ts.sys, root).options
-  // An example shows values it does not go on to use.
-  const program = ts.createProgram([...byFile.keys()], {
-    ...options,
-    noUnusedLocals: false,
-    noUnusedParameters: false,
-    noEmit: true
-  })
   const found = new Map<Block, Array<string>>()
+  for (const edition of [3, 4] as const) {
+    const files = [...byFile].filter(([, block]) => block.edition === edition).map(([file]) => file)
+    if (files.length === 0) continue
+    // An example shows values it does not go on to use.
+    const program = ts.createProgram(files, {
+      ...options,
+      ...(edition === 4 ? effect4Options : {}),
+      noUnusedLocals: false,
+      noUnusedParameters: false,
+      noEmit: true
+    })
+    report(program, byFile, found)
+  }
+  return found
+}
+
+const report = (program: ts.Program, byFile: Map<string, Block>, found: Map<Block, Array<string>>): void => {
   for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
     const block = diagnostic.file === undefined ? undefined : byFile.get(path.normalize(diagnostic.file.fileName))
     if (block === undefined || diagnostic.file === undefined) continue
@@ -85,7 +105,6 @@ const check = (byFile: Map<string, Block>): Map<Block, Array<string>> => {
     list.push(`${block.file}:${block.line + 1 + line}: TS${diagnostic.code} ${message}`)
     found.set(block, list)
   }
-  return found
 }
 
 describe("code blocks in the docs", () => {
@@ -93,6 +112,10 @@ describe("code blocks in the docs", () => {
     assert.include(files, "README.md")
     assert.isTrue(files.some((file) => file.startsWith("docs/")))
     assert.isAbove(checked.length, 0)
+    assert.isTrue(
+      checked.some((block) => block.edition === 4),
+      "no block is checked against Effect 4"
+    )
   })
 
   // One program for every block (a program per block would take minutes), then one test per file.

@@ -10,6 +10,8 @@ export interface Block {
   readonly code: string
   /** Fenced as ```ts no-check. */
   readonly skip: boolean
+  /** The Effect major the block is written for: 4 when fenced as ```ts effect4, else 3. */
+  readonly edition: 3 | 4
 }
 
 /** docs/**\/*.md, packages/*\/README.md and README.md, relative to the root, sorted. */
@@ -47,7 +49,13 @@ export const extract = (root: string, file: string): Array<Block> => {
       if (line.trim().startsWith(fence!) && line.trim().replace(/[`~]/g, "") === "") break
       body.push(line.startsWith(indent!) ? line.slice(indent!.length) : line)
     }
-    blocks.push({ file, line: i, code: body.join("\n"), skip: /\bno-check\b/.test(info!) })
+    blocks.push({
+      file,
+      line: i,
+      code: body.join("\n"),
+      skip: /\bno-check\b/.test(info!),
+      edition: /\beffect4\b/.test(info!) ? 4 : 3
+    })
     i = j
   }
   return blocks

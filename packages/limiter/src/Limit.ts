@@ -5,13 +5,14 @@
  *
  * @since 0.1.0
  */
-import * as Duration from "effect/Duration"
+import type * as Edition from "@circuitry/core/Edition"
+import { millis, show } from "@circuitry/core/OptionRules"
 import type { Algorithm } from "./internal/algorithm.js"
 import * as Aimd from "./internal/aimd.js"
 import * as Fixed from "./internal/fixed.js"
 import * as Gradient2 from "./internal/gradient2.js"
 import * as Paced from "./internal/paced.js"
-import { isBetween, isWhole, millis, show } from "./internal/validation.js"
+import { isBetween, isWhole } from "./internal/validation.js"
 import * as Vegas from "./internal/vegas.js"
 import * as Windowed from "./internal/windowed.js"
 
@@ -164,7 +165,7 @@ export const aimd = (options?: {
   /** 0 < backoff < 1: the limit is multiplied by it on a drop. Default 0.5; 0.9 with a `timeout` alone. */
   readonly backoff?: number | undefined
   /** A call slower than this counts as a drop. Default: none (`rttTolerance` instead). */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Edition.DurationInput | undefined
   /**
    * > 1: a call slower than this times the base round trip (plus 1 ms) counts as a drop. Default
    * 1.5 without a `timeout`; with a `timeout`, only when given. Keep `backoff` under
@@ -353,9 +354,9 @@ export const windowed = (
   limit: Limit,
   options?: {
     /** >= 100 ms. Default 1 second. */
-    readonly minWindow?: Duration.DurationInput | undefined
+    readonly minWindow?: Edition.DurationInput | undefined
     /** >= minWindow. Default 1 second. */
-    readonly maxWindow?: Duration.DurationInput | undefined
+    readonly maxWindow?: Edition.DurationInput | undefined
     /** Calls a window needs to count (whole, >= 10). Default 10. */
     readonly windowSize?: number | undefined
   }

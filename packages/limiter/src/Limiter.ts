@@ -6,12 +6,10 @@
  *
  * @since 0.1.0
  */
+import type * as Edition from "@circuitry/core/Edition"
 import type * as Cause from "effect/Cause"
-import type * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
-import type * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as errors from "./internal/errors.js"
@@ -46,7 +44,7 @@ export interface Options {
   readonly queue?:
     | {
         readonly size?: number | undefined
-        readonly timeout?: Duration.DurationInput | undefined
+        readonly timeout?: Edition.DurationInput | undefined
       }
     | undefined
   /**
@@ -166,7 +164,8 @@ export type InvalidLimiterOptions = errors.InvalidLimiterOptions
 export const isLimiter: (u: unknown) => u is Limiter = internal.isLimiter
 
 /**
- * Makes a limiter. Options (and the `Limit`) are validated here, once.
+ * Makes a limiter. Options (and the `Limit`) are validated here, once. Its metric series leave
+ * the registry when the scope closes; it keeps limiting after that, recording no metrics.
  *
  * @since 0.1.0
  * @category constructors
@@ -205,7 +204,7 @@ export const make: (options?: Options) => Effect.Effect<Limiter, InvalidLimiterO
  * const main = lookup.pipe(Effect.provide(InventoryLive))
  * ```
  */
-export const layer: <I>(tag: Context.Tag<I, Limiter>, options?: Options) => Layer.Layer<I, InvalidLimiterOptions> =
+export const layer: <I>(tag: Edition.Key<I, Limiter>, options?: Options) => Layer.Layer<I, InvalidLimiterOptions> =
   internal.layer
 
 /**
@@ -227,12 +226,12 @@ export const layer: <I>(tag: Context.Tag<I, Limiter>, options?: Options) => Laye
  */
 export const withLimiter: {
   <I = never>(
-    limiter: Limiter | Context.Tag<I, Limiter>,
+    limiter: Limiter | Edition.Key<I, Limiter>,
     options?: CallOptions
   ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | LimiterRejectedError, R | I>
   <A, E, R, I = never>(
     self: Effect.Effect<A, E, R>,
-    limiter: Limiter | Context.Tag<I, Limiter>,
+    limiter: Limiter | Edition.Key<I, Limiter>,
     options?: CallOptions
   ): Effect.Effect<A, E | LimiterRejectedError, R | I>
 } = internal.withLimiter
@@ -252,7 +251,7 @@ export const defaultIsDrop: (cause: Cause.Cause<unknown>) => boolean = internal.
  * @since 0.1.0
  * @category metrics
  */
-export const limitGauge: Metric.Metric.Gauge<number> = internal.limitGauge
+export const limitGauge: Edition.Gauge = internal.limitGauge
 
 /**
  * Calls in flight as a gauge tagged `limiter` (and `partition` for calls in one).
@@ -260,7 +259,7 @@ export const limitGauge: Metric.Metric.Gauge<number> = internal.limitGauge
  * @since 0.1.0
  * @category metrics
  */
-export const inFlightGauge: Metric.Metric.Gauge<number> = internal.inFlightGauge
+export const inFlightGauge: Edition.Gauge = internal.inFlightGauge
 
 /**
  * Calls by outcome, a counter tagged `limiter`, `outcome` (`success`, `failure`, `dropped`,
@@ -269,7 +268,7 @@ export const inFlightGauge: Metric.Metric.Gauge<number> = internal.inFlightGauge
  * @since 0.1.0
  * @category metrics
  */
-export const callsTotal: Metric.Metric.Counter<number> = internal.callsTotal
+export const callsTotal: Edition.Counter = internal.callsTotal
 
 /**
  * Round-trip times of finished calls in milliseconds, a histogram tagged `limiter` (and
@@ -278,4 +277,4 @@ export const callsTotal: Metric.Metric.Counter<number> = internal.callsTotal
  * @since 0.1.0
  * @category metrics
  */
-export const roundTrip: Metric.Metric.Histogram<number> = internal.roundTrip
+export const roundTrip: Edition.Histogram = internal.roundTrip

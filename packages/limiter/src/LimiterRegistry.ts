@@ -4,13 +4,14 @@
  *
  * @since 0.1.0
  */
-import * as Context from "effect/Context"
+import * as Edition from "@circuitry/core/Edition"
+import { show } from "@circuitry/core/OptionRules"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { InvalidLimiterOptions } from "./internal/errors.js"
 import * as internal from "./internal/limiter.js"
-import { show } from "./internal/validation.js"
+import * as Series from "./internal/series.js"
 import type * as Limiter from "./Limiter.js"
 
 /**
@@ -30,7 +31,7 @@ export interface LimiterRegistry {
  * @since 0.1.0
  * @category tags
  */
-export const LimiterRegistry: Context.Tag<LimiterRegistry, LimiterRegistry> = Context.GenericTag<LimiterRegistry>(
+export const LimiterRegistry: Edition.Key<LimiterRegistry, LimiterRegistry> = Edition.key<LimiterRegistry>(
   "@circuitry/limiter/LimiterRegistry"
 )
 
@@ -46,7 +47,9 @@ export interface RegistryOptions {
   /**
    * The most limiters held at once. Past it, the least recently used limiter with nothing in
    * flight is dropped (a busy one only when none is idle; its calls in flight finish normally), so
-   * a limiter per host or per tenant cannot grow memory without bound. Default: unbounded.
+   * a limiter per host or per tenant cannot grow memory without bound: a dropped limiter's metric
+   * series leave the metric registry with it (its calls still in flight record none). Default:
+   * unbounded.
    */
   readonly maxLimiters?: number | undefined
 }
@@ -71,6 +74,14 @@ export const make = (options?: RegistryOptions): Effect.Effect<LimiterRegistry, 
     const resolvedOverrides = new Map<string, internal.Resolved>()
     for (const name of Object.keys(overrides)) resolvedOverrides.set(name, yield* internal.resolve(optionsFor(name)))
     const entries = new Map<string, Limiter.Limiter>()
+    // Series go to the metric registry of the fiber that makes the registry; they leave it with
+    // their limiter, and every one still held leaves when the registry's scope closes.
+    const metrics = yield* Series.currentRegistry
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const limiter of entries.values()) internal.release(limiter)
+      })
+    )
 
     const evictOne = () => {
       let victim: string | undefined
@@ -81,19 +92,21 @@ export const make = (options?: RegistryOptions): Effect.Effect<LimiterRegistry, 
         }
       }
       victim ??= entries.keys().next().value
-      if (victim !== undefined) entries.delete(victim)
+      if (victim === undefined) return
+      internal.release(entries.get(victim)!)
+      entries.delete(victim)
     }
 
     // Making a limiter is synchronous, so two first uses of a name cannot both make one.
     const create = (name: string): Limiter.Limiter => {
       while (entries.size >= maxLimiters) evictOne()
       const resolved = resolvedOverrides.get(name) ?? { ...resolvedDefaults, name }
-      const limiter = internal.unsafeMake(resolved)
+      const limiter = internal.unsafeMake(resolved, metrics)
       entries.set(name, limiter)
       return limiter
     }
 
-    return LimiterRegistry.of({
+    const registry: LimiterRegistry = {
       get: (name) =>
         Effect.sync(() => {
           const limiter = entries.get(name)
@@ -105,7 +118,8 @@ export const make = (options?: RegistryOptions): Effect.Effect<LimiterRegistry, 
         }),
       names: Effect.sync(() => Array.from(entries.keys())),
       limiters: Effect.sync(() => Array.from(entries.values()))
-    })
+    }
+    return registry
   })
 
 /**
@@ -127,7 +141,7 @@ export const make = (options?: RegistryOptions): Effect.Effect<LimiterRegistry, 
  * ```
  */
 export const layer = (options?: RegistryOptions): Layer.Layer<LimiterRegistry, InvalidLimiterOptions> =>
-  Layer.scoped(LimiterRegistry, make(options))
+  Edition.layerScoped(LimiterRegistry, make(options))
 
 /**
  * Runs an effect through the registry's limiter called `name`.
@@ -138,6 +152,6 @@ export const layer = (options?: RegistryOptions): Layer.Layer<LimiterRegistry, I
 export const withLimiterFor =
   (name: string, options?: Limiter.CallOptions) =>
   <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | Limiter.LimiterRejectedError, R | LimiterRegistry> =>
-    Effect.flatMap(LimiterRegistry, (registry) =>
+    Effect.flatMap(Edition.service(LimiterRegistry), (registry) =>
       Effect.flatMap(registry.get(name), (limiter) => limiter.execute(self, options))
     )

@@ -9,11 +9,9 @@
  *
  * @since 0.2.0
  */
-import type * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
+import type * as Edition from "@circuitry/core/Edition"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
-import type * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
 import type { InvalidLimiterOptions } from "./internal/errors.js"
 import * as internal from "./internal/shedder.js"
@@ -61,12 +59,12 @@ export interface Options {
   /** Shows in errors and metrics. Default `"default"`. */
   readonly name?: string | undefined
   /** The longest a request may wait while the queue stands. Default 50 ms. */
-  readonly target?: Duration.DurationInput | undefined
+  readonly target?: Edition.DurationInput | undefined
   /**
    * How long the queue may stay non-empty before it is standing, and the longest a request may
    * wait in a burst. Longer than `target`. Default 500 ms.
    */
-  readonly interval?: Duration.DurationInput | undefined
+  readonly interval?: Edition.DurationInput | undefined
   /**
    * The loop input. `true` (the default): Node's event loop, read through
    * `perf_hooks.monitorEventLoopDelay` and `performance.eventLoopUtilization`. `false`: none; only
@@ -81,7 +79,7 @@ export interface Options {
    */
   readonly utilization?: number | undefined
   /** How often the loop is sampled (on the Effect Clock); at most `interval`. Default 20 ms. */
-  readonly sampleEvery?: Duration.DurationInput | undefined
+  readonly sampleEvery?: Edition.DurationInput | undefined
 }
 
 /**
@@ -145,6 +143,7 @@ export const isShedder: (u: unknown) => u is Shedder = internal.isShedder
 /**
  * Makes a shedder. Options are validated here, once, into `InvalidLimiterOptions`. With the Node
  * loop input, its histogram is enabled for the life of the scope and sampled every `sampleEvery`.
+ * Its metric series leave the registry when the scope closes.
  *
  * @since 0.2.0
  * @category constructors
@@ -178,7 +177,7 @@ export const make: (options?: Options) => Effect.Effect<Shedder, InvalidLimiterO
  * const ApiShedderLive = Shedder.layer(ApiShedder, { name: "api" })
  * ```
  */
-export const layer: <I>(tag: Context.Tag<I, Shedder>, options?: Options) => Layer.Layer<I, InvalidLimiterOptions> =
+export const layer: <I>(tag: Edition.Key<I, Shedder>, options?: Options) => Layer.Layer<I, InvalidLimiterOptions> =
   internal.layer
 
 /**
@@ -187,7 +186,7 @@ export const layer: <I>(tag: Context.Tag<I, Shedder>, options?: Options) => Laye
  * @since 0.2.0
  * @category metrics
  */
-export const shedTotal: Metric.Metric.Counter<number> = internal.shedTotal
+export const shedTotal: Edition.Counter = internal.shedTotal
 
 /**
  * How long each judged request waited before its handler, loop delay included, in milliseconds: a
@@ -196,7 +195,7 @@ export const shedTotal: Metric.Metric.Counter<number> = internal.shedTotal
  * @since 0.2.0
  * @category metrics
  */
-export const waited: Metric.Metric.Histogram<number> = internal.waited
+export const waited: Edition.Histogram = internal.waited
 
 /**
  * The event loop's delay over the last sample, in milliseconds: a gauge tagged `shedder`.
@@ -204,7 +203,7 @@ export const waited: Metric.Metric.Histogram<number> = internal.waited
  * @since 0.2.0
  * @category metrics
  */
-export const loopDelay: Metric.Metric.Gauge<number> = internal.loopDelay
+export const loopDelay: Edition.Gauge = internal.loopDelay
 
 /**
  * The event loop's utilization over the last sample: a gauge tagged `shedder`.
@@ -212,4 +211,4 @@ export const loopDelay: Metric.Metric.Gauge<number> = internal.loopDelay
  * @since 0.2.0
  * @category metrics
  */
-export const loopUtilization: Metric.Metric.Gauge<number> = internal.loopUtilization
+export const loopUtilization: Edition.Gauge = internal.loopUtilization

@@ -1,27 +1,29 @@
+import * as Edition from "@circuitry/core/Edition"
 import { Limit, Limiter } from "@circuitry/limiter"
-import { assert, describe, it } from "@effect/vitest"
-import { untilInFlight } from "./utils.js"
 import {
-  Cause,
-  Chunk,
-  Context,
-  Deferred,
-  Effect,
-  Either,
-  Exit,
-  Fiber,
-  FiberId,
-  Metric,
-  Stream,
-  TestClock
-} from "effect"
+  assert,
+  counterCount,
+  describe,
+  gaugeValue,
+  histogramOf,
+  interruptCause,
+  it,
+  TestClock,
+  timeoutError,
+  yieldNow
+} from "@circuitry/testkit"
+import { Cause, Deferred, Effect, Exit, Fiber, Option, Stream } from "effect"
+import { untilInFlight } from "./utils.js"
 
-const rejectedWith = <A, E>(result: Either.Either<A, E>): Limiter.LimiterRejectedError => {
-  if (Either.isRight(result) || !(result.left instanceof Limiter.LimiterRejectedError)) {
-    throw new Error(`expected a LimiterRejectedError, got ${JSON.stringify(result)}`)
+/** The rejection a call through a limiter failed with (run it under `Effect.flip`). */
+const rejectedWith = (error: unknown): Limiter.LimiterRejectedError => {
+  if (!(error instanceof Limiter.LimiterRejectedError)) {
+    throw new Error(`expected a LimiterRejectedError, got ${JSON.stringify(error)}`)
   }
-  return result.left
+  return error
 }
+
+const fork = Edition.forkChild
 
 /** A call that holds its slot until `gate` is completed. */
 const held = (gate: Deferred.Deferred<void>, ran?: Array<string>, label?: string) =>
@@ -35,10 +37,10 @@ describe("Limiter", () => {
     Effect.gen(function* () {
       const limiter = yield* Limiter.make({ name: "db", limit: Limit.fixed(2) })
       const gate = yield* Deferred.make<void>()
-      const fibers = yield* Effect.forEach([1, 2], () => Effect.fork(Limiter.withLimiter(held(gate), limiter)))
+      const fibers = yield* Effect.forEach([1, 2], () => fork(Limiter.withLimiter(held(gate), limiter)))
       yield* untilInFlight(limiter, 2)
       let ran = false
-      const result = yield* Effect.either(
+      const result = yield* Effect.flip(
         Limiter.withLimiter(
           Effect.sync(() => (ran = true)),
           limiter
@@ -60,12 +62,12 @@ describe("Limiter", () => {
   it.scoped("retryAfterMillis is estimated from the round trips so far", () =>
     Effect.gen(function* () {
       const limiter = yield* Limiter.make({ limit: Limit.fixed(1) })
-      const slow = yield* Effect.fork(Limiter.withLimiter(Effect.sleep("200 millis"), limiter))
+      const slow = yield* fork(Limiter.withLimiter(Effect.sleep("200 millis"), limiter))
       yield* TestClock.adjust("200 millis")
       yield* Fiber.join(slow)
-      const again = yield* Effect.fork(Limiter.withLimiter(Effect.sleep("1 second"), limiter))
+      const again = yield* fork(Limiter.withLimiter(Effect.sleep("1 second"), limiter))
       yield* untilInFlight(limiter, 1)
-      const error = rejectedWith(yield* Effect.either(Limiter.withLimiter(Effect.void, limiter)))
+      const error = rejectedWith(yield* Effect.flip(Limiter.withLimiter(Effect.void, limiter)))
       assert.strictEqual(error.retryAfterMillis, 200)
       yield* Fiber.interrupt(again)
     })
@@ -74,7 +76,7 @@ describe("Limiter", () => {
   it.scoped("an interrupted call frees its slot and is no sample", () =>
     Effect.gen(function* () {
       const limiter = yield* Limiter.make({ limit: Limit.aimd({ initial: 1, min: 1, max: 10 }) })
-      const fiber = yield* Effect.fork(Limiter.withLimiter(Effect.never, limiter))
+      const fiber = yield* fork(Limiter.withLimiter(Effect.never, limiter))
       yield* untilInFlight(limiter, 1)
       yield* Fiber.interrupt(fiber)
       assert.strictEqual(yield* limiter.inFlight, 0)
@@ -88,7 +90,7 @@ describe("Limiter", () => {
     Effect.gen(function* () {
       const outer = yield* Limiter.make({ limit: Limit.aimd({ initial: 1, min: 1, max: 10 }) })
       const inner = yield* Limiter.make({ limit: Limit.aimd({ initial: 1, min: 1, max: 10 }) })
-      const fiber = yield* Effect.fork(Limiter.withLimiter(Limiter.withLimiter(Effect.never, inner), outer))
+      const fiber = yield* fork(Limiter.withLimiter(Limiter.withLimiter(Effect.never, inner), outer))
       yield* untilInFlight(inner, 1)
       assert.strictEqual(yield* outer.inFlight, 1)
       yield* Fiber.interrupt(fiber)
@@ -112,14 +114,14 @@ describe("Limiter", () => {
       const started = yield* Deferred.make<void>()
       // Only the inner call can be interrupted, and the fiber goes on after it: the outer call
       // then ends before the inner one is let go, out of nesting order, and its handler runs.
-      const innerCall = Limiter.withLimiter(Effect.zipRight(Deferred.succeed(started, undefined), Effect.never), inner)
-      const fiber = yield* Effect.fork(
+      const innerCall = Limiter.withLimiter(Effect.andThen(Deferred.succeed(started, undefined), Effect.never), inner)
+      const fiber = yield* fork(
         Effect.uninterruptibleMask((restore) =>
-          Limiter.withLimiter(Effect.zipRight(Effect.exit(restore(innerCall)), Deferred.await(gate)), outer)
+          Limiter.withLimiter(Effect.andThen(Effect.exit(restore(innerCall)), Deferred.await(gate)), outer)
         )
       )
       yield* Deferred.await(started)
-      const interrupting = yield* Effect.fork(Fiber.interrupt(fiber))
+      const interrupting = yield* fork(Fiber.interrupt(fiber))
       yield* untilInFlight(inner, 1)
       yield* Deferred.succeed(gate, undefined)
       yield* Fiber.join(interrupting)
@@ -133,22 +135,22 @@ describe("Limiter", () => {
   it.scoped("a failure is a sample; a drop (timeout, BreakerOpenError, LimiterRejectedError) lowers the limit", () =>
     Effect.gen(function* () {
       const limiter = yield* Limiter.make({ limit: Limit.aimd({ initial: 10, min: 1, max: 100, backoff: 0.5 }) })
-      yield* Effect.either(Limiter.withLimiter(Effect.fail("boom"), limiter))
+      yield* Effect.exit(Limiter.withLimiter(Effect.fail("boom"), limiter))
       assert.strictEqual(yield* limiter.limit, 10) // 1 in flight of 10: no growth, no drop
-      const timedOut = yield* Effect.fork(
-        Effect.either(Limiter.withLimiter(Effect.timeout(Effect.never, "1 second"), limiter))
-      )
+      const timedOut = yield* fork(Effect.exit(Limiter.withLimiter(Effect.timeout(Effect.never, "1 second"), limiter)))
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(timedOut)
       assert.strictEqual(yield* limiter.limit, 5)
-      yield* Effect.either(
+      yield* Effect.exit(
         Limiter.withLimiter(Effect.fail({ _tag: "BreakerOpenError", breaker: "x", state: "Open" }), limiter)
       )
       assert.strictEqual(yield* limiter.limit, 2)
-      assert.isTrue(Limiter.defaultIsDrop(Cause.die(new Cause.TimeoutException())))
+      assert.isTrue(Limiter.defaultIsDrop(Cause.die(timeoutError())))
       assert.isTrue(Limiter.defaultIsDrop(Cause.fail({ _tag: "LimiterRejectedError" })))
+      assert.isTrue(Limiter.defaultIsDrop(Cause.fail({ _tag: "RequestError", cause: timeoutError() })))
       assert.isFalse(Limiter.defaultIsDrop(Cause.fail({ _tag: "Other" })))
-      assert.isFalse(Limiter.defaultIsDrop(Cause.interrupt(FiberId.none)))
+      assert.isFalse(Limiter.defaultIsDrop(Cause.die(new Error("timeout"))))
+      assert.isFalse(Limiter.defaultIsDrop(interruptCause))
     })
   )
 
@@ -156,9 +158,9 @@ describe("Limiter", () => {
     Effect.gen(function* () {
       const limiter = yield* Limiter.make({
         limit: Limit.aimd({ initial: 10, min: 1, max: 100, backoff: 0.5 }),
-        isDrop: (cause) => Cause.failures(cause).pipe(Chunk.some((e) => e === "overloaded"))
+        isDrop: (cause) => Edition.failures(cause).some((e) => e === "overloaded")
       })
-      yield* Effect.either(Limiter.withLimiter(Effect.fail("overloaded"), limiter))
+      yield* Effect.exit(Limiter.withLimiter(Effect.fail("overloaded"), limiter))
       assert.strictEqual(yield* limiter.limit, 5)
     })
   )
@@ -166,15 +168,18 @@ describe("Limiter", () => {
   it.scoped("drops within one round trip of a backoff are one congestion event: the limit backs off once", () =>
     Effect.gen(function* () {
       const limiter = yield* Limiter.make({ limit: Limit.aimd({ initial: 10, min: 1, max: 100, backoff: 0.5 }) })
-      const timingOut = Effect.either(Limiter.withLimiter(Effect.timeout(Effect.never, "100 millis"), limiter))
+      const timingOut = Effect.exit(Limiter.withLimiter(Effect.timeout(Effect.never, "100 millis"), limiter))
       // Ten calls admitted under the limit of 10 time out together: one backoff, not ten (10 x 0.5^10).
-      const burst = yield* Effect.forkAll(Array.from({ length: 10 }, () => timingOut))
+      const burst = yield* Effect.forEach(
+        Array.from({ length: 10 }, () => timingOut),
+        fork
+      )
       yield* untilInFlight(limiter, 10)
       yield* TestClock.adjust("100 millis")
-      yield* Fiber.join(burst)
+      yield* Effect.forEach(burst, Fiber.join)
       assert.strictEqual(yield* limiter.limit, 5)
       // A call admitted after the backoff that times out too is a new event.
-      const next = yield* Effect.fork(timingOut)
+      const next = yield* fork(timingOut)
       yield* untilInFlight(limiter, 1)
       yield* TestClock.adjust("100 millis")
       yield* Fiber.join(next)
@@ -186,15 +191,23 @@ describe("Limiter", () => {
     Effect.gen(function* () {
       const limiter = yield* Limiter.make({ limit: Limit.aimd({ initial: 4, min: 1, max: 100 }) })
       const call = Limiter.withLimiter(Effect.sleep("20 millis"), limiter)
-      const first = yield* Effect.forkAll(Array.from({ length: 4 }, () => call))
+      // The call admitted last (at 4 in flight) comes back first, 1 ms ahead of the one before it:
+      // calls due at one instant wake last-in first on Effect 3 and first-in first on Effect 4
+      // (docs/editions.md), and a first sample at 1 in flight would start the round with no increase.
+      const first = yield* Effect.forEach([3, 2, 1, 0], (late) =>
+        fork(Limiter.withLimiter(Effect.sleep(20 + late), limiter))
+      )
       yield* untilInFlight(limiter, 4)
-      yield* TestClock.adjust("20 millis")
-      yield* Fiber.join(first)
-      assert.strictEqual(yield* limiter.limit, 5) // four successes at 4 in flight: +1, not +4
-      const second = yield* Effect.forkAll(Array.from({ length: 5 }, () => call))
+      yield* TestClock.adjust("23 millis")
+      yield* Effect.forEach(first, Fiber.join)
+      assert.strictEqual(yield* limiter.limit, 5) // four successes, the first at 4 in flight: +1, not +4
+      const second = yield* Effect.forEach(
+        Array.from({ length: 5 }, () => call),
+        fork
+      )
       yield* untilInFlight(limiter, 5)
       yield* TestClock.adjust("20 millis")
-      yield* Fiber.join(second)
+      yield* Effect.forEach(second, Fiber.join)
       assert.strictEqual(yield* limiter.limit, 6)
     })
   )
@@ -202,11 +215,11 @@ describe("Limiter", () => {
   it.scoped("changes carries every change of the limit with the Clock's time", () =>
     Effect.gen(function* () {
       const limiter = yield* Limiter.make({ limit: Limit.aimd({ initial: 1, min: 1, max: 3 }) })
-      const changes = yield* Effect.fork(Stream.runCollect(Stream.take(limiter.changes, 2)))
-      yield* Effect.yieldNow()
+      const changes = yield* fork(Stream.runCollect(Stream.take(limiter.changes, 2)))
+      yield* yieldNow
       yield* TestClock.adjust("5 seconds")
       for (let i = 0; i < 4; i++) yield* Limiter.withLimiter(Effect.void, limiter)
-      const collected = Chunk.toArray(yield* Fiber.join(changes))
+      const collected = Array.from(yield* Fiber.join(changes))
       assert.deepStrictEqual(collected, [
         { limit: 2, at: 5000 },
         { limit: 3, at: 5000 }
@@ -217,38 +230,37 @@ describe("Limiter", () => {
   it.scoped("metrics: limit, in flight, calls by outcome, round trips; labelled by limiter and partition", () =>
     Effect.gen(function* () {
       const limiter = yield* Limiter.make({ name: "metered", limit: Limit.fixed(1), partitions: { web: 1 } })
-      yield* Limiter.withLimiter(Effect.sleep("30 millis").pipe(Effect.fork, Effect.flatMap(Fiber.join)), limiter, {
+      yield* Limiter.withLimiter(Effect.sleep("30 millis").pipe(fork, Effect.flatMap(Fiber.join)), limiter, {
         partition: "web"
       }).pipe(
-        Effect.fork,
+        fork,
         Effect.tap(() => TestClock.adjust("30 millis")),
         Effect.flatMap(Fiber.join)
       )
       const gate = yield* Deferred.make<void>()
-      const busy = yield* Effect.fork(Limiter.withLimiter(held(gate), limiter, { partition: "web" }))
+      const busy = yield* fork(Limiter.withLimiter(held(gate), limiter, { partition: "web" }))
       yield* untilInFlight(limiter, 1)
-      yield* Effect.either(Limiter.withLimiter(Effect.void, limiter, { partition: "web" }))
-      const tagged = <T>(m: T) => Metric.tagged(m as never, "limiter", "metered") as T
-      const web = <T>(m: T) => Metric.tagged(tagged(m) as never, "partition", "web") as T
-      const calls = (outcome: string) =>
-        Metric.value(Metric.tagged(web(Limiter.callsTotal), "outcome", outcome)).pipe(Effect.map((s) => s.count))
+      yield* Effect.exit(Limiter.withLimiter(Effect.void, limiter, { partition: "web" }))
+      const tagged = { limiter: "metered" }
+      const web = { limiter: "metered", partition: "web" }
+      const calls = (outcome: string) => counterCount(Limiter.callsTotal, { ...web, outcome })
       assert.strictEqual(yield* calls("success"), 1)
       assert.strictEqual(yield* calls("rejected"), 1)
-      assert.strictEqual((yield* Metric.value(tagged(Limiter.limitGauge))).value, 1)
-      assert.strictEqual((yield* Metric.value(tagged(Limiter.inFlightGauge))).value, 1)
-      assert.strictEqual((yield* Metric.value(web(Limiter.inFlightGauge))).value, 1)
-      const rtt = yield* Metric.value(web(Limiter.roundTrip))
+      assert.strictEqual(yield* gaugeValue(Limiter.limitGauge, tagged), 1)
+      assert.strictEqual(yield* gaugeValue(Limiter.inFlightGauge, tagged), 1)
+      assert.strictEqual(yield* gaugeValue(Limiter.inFlightGauge, web), 1)
+      const rtt = yield* histogramOf(Limiter.roundTrip, web)
       assert.strictEqual(rtt.count, 1)
       assert.strictEqual(rtt.sum, 30)
       yield* Deferred.succeed(gate, undefined)
       yield* Fiber.join(busy)
-      assert.strictEqual((yield* Metric.value(tagged(Limiter.inFlightGauge))).value, 0)
+      assert.strictEqual(yield* gaugeValue(Limiter.inFlightGauge, tagged), 0)
     })
   )
 
   it.scoped("withLimiter takes a value or a tag, data-first or data-last, with a partition", () =>
     Effect.gen(function* () {
-      class Api extends Context.Tag("Api")<Api, Limiter.Limiter>() {}
+      class Api extends Edition.KeyClass<Api, Limiter.Limiter>()("Api") {}
       const limiter = yield* Limiter.make({ limit: Limit.fixed(1), partitions: { a: 1 } })
       assert.isTrue(Limiter.isLimiter(limiter))
       assert.isFalse(Limiter.isLimiter({ name: "x" }))
@@ -263,7 +275,7 @@ describe("Limiter", () => {
 
   it.effect("layer provides a limiter for a tag", () =>
     Effect.gen(function* () {
-      class Db extends Context.Tag("Db")<Db, Limiter.Limiter>() {}
+      class Db extends Edition.KeyClass<Db, Limiter.Limiter>()("Db") {}
       const n = yield* Effect.succeed(5).pipe(
         Limiter.withLimiter(Db),
         Effect.provide(Limiter.layer(Db, { name: "db", limit: Limit.fixed(3) }))
@@ -326,9 +338,9 @@ describe("Limiter", () => {
       for (const [options, message] of cases) {
         const exit = yield* Effect.exit(Effect.scoped(Limiter.make(options)))
         assert.isTrue(Exit.isFailure(exit), JSON.stringify(options))
-        const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : undefined
-        assert.isTrue(error?._tag === "Some" && error.value instanceof Limiter.InvalidLimiterOptions)
-        assert.include(error?._tag === "Some" ? error.value.message : "", message)
+        const error = Exit.isFailure(exit) ? Option.getOrUndefined(Edition.findError(exit.cause)) : undefined
+        assert.isTrue(error instanceof Limiter.InvalidLimiterOptions)
+        assert.include(error?.message ?? "", message)
       }
     })
   )

@@ -1,6 +1,7 @@
 import { Limit, LimiterRegistry } from "@circuitry/limiter"
-import { assert, describe, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit, Fiber } from "effect"
+import * as Edition from "@circuitry/core/Edition"
+import { assert, describe, it } from "@circuitry/testkit"
+import { Deferred, Effect, Exit, Fiber, Option } from "effect"
 import { untilInFlight } from "./utils.js"
 
 const provideRegistry = (options?: LimiterRegistry.RegistryOptions) => Effect.provide(LimiterRegistry.layer(options))
@@ -38,7 +39,7 @@ describe("LimiterRegistry", () => {
       const registry = yield* LimiterRegistry.LimiterRegistry
       const busy = yield* registry.get("busy")
       const gate = yield* Deferred.make<void>()
-      const fiber = yield* Effect.fork(busy.execute(Deferred.await(gate)))
+      const fiber = yield* Edition.forkChild(busy.execute(Deferred.await(gate)))
       yield* untilInFlight(busy, 1)
       yield* registry.get("idle")
       yield* registry.get("new")
@@ -57,8 +58,8 @@ describe("LimiterRegistry", () => {
       ]) {
         const exit = yield* Effect.exit(Effect.scoped(LimiterRegistry.make(options)))
         assert.isTrue(Exit.isFailure(exit))
-        const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : undefined
-        assert.strictEqual(error?._tag === "Some" ? error.value._tag : undefined, "InvalidLimiterOptions")
+        const error = Exit.isFailure(exit) ? Option.getOrUndefined(Edition.findError(exit.cause)) : undefined
+        assert.strictEqual(error?._tag, "InvalidLimiterOptions")
       }
     })
   )

@@ -3,13 +3,10 @@
  * `sampleEvery` as TestClock moves, so each case is deterministic.
  */
 import { Shedder } from "@circuitry/limiter"
-import { assert, describe, it } from "@effect/vitest"
+import { assert, counterCount, describe, gaugeValue, histogramOf, it, TestClock, yieldNow } from "@circuitry/testkit"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Metric from "effect/Metric"
 import * as Ref from "effect/Ref"
-import * as TestClock from "effect/TestClock"
 
 const busy = { delayMillis: 0, utilization: 1 }
 const idle = { delayMillis: 0, utilization: 0.2 }
@@ -18,12 +15,12 @@ const withSignal = (name: string, options?: Shedder.Options) =>
   Effect.gen(function* () {
     const signal = yield* Ref.make<Shedder.LoopSignal>(busy)
     const shedder = yield* Shedder.make({ name, loop: Ref.get(signal), ...options })
-    yield* Effect.yieldNow() // the sampler takes its first sample
+    yield* yieldNow // the sampler takes its first sample
     return { shedder, set: (s: Shedder.LoopSignal) => Ref.set(signal, s) }
   })
 
 const verdict = (shedder: Shedder.Shedder, waited: number) =>
-  Effect.map(Effect.either(shedder.admit(waited)), Either.match({ onLeft: (e) => e.reason, onRight: () => "admit" }))
+  Effect.match(shedder.admit(waited), { onFailure: (e) => e.reason, onSuccess: () => "admit" })
 
 describe("Shedder", () => {
   it.scoped("a saturated loop for a whole interval makes the queue standing; an idle sample ends it", () =>
@@ -56,8 +53,7 @@ describe("Shedder", () => {
       yield* TestClock.adjust("20 millis")
       assert.deepStrictEqual((yield* shedder.snapshot).loop, { delayMillis: 460, utilization: 0.95 })
       assert.strictEqual(yield* verdict(shedder, 40), "admit") // a request read after that turn: 40 ms
-      const gauge = yield* Metric.value(Shedder.loopDelay.pipe(Metric.tagged("shedder", "delay")))
-      assert.strictEqual(gauge.value, 460)
+      assert.strictEqual(yield* gaugeValue(Shedder.loopDelay, { shedder: "delay" }), 460)
     })
   )
 
@@ -73,7 +69,7 @@ describe("Shedder", () => {
           (n) => (n === 0 ? Effect.succeed(idle) : Effect.as(Deferred.await(gate), idle))
         )
         const shedder = yield* Shedder.make({ name: "late", loop })
-        yield* Effect.yieldNow()
+        yield* yieldNow
         yield* TestClock.adjust("20 millis") // the second sample is due now and does not come back
         assert.strictEqual(yield* verdict(shedder, 10), "admit")
         // its timer fired at 20 ms: at 480 ms it is 440 ms late, 450 ms with the 10 ms measured, a burst
@@ -97,11 +93,10 @@ describe("Shedder", () => {
       assert.strictEqual(error.retryAfterMillis, 800)
       assert.include(error.message, `shedder "errors" shed a request that waited 30 ms`)
       yield* Effect.flip(shedder.admit(900))
-      const count = (reason: string) =>
-        Metric.value(Shedder.shedTotal.pipe(Metric.tagged("shedder", "errors"), Metric.tagged("reason", reason)))
-      assert.strictEqual((yield* count("standing")).count, 1)
-      assert.strictEqual((yield* count("overdue")).count, 1)
-      const waits = yield* Metric.value(Shedder.waited.pipe(Metric.tagged("shedder", "errors")))
+      const count = (reason: string) => counterCount(Shedder.shedTotal, { shedder: "errors", reason })
+      assert.strictEqual(yield* count("standing"), 1)
+      assert.strictEqual(yield* count("overdue"), 1)
+      const waits = yield* histogramOf(Shedder.waited, { shedder: "errors" })
       assert.strictEqual(waits.count, 2)
       assert.strictEqual(waits.max, 900)
     })
@@ -131,12 +126,12 @@ describe("Shedder", () => {
             // busy
           }
         })
-        yield* Effect.forkScoped(Effect.forever(Effect.zipRight(block, Effect.sleep("1 millis"))))
+        yield* Effect.forkScoped(Effect.forever(Effect.andThen(block, Effect.sleep("1 millis"))))
         // the sampler runs on the next turns of the loop: wait for the sample that saw the block
         const sampled: Effect.Effect<Shedder.Snapshot> = Effect.flatMap(shedder.snapshot, (s) =>
           s.loop.delayMillis >= 50 && s.saturated
             ? Effect.succeed(s)
-            : Effect.zipRight(Effect.sleep("5 millis"), sampled)
+            : Effect.andThen(Effect.sleep("5 millis"), sampled)
         )
         // A deadline for the event only: on a busy machine (CI runs other files beside this one) the
         // sampler's turn can come late; what is asserted of the sample does not change.

@@ -4,8 +4,9 @@
  * count of calls in flight is the truth, and a queue never holds a caller while a slot is free.
  */
 import { Limit, Limiter } from "@circuitry/limiter"
-import { describe, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Fiber, TestClock, TestContext } from "effect"
+import * as Edition from "@circuitry/core/Edition"
+import { describe, it, runTest, TestClock, timeoutError, yieldNow } from "@circuitry/testkit"
+import { Deferred, Effect, Fiber } from "effect"
 import * as fc from "fast-check"
 import { timeoutFor } from "../../../test-support/calibrate.js"
 
@@ -59,7 +60,7 @@ const limitArb: fc.Arbitrary<{ readonly make: () => Limit.Limit; readonly min: n
   )
 
 interface Call {
-  readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
+  readonly fiber: Edition.Fiber<unknown, unknown>
   readonly gate: Deferred.Deferred<void, unknown>
   started: boolean
   done: boolean
@@ -83,7 +84,7 @@ const scenario = (
     })
     const calls: Array<Call> = []
     let running = 0
-    const settle = Effect.repeatN(Effect.yieldNow(), 20)
+    const settle = Effect.repeat(yieldNow, { times: 20 })
     for (const o of ops) {
       switch (o._tag) {
         case "Arrive": {
@@ -106,7 +107,7 @@ const scenario = (
             )
           })
           const partition = ["a", "b", undefined][o.partition]
-          const fiber = yield* Effect.fork(Limiter.withLimiter(body, limiter, { partition }))
+          const fiber = yield* Edition.forkChild(Limiter.withLimiter(body, limiter, { partition }))
           calls.push(Object.assign(call, { fiber }) as Call)
           break
         }
@@ -116,7 +117,7 @@ const scenario = (
           const c = live[o.index % live.length]!
           if (o.how === "success") yield* Deferred.succeed(c.gate, undefined)
           else if (o.how === "failure") yield* Deferred.fail(c.gate, "boom")
-          else yield* Deferred.fail(c.gate, new Cause.TimeoutException())
+          else yield* Deferred.fail(c.gate, timeoutError())
           break
         }
         case "Interrupt": {
@@ -145,14 +146,14 @@ const scenario = (
     yield* settle
     check((yield* limiter.inFlight) === 0, "a slot leaked")
     check((yield* limiter.snapshot).queued === 0, "a waiter leaked")
-  }).pipe(Effect.scoped, Effect.provide(TestContext.TestContext))
+  })
 
 const property = fc.asyncProperty(
   limitArb,
   fc.boolean(),
   fc.boolean(),
   fc.array(op, { minLength: 1, maxLength: 60 }),
-  (limit, queued, partitioned, ops) => Effect.runPromise(scenario(limit, queued, partitioned, ops))
+  (limit, queued, partitioned, ops) => runTest(scenario(limit, queued, partitioned, ops))
 )
 const RUNS = 150
 

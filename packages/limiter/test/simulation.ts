@@ -6,9 +6,11 @@
  * answered within the deadline, per second, as a share of the capacity C / base) and the latency
  * percentiles of the calls that were admitted.
  */
+import * as Edition from "@circuitry/core/Edition"
 import { Limiter } from "@circuitry/limiter"
 import type { Limit } from "@circuitry/limiter"
-import { Cause, Clock, Duration, Effect, Fiber, Scheduler } from "effect"
+import { runVirtual as runOn, timeoutError, type VirtualTime } from "@circuitry/testkit"
+import { Effect, Fiber } from "effect"
 
 export interface Dependency {
   /** Calls the dependency serves at the base latency. */
@@ -122,31 +124,20 @@ const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
  * A discrete-event virtual clock. `TestClock.adjust` waits for real timers (two `setTimeout(0)`)
  * at every step and every due sleep, so the ~100,000 events of this simulation would take many
  * minutes of real time; this clock jumps from one due sleep to the next instead, with every fiber
- * on a `ControlledScheduler` that the driver steps until all of them are suspended. Time is as
- * virtual and as deterministic as with TestClock.
+ * on a scheduler that the driver (the testkit's `runVirtual`, one per major) steps until all of
+ * them are suspended. Time is as virtual and as deterministic as with TestClock.
  */
-class VirtualClock implements Clock.Clock {
-  readonly [Clock.ClockTypeId]: Clock.ClockTypeId = Clock.ClockTypeId
+class VirtualClock {
   now = 0
   private seq = 0
   private readonly timers: Array<{ readonly at: number; readonly seq: number; readonly wake: () => void }> = []
-  unsafeCurrentTimeMillis(): number {
-    return this.now
-  }
-  unsafeCurrentTimeNanos(): bigint {
-    return BigInt(Math.round(this.now * 1_000_000))
-  }
-  readonly currentTimeMillis = Effect.sync(() => this.now)
-  readonly currentTimeNanos = Effect.sync(() => this.unsafeCurrentTimeNanos())
-  sleep(duration: Duration.Duration): Effect.Effect<void> {
-    return Effect.async<void>((resume) => {
-      const timer = { at: this.now + Duration.toMillis(duration), seq: this.seq++, wake: () => resume(Effect.void) }
-      this.insert(timer)
-      return Effect.sync(() => {
-        const i = this.timers.indexOf(timer)
-        if (i >= 0) this.timers.splice(i, 1)
-      })
-    })
+  sleep = (millis: number, wake: () => void): (() => void) => {
+    const timer = { at: this.now + millis, seq: this.seq++, wake }
+    this.insert(timer)
+    return () => {
+      const i = this.timers.indexOf(timer)
+      if (i >= 0) this.timers.splice(i, 1)
+    }
   }
   private insert(timer: { readonly at: number; readonly seq: number; readonly wake: () => void }) {
     // Kept sorted by (at, seq), latest first, so the next due timer pops off the end.
@@ -161,7 +152,7 @@ class VirtualClock implements Clock.Clock {
     this.timers.splice(lo, 0, timer)
   }
   /** Moves time to the next due sleep and wakes it; false when nothing sleeps. */
-  advance(): boolean {
+  advance = (): boolean => {
     const timer = this.timers.pop()
     if (timer === undefined) return false
     this.now = Math.max(this.now, timer.at)
@@ -173,17 +164,8 @@ class VirtualClock implements Clock.Clock {
 /** Runs `program` to its end in virtual time on the clock given to it. */
 const runVirtual = <A>(program: (clock: VirtualClock) => Effect.Effect<A>): A => {
   const clock = new VirtualClock()
-  const scheduler = new Scheduler.ControlledScheduler()
-  const fiber = Effect.runFork(program(clock).pipe(Effect.withClock(clock), Effect.withScheduler(scheduler)))
-  for (;;) {
-    while (scheduler.tasks.buckets.length > 0) scheduler.step()
-    const exit = fiber.unsafePoll()
-    if (exit !== null) {
-      if (exit._tag === "Success") return exit.value
-      throw new Error(`simulation failed: ${String(exit.cause)}`)
-    }
-    if (!clock.advance()) throw new Error("simulation deadlocked: every fiber waits and nothing sleeps")
-  }
+  const time: VirtualTime = { now: () => clock.now, sleep: clock.sleep, advance: clock.advance }
+  return runOn(program(clock), time)
 }
 
 export interface Partitioned {
@@ -237,11 +219,11 @@ export const simulate = (
           calls.push(record)
           const answered = latency <= dependency.deadlineMillis
           return Effect.sleep(answered ? latency : dependency.deadlineMillis).pipe(
-            Effect.zipRight(
+            Effect.andThen(
               Effect.suspend(() => {
                 record.end = clock.now
                 record.ok = answered
-                return answered ? Effect.void : Effect.fail(new Cause.TimeoutException())
+                return answered ? Effect.void : Effect.fail(timeoutError())
               })
             )
           )
@@ -268,7 +250,7 @@ export const simulate = (
       }
       const limits: Array<readonly [number, number]> = []
       if (limiter !== undefined) {
-        yield* Effect.fork(
+        yield* Edition.forkChild(
           Effect.gen(function* () {
             for (let t = 0; t < total; t += 100) {
               limits.push([t, yield* limiter.limit])
@@ -277,10 +259,10 @@ export const simulate = (
           })
         )
       }
-      const fibers: Array<Fiber.RuntimeFiber<void>> = []
+      const fibers: Array<Edition.Fiber<void, never>> = []
       for (const t of times) {
         if (t > clock.now) yield* Effect.sleep(t - clock.now)
-        fibers.push(yield* Effect.fork(attemptIn(partitionOf())))
+        fibers.push(yield* Edition.forkChild(attemptIn(partitionOf())))
       }
       yield* Effect.sleep(total + dependency.deadlineMillis - clock.now)
       for (const f of fibers) yield* Fiber.join(f)

@@ -1,4 +1,5 @@
 import type { Limiter } from "@circuitry/limiter"
+import { yieldNow } from "@circuitry/testkit"
 import { Effect } from "effect"
 
 /** Lets forked calls start until `n` are in flight (fails the test rather than spinning forever). */
@@ -6,7 +7,7 @@ export const untilInFlight = (limiter: Limiter.Limiter, n: number) =>
   Effect.gen(function* () {
     for (let i = 0; i < 1000; i++) {
       if ((yield* limiter.inFlight) === n) return
-      yield* Effect.yieldNow()
+      yield* yieldNow
     }
     throw new Error(`never reached ${n} in flight`)
   })
@@ -16,7 +17,7 @@ export const untilQueued = (limiter: Limiter.Limiter, n: number) =>
   Effect.gen(function* () {
     for (let i = 0; i < 1000; i++) {
       if ((yield* limiter.snapshot).queued === n) return
-      yield* Effect.yieldNow()
+      yield* yieldNow
     }
     throw new Error(`never reached ${n} queued`)
   })

@@ -36,10 +36,31 @@ export interface Problem {
 }
 
 /**
+ * What both middlewares do when a client's connection closes before its response.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface DisconnectOptions {
+  /**
+   * Run the handler interruptibly (the default), so that it stops at its next suspension (an I/O
+   * wait, a sleep, a yield to the event loop) once its client's connection closes;
+   * `@effect/platform` runs handlers uninterruptibly, which lets them work on for a client that
+   * has gone. Finalizers and `Effect.uninterruptible` regions in the handler still run to the end.
+   * `false` keeps the handler uninterruptible.
+   */
+  readonly interruptOnDisconnect?: boolean | undefined
+}
+
+/**
+ * `middleware` also runs its wait in the limiter's queue interruptibly (`interruptOnDisconnect`):
+ * a client that goes while queued leaves the queue, and one that goes while served frees its slot
+ * once its handler stops.
+ *
  * @since 0.1.0
  * @category models
  */
-export interface Options {
+export interface Options extends DisconnectOptions {
   /**
    * The partition of a request, e.g. from a header or the route (`request.headers["x-tenant"]`).
    * It must not throw. Default: no partition.
@@ -86,7 +107,9 @@ export const toResponse: (
  * Middleware for an `HttpApp` or `HttpRouter` (through `HttpRouter.use`, or around the app given
  * to `HttpServer.serve`): each request runs through `limiter` (a value or a tag) in the partition
  * `options.partition` gives it; a request over the limit gets the refusal and never reaches the
- * handler. A `LimiterRejectedError` from a limiter inside the handler gets the same answer.
+ * handler. A `LimiterRejectedError` from a limiter inside the handler gets the same answer. A
+ * client that disconnects stops its handler, or leaves the queue, and frees its place at once
+ * (`DisconnectOptions`).
  *
  * @since 0.1.0
  * @category middleware
@@ -144,19 +167,11 @@ export interface ShedProblem {
  * @since 0.2.0
  * @category models
  */
-export interface SheddingOptions {
+export interface SheddingOptions extends DisconnectOptions {
   /** The problem `type` URI. Default `"about:blank"`. */
   readonly type?: string | undefined
   /** The problem `title`. Default `"Service Unavailable"`. */
   readonly title?: string | undefined
-  /**
-   * Run the handler interruptibly (the default), so that it stops at its next suspension (an I/O
-   * wait, a sleep, a yield to the event loop) once its client's connection closes;
-   * `@effect/platform` runs handlers uninterruptibly, which lets them work on for a client that
-   * has gone. Finalizers and `Effect.uninterruptible` regions in the handler still run to the end.
-   * `false` keeps the handler uninterruptible.
-   */
-  readonly interruptOnDisconnect?: boolean | undefined
 }
 
 /**

@@ -3,7 +3,9 @@ import { Limit, Limiter, LimiterRegistry } from "@circuitry/limiter"
 import { BreakerHttpClient, LimiterHttpClient, LimiterHttpServer } from "@circuitry/platform"
 import { assert, describe, it } from "@effect/vitest"
 import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Deferred from "effect/Deferred"
@@ -11,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import { disconnectAfter, stopsForAGoneClient, worksOnForAGoneClient } from "./disconnect.js"
 import { serve } from "./utils.js"
 
 /** An app whose handler counts its runs and holds each request until `gate` opens. */
@@ -25,11 +28,22 @@ const heldApp = (gate: Deferred.Deferred<void>, hits: { count: number }) =>
     )
   )
 
-const untilHits = (hits: { count: number }, n: number) =>
+/** Waits up to 5 s for `read` to give `n`, then asserts it. */
+const until = (read: Effect.Effect<number>, n: number) =>
   Effect.gen(function* () {
-    for (let i = 0; i < 500 && hits.count < n; i++) yield* Effect.sleep("10 millis")
-    assert.strictEqual(hits.count, n)
+    let value = yield* read
+    for (let i = 0; i < 500 && value !== n; i++) {
+      yield* Effect.sleep("10 millis")
+      value = yield* read
+    }
+    assert.strictEqual(value, n)
   })
+
+const untilHits = (hits: { count: number }, n: number) =>
+  until(
+    Effect.sync(() => hits.count),
+    n
+  )
 
 describe("LimiterHttpServer", () => {
   it.live("over real HTTP: past the limit, 503 problem+json with Retry-After, and the handler is not reached", () =>
@@ -97,6 +111,70 @@ describe("LimiterHttpServer", () => {
       for (const f of [gold, gold2, ...free]) assert.strictEqual((yield* Fiber.join(f)).status, 200)
     }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
   )
+
+  // @effect/platform runs an app's handler uninterruptibly (HttpRouter reopens its routes'
+  // handlers, but not what runs around the router): without the middleware reopening it, a client
+  // that had gone kept its slot, or its place in the queue, until the handler ended.
+  it.live("a client that disconnects stops its handler, and its slot is free at once", () =>
+    Effect.gen(function* () {
+      const limiter = yield* Limiter.make({ name: "gone", limit: Limit.fixed(1) })
+      const started = yield* Deferred.make<void>()
+      const interrupted = yield* Deferred.make<number>()
+      const hold = Deferred.succeed(started, undefined).pipe(
+        Effect.zipRight(Effect.never),
+        Effect.onInterrupt(() => Effect.flatMap(limiter.inFlight, (n) => Deferred.succeed(interrupted, n)))
+      )
+      // A plain app, not a router: its handler is what @effect/platform runs uninterruptibly.
+      const app = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+        request.url === "/hold" ? hold : Effect.succeed(HttpServerResponse.text("done"))
+      ).pipe(LimiterHttpServer.middleware(limiter))
+      const server = yield* serve(app)
+      yield* disconnectAfter(server.port, "/hold", Deferred.await(started))
+      // The handler's finalizer runs while its call still holds the slot.
+      assert.strictEqual(yield* Deferred.await(interrupted).pipe(Effect.timeout("5 seconds")), 1)
+      assert.strictEqual(yield* limiter.inFlight, 0)
+      const client = yield* HttpClient.HttpClient
+      assert.strictEqual((yield* client.get(`${server.url}/work`)).status, 200) // the freed slot serves the next
+    }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
+  )
+
+  it.live("a client that disconnects stops its handler at its next turn of the loop, and it can be kept on", () =>
+    Effect.gen(function* () {
+      const limiter = yield* Limiter.make({ name: "sliced", limit: Limit.fixed(4) })
+      const port = (app: HttpApp.Default<never, HttpServerRequest.HttpServerRequest>) =>
+        Effect.map(serve(app), (s) => s.port)
+      yield* stopsForAGoneClient((app) => port(app.pipe(LimiterHttpServer.middleware(limiter))))
+      yield* worksOnForAGoneClient((app) =>
+        port(app.pipe(LimiterHttpServer.middleware(limiter, { interruptOnDisconnect: false })))
+      )
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("a client that disconnects while queued leaves the queue and never reaches its handler", () =>
+    Effect.gen(function* () {
+      const limiter = yield* Limiter.make({
+        name: "queued",
+        limit: Limit.fixed(1),
+        queue: { size: 4, timeout: "1 minute" }
+      })
+      const gate = yield* Deferred.make<void>()
+      const hits = { count: 0 }
+      // Around the router, as docs/platform.md puts it: the wait in the queue is outside the routes.
+      const server = yield* serve(heldApp(gate, hits).pipe(LimiterHttpServer.middleware(limiter)))
+      // After a failed assertion too, so that the server's scope can close (its finalizers run after).
+      yield* Effect.addFinalizer(() => Deferred.succeed(gate, undefined))
+      const client = yield* HttpClient.HttpClient
+      const first = yield* Effect.fork(client.get(`${server.url}/work`))
+      yield* untilHits(hits, 1)
+      const queued = Effect.map(limiter.snapshot, (s) => s.queued)
+      yield* disconnectAfter(server.port, "/work", until(queued, 1))
+      yield* until(queued, 0)
+      yield* Deferred.succeed(gate, undefined)
+      assert.strictEqual((yield* Fiber.join(first)).status, 200)
+      assert.strictEqual(hits.count, 1)
+      assert.strictEqual(yield* limiter.inFlight, 0)
+    }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
+  )
 })
 
 describe("LimiterHttpClient", () => {
@@ -146,7 +224,10 @@ describe("LimiterHttpClient", () => {
         Layer.mergeAll(
           NodeHttpClient.layer,
           BreakerRegistry.layer({ defaults: { policy: Policy.consecutiveFailures(2), openFor: "1 minute" } }),
-          LimiterRegistry.layer({ defaults: { limit: Limit.aimd({ initial: 8, min: 1, max: 8, backoff: 0.5 }) } })
+          // A `timeout` (and no rttTolerance): only failures are drops, not the latency of a busy machine.
+          LimiterRegistry.layer({
+            defaults: { limit: Limit.aimd({ initial: 8, min: 1, max: 8, backoff: 0.5, timeout: "1 minute" }) }
+          })
         )
       )
     )

@@ -7,16 +7,13 @@ import { LimiterHttpServer } from "@circuitry/platform"
 import { assert, describe, it } from "@effect/vitest"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import type * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Http from "node:http"
 import * as TestClock from "effect/TestClock"
 import * as TestContext from "effect/TestContext"
-import * as Net from "node:net"
+import { stopsForAGoneClient, worksOnForAGoneClient } from "./disconnect.js"
 
 /** A Node server on a free port of 127.0.0.1 that tracks arrivals, for the life of the scope. */
 const serveTracked = <E, R>(app: HttpApp.Default<E, R>, arrivals?: LimiterHttpServer.ArrivalOptions) =>
@@ -40,49 +37,6 @@ const get = (port: number, path: string) =>
         resume(Effect.succeed({ status: response.statusCode!, headers: response.headers, body }))
       )
     })
-  })
-
-/** A turn of the event loop: what an I/O wait gives the loop, so that it can hear a closed connection. */
-const turn = Effect.async<void>((resume) => {
-  setImmediate(() => resume(Effect.void))
-})
-
-/** A handler that works in 1 ms slices until `release`, counting its slices, and says when it stops. */
-const slicedWork = (release: Deferred.Deferred<void>) =>
-  Effect.gen(function* () {
-    const started = yield* Deferred.make<void>()
-    const interrupted = yield* Deferred.make<number>()
-    const work = { slices: 0 }
-    const waiting: Array<readonly [number, Deferred.Deferred<void>]> = []
-    /** Resolves once the handler has done `n` slices. */
-    const reached = (n: number) =>
-      Effect.flatMap(Deferred.make<void>(), (d) => {
-        waiting.push([n, d])
-        return Deferred.await(d)
-      })
-    const app = Effect.gen(function* () {
-      yield* Deferred.succeed(started, undefined)
-      while (!(yield* Deferred.isDone(release))) {
-        const start = performance.now()
-        while (performance.now() - start < 1) {
-          // a slice of CPU
-        }
-        work.slices++
-        for (const [n, d] of waiting) if (work.slices >= n) yield* Deferred.succeed(d, undefined)
-        yield* turn
-      }
-      return HttpServerResponse.text("done")
-    }).pipe(Effect.onInterrupt(() => Deferred.succeed(interrupted, work.slices)))
-    return { app, started, interrupted, work, reached }
-  })
-
-/** Sends a GET on a raw socket, waits for the handler to start, then closes the connection. */
-const disconnectWhileServed = (port: number, started: Deferred.Deferred<void>) =>
-  Effect.gen(function* () {
-    const socket = Net.connect(port, "127.0.0.1")
-    socket.on("connect", () => socket.write("GET /work HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"))
-    yield* Deferred.await(started)
-    socket.destroy()
   })
 
 describe("LimiterHttpServer.shedding", () => {
@@ -135,13 +89,7 @@ describe("LimiterHttpServer.shedding", () => {
   it.live("a client that disconnects stops its handler at its next turn of the loop", () =>
     Effect.gen(function* () {
       const shedder = yield* Shedder.make({ name: "disconnect", loop: false })
-      const release = yield* Deferred.make<void>()
-      const { app, interrupted, started, work } = yield* slicedWork(release)
-      const port = yield* serveTracked(app.pipe(LimiterHttpServer.shedding(shedder)))
-      yield* disconnectWhileServed(port, started)
-      const slicesAtInterrupt = yield* Deferred.await(interrupted).pipe(Effect.timeout("5 seconds"))
-      assert.strictEqual(work.slices, slicesAtInterrupt) // no slice after the interruption
-      yield* Deferred.succeed(release, undefined)
+      yield* stopsForAGoneClient((app) => serveTracked(app.pipe(LimiterHttpServer.shedding(shedder))))
     }).pipe(Effect.scoped)
   )
 
@@ -150,25 +98,9 @@ describe("LimiterHttpServer.shedding", () => {
     () =>
       Effect.gen(function* () {
         const shedder = yield* Shedder.make({ name: "disconnect-off", loop: false })
-        const release = yield* Deferred.make<void>()
-        const { app, interrupted, reached, started, work } = yield* slicedWork(release)
-        const closed = yield* Deferred.make<number>()
-        const port = yield* serveTracked(
-          Effect.zipRight(
-            // hear the close as @effect/platform-node does, to know when the client has gone
-            Effect.flatMap(
-              Effect.map(HttpServerRequest.HttpServerRequest, NodeHttpServerRequest.toServerResponse),
-              (response) =>
-                Effect.sync(() => response.on("close", () => Deferred.unsafeDone(closed, Effect.succeed(work.slices))))
-            ),
-            app
-          ).pipe(LimiterHttpServer.shedding(shedder, { interruptOnDisconnect: false }))
+        yield* worksOnForAGoneClient((app) =>
+          serveTracked(app.pipe(LimiterHttpServer.shedding(shedder, { interruptOnDisconnect: false })))
         )
-        yield* disconnectWhileServed(port, started)
-        const slicesAtClose = yield* Deferred.await(closed).pipe(Effect.timeout("5 seconds"))
-        yield* reached(slicesAtClose + 20).pipe(Effect.timeout("5 seconds"))
-        assert.isFalse(yield* Deferred.isDone(interrupted))
-        yield* Deferred.succeed(release, undefined)
       }).pipe(Effect.scoped)
   )
 })

@@ -12,7 +12,6 @@
  */
 import { BreakerStore, OptionRules } from "@circuitry/breaker"
 import type * as PgClient from "@effect/sql-pg/PgClient"
-import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
@@ -26,6 +25,7 @@ import type * as Stream from "effect/Stream"
 import * as errors from "./internal/errors.js"
 import * as Tables from "./internal/schema.js"
 import * as internal from "./internal/store.js"
+import * as SqliteClient from "./internal/sqliteClient.js"
 
 /**
  * @since 0.1.0
@@ -127,11 +127,13 @@ export const make = (
  * ```ts
  * import { CircuitBreaker, Policy } from "@circuitry/breaker"
  * import { SqlBreakerStore } from "@circuitry/sql"
- * import { SqliteClient } from "@effect/sql-sqlite-node"
- * import { Effect, Layer } from "effect"
+ * import { PgClient } from "@effect/sql-pg"
+ * import { Effect, Layer, Redacted } from "effect"
  *
+ * // The application's own client: here PostgreSQL; a SqliteClient over better-sqlite3 is given
+ * // the same way.
  * const StoreLive = SqlBreakerStore.layer({ table: "breakers" }).pipe(
- *   Layer.provide(SqliteClient.layer({ filename: "breakers.db" }))
+ *   Layer.provide(PgClient.layer({ url: Redacted.make("postgres://app@db.internal:5432/app") }))
  * )
  *
  * const program = Effect.gen(function* () {
@@ -179,12 +181,15 @@ export const migrate = (options?: {
   )
 
 /**
- * The SQLite client of `layerSqlite`.
+ * The SQLite client of `layerSqlite`: a connection through `libsql` (install it beside this
+ * package), whose binary comes from the npm registry, one package per platform. The fields beside
+ * `filename` and `busyTimeout` are those of `@effect/sql-sqlite-node`'s config, which this layer
+ * used before libsql: to keep better-sqlite3, give `layer` your own `SqliteClient` (docs/sql.md).
  *
  * @since 0.1.0
  * @category models
  */
-export interface SqliteOptions extends Omit<SqliteClient.SqliteClientConfig, "filename"> {
+export interface SqliteOptions {
   /** The database file (created when missing). */
   readonly filename: string
   /**
@@ -192,11 +197,26 @@ export interface SqliteOptions extends Omit<SqliteClient.SqliteClientConfig, "fi
    * retries in the background). SQLite calls block the thread, so keep it short. Default 250 ms.
    */
   readonly busyTimeout?: Duration.DurationInput | undefined
+  /** A store writes: `true` is rejected with `InvalidStoreOptions`. */
+  readonly readonly?: boolean | undefined
+  /** Prepared statements kept, the least recently used dropped first. Default 200. */
+  readonly prepareCacheSize?: number | undefined
+  /** Not used (statements are kept by count alone); accepted so that configs of the better-sqlite3 layer compile. */
+  readonly prepareCacheTTL?: Duration.DurationInput | undefined
+  /** Keep SQLite's rollback journal instead of switching the file to WAL. Default `false`. */
+  readonly disableWAL?: boolean | undefined
+  readonly spanAttributes?: Record<string, unknown> | undefined
+  readonly transformResultNames?: ((str: string) => string) | undefined
+  readonly transformQueryNames?: ((str: string) => string) | undefined
 }
 
 const SqliteSchema = Schema.Struct({
   filename: Schema.String.pipe(Schema.minLength(1)).annotations({ message: () => "a non-empty path" }),
-  busyTimeout: Schema.optional(OptionRules.FiniteMillis)
+  busyTimeout: Schema.optional(OptionRules.FiniteMillis),
+  readonly: Schema.optional(Schema.Literal(false).annotations({ message: () => "false: a store writes" })),
+  prepareCacheSize: Schema.optional(
+    Schema.Int.pipe(Schema.nonNegative()).annotations({ message: () => "an integer >= 0" })
+  )
 })
 
 const driverError = (driver: string, cause: unknown) =>
@@ -209,7 +229,7 @@ const driverError = (driver: string, cause: unknown) =>
 
 /**
  * The embedded default for one machine: a SQLite file, its migration and the store, in one layer.
- * Every process that opens the same file shares the verdicts.
+ * Every process that opens the same file shares the verdicts. Needs `libsql` installed.
  *
  * @since 0.1.0
  * @category layers
@@ -231,25 +251,29 @@ export const layerSqlite = (
 ): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, InvalidStoreOptions | BreakerStore.BreakerStoreError> => {
   const checked = OptionRules.decode(SqliteSchema, config, (message) => new InvalidStoreOptions({ message }))
   if (Either.isLeft(checked)) return Layer.fail(checked.left)
-  const busyMillis = checked.right.busyTimeout ?? 250
-  const { busyTimeout: _, ...clientConfig } = config
+  const clientConfig: SqliteClient.Config = {
+    filename: config.filename,
+    busyTimeoutMillis: checked.right.busyTimeout ?? 250,
+    wal: config.disableWAL !== true,
+    prepareCacheSize: checked.right.prepareCacheSize ?? 200,
+    spanAttributes: config.spanAttributes,
+    transformQueryNames: config.transformQueryNames,
+    transformResultNames: config.transformResultNames
+  }
   // The driver is loaded when the layer is built, so that PostgreSQL users never load SQLite's.
   const client = Layer.unwrapEffect(
     Effect.tryPromise({
-      try: () => import("@effect/sql-sqlite-node/SqliteClient"),
-      catch: (cause) => driverError("SQLite (better-sqlite3)", cause)
+      try: () => import("libsql"),
+      catch: (cause) => driverError("SQLite (libsql)", cause)
     }).pipe(
-      Effect.map((Sqlite) =>
-        Layer.mapError(Sqlite.layer(clientConfig), (cause) => driverError(`SQLite file ${config.filename}`, cause))
+      Effect.map((libsql) =>
+        Layer.mapError(SqliteClient.layer(libsql.default, clientConfig), (cause) =>
+          driverError(`SQLite file ${config.filename}`, cause)
+        )
       )
     )
   )
-  const pragma = Layer.effectDiscard(
-    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`PRAGMA busy_timeout = ${Math.floor(busyMillis)}`)).pipe(
-      Effect.mapError((cause) => driverError(`SQLite file ${config.filename}`, cause))
-    )
-  )
-  return layer(options).pipe(Layer.provide(Layer.provideMerge(pragma, client)))
+  return layer(options).pipe(Layer.provide(client))
 }
 
 /**

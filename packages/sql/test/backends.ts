@@ -5,13 +5,14 @@
 import type { BreakerStore } from "@circuitry/breaker"
 import { SqlBreakerStore } from "@circuitry/sql"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
+import Libsql from "libsql"
 import { Context, Effect, Layer, Option } from "effect"
 import type { Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as SqliteClient from "../src/internal/sqliteClient.js"
 
 export const pgConfig = {
   host: "127.0.0.1",
@@ -56,7 +57,11 @@ const sqlite: Effect.Effect<Db, unknown, Scope.Scope> = Effect.gen(function* () 
   )
   const filename = path.join(dir, "breakers.db")
   const table = "breakers"
-  const context = yield* Layer.build(SqliteClient.layer({ filename }))
+  // Another connection on the file, through the store's driver, waiting up to 5 s for a lock (as the
+  // better-sqlite3 client these tests used before did by default).
+  const context = yield* Layer.build(
+    SqliteClient.layer(Libsql, { filename, busyTimeoutMillis: 5_000, wal: true, prepareCacheSize: 200 })
+  )
   return {
     backend: "sqlite",
     table,

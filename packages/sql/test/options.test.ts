@@ -46,6 +46,19 @@ describe("options are validated into a typed error that says what is wrong", () 
     })
   )
 
+  it.effect("readonly and prepareCacheSize", () =>
+    Effect.gen(function* () {
+      assert.include(
+        yield* failure(SqlBreakerStore.layerSqlite({ filename: ":memory:", readonly: true })),
+        "readonly must be false: a store writes"
+      )
+      assert.include(
+        yield* failure(SqlBreakerStore.layerSqlite({ filename: ":memory:", prepareCacheSize: -1 })),
+        "prepareCacheSize must be an integer >= 0"
+      )
+    })
+  )
+
   it.effect("a valid configuration builds (an in-memory SQLite database)", () =>
     Effect.gen(function* () {
       const table = yield* SqlBreakerStore.SqlBreakerStore.pipe(

@@ -1,3 +1,4 @@
+import * as Edition from "@circuitry/core/Edition"
 import * as Schema from "effect/Schema"
 
 /** @internal */
@@ -10,7 +11,7 @@ export class SloBroken extends Schema.TaggedError<SloBroken>()("SloBroken", {
   /** The second of the scenario (0-based) in which the figure broke its limit. */
   second: Schema.Number,
   /** `"failureRate"`, `"p99"`, or `"counter"` (then `counter` names it). */
-  figure: Schema.Literal("failureRate", "p99", "counter"),
+  figure: Edition.literals(["failureRate", "p99", "counter"]),
   counter: Schema.optional(Schema.String),
   value: Schema.Number,
   limit: Schema.Number

@@ -1,12 +1,9 @@
-import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
+import * as Edition from "@circuitry/core/Edition"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
-import { globalValue } from "effect/GlobalValue"
 import * as Predicate from "effect/Predicate"
 import * as Metric from "effect/Metric"
 import type * as Types from "effect/Types"
+import * as Virtual from "#virtual"
 import { InvalidChaosOptions } from "./errors.js"
 import { millisOf, show } from "./millis.js"
 import * as Random from "./random.js"
@@ -50,7 +47,7 @@ export const isFault = (u: unknown): u is Fault<unknown> => Predicate.hasPropert
 
 /** @internal */
 export const latency = (
-  input: Duration.DurationInput | { readonly p50: Duration.DurationInput; readonly p99: Duration.DurationInput }
+  input: Edition.DurationInput | { readonly p50: Edition.DurationInput; readonly p99: Edition.DurationInput }
 ): Fault<never> => {
   if (Predicate.isObject(input) && "p50" in input && "p99" in input) {
     const p50 = millisOf(input.p50)
@@ -104,7 +101,7 @@ export const stallThenFail = <E>(options: { readonly error: () => E }): Fault<E>
 
 /** @internal */
 export const during = <E>(
-  window: { readonly from: Duration.DurationInput; readonly to: Duration.DurationInput },
+  window: { readonly from: Edition.DurationInput; readonly to: Edition.DurationInput },
   fault: Fault<E>
 ): Fault<E> => {
   const from = millisOf(window.from)
@@ -143,34 +140,38 @@ export const problemOf = (faults: ReadonlyArray<unknown>, where: string): string
  *
  * @internal
  */
-export const currentOrigin: FiberRef.FiberRef<number> = globalValue("@circuitry/chaos/currentOrigin", () =>
-  FiberRef.unsafeMake(0)
-)
+export const currentOrigin: Virtual.Local<number> = Virtual.local("@circuitry/chaos/currentOrigin", 0)
 
 /** The generator faults draw from. `Scenario.run` gives each request its own. @internal */
-export const currentRandom: FiberRef.FiberRef<Random.Random | undefined> = globalValue(
+export const currentRandom: Virtual.Local<Random.Random | undefined> = Virtual.local<Random.Random | undefined>(
   "@circuitry/chaos/currentRandom",
-  () => FiberRef.unsafeMake<Random.Random | undefined>(undefined)
+  undefined
 )
 
-/** The generator of faults applied outside any scenario or seeded layer: seed 0, for the process. */
-const processRandom = globalValue("@circuitry/chaos/processRandom", () => Random.make(0))
+/**
+ * The generator of faults applied outside any scenario or seeded layer: seed 0, for the process
+ * (shared by every copy of this module the process loads, as Effect 3's `globalValue` would keep
+ * it; Effect 4 has no `globalValue`).
+ */
+const processRandom: Random.Random = ((globalThis as Record<symbol, Random.Random | undefined>)[
+  Symbol.for("@circuitry/chaos/processRandom")
+] ??= Random.make(0))
 
 /** @internal */
-export const faultsTotal = Metric.counter("circuitry_chaos_faults_total", {
+export const faultsTotal: Edition.Counter = Metric.counter("circuitry_chaos_faults_total", {
   incremental: true,
   description: "Faults that applied to a call, by kind: latency, fail, stall"
 })
 
 const applied = {
-  latency: faultsTotal.pipe(Metric.tagged("fault", "latency")),
-  fail: faultsTotal.pipe(Metric.tagged("fault", "fail")),
-  stall: faultsTotal.pipe(Metric.tagged("fault", "stall"))
+  latency: Edition.counterSeries(faultsTotal, { fault: "latency" }),
+  fail: Edition.counterSeries(faultsTotal, { fault: "fail" }),
+  stall: Edition.counterSeries(faultsTotal, { fault: "stall" })
 }
 
 /** A uniform draw in [0, 1) from the fiber's generator (the scenario request's). @internal */
-export const random: Effect.Effect<number> = Effect.withFiberRuntime((fiber) =>
-  Effect.succeed((fiber.getFiberRef(currentRandom) ?? processRandom)())
+export const random: Effect.Effect<number> = Virtual.withCurrent((fiber) =>
+  Effect.succeed((Virtual.get(fiber, currentRandom) ?? processRandom)())
 )
 
 /**
@@ -196,43 +197,42 @@ export const apply = <A, E, R, F>(
   faults: ReadonlyArray<Fault<F>>,
   random: Random.Random | undefined
 ): Effect.Effect<A, E | F, R> =>
-  Effect.withFiberRuntime<A, E | F, R>((fiber) => {
-    const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
-    const t = clock.unsafeCurrentTimeMillis() - fiber.getFiberRef(currentOrigin)
+  Virtual.withCurrent<A, E | F, R>((fiber) => {
+    const t = Virtual.now(fiber) - Virtual.get(fiber, currentOrigin)
     let delay = 0
     let outcome: Effect.Effect<never, F> | undefined
     for (const fault of faults) {
       const window = fault.window
       if (window !== undefined && (t < window.from || t >= window.to)) continue
       const kind = fault.kind
-      const draw = () => (random ?? fiber.getFiberRef(currentRandom) ?? processRandom)()
+      const draw = () => (random ?? Virtual.get(fiber, currentRandom) ?? processRandom)()
       switch (kind._tag) {
         case "Latency":
           delay += kind.millis
-          applied.latency.unsafeUpdate(1, [])
+          applied.latency(1)
           continue
         case "LatencyDistribution":
           delay += Math.exp(kind.mu + kind.sigma * Random.normal(draw))
-          applied.latency.unsafeUpdate(1, [])
+          applied.latency(1)
           continue
         case "Fail":
           if (draw() < kind.rate) {
             outcome = Effect.fail(kind.error() as F)
-            applied.fail.unsafeUpdate(1, [])
+            applied.fail(1)
           }
           break
         case "Stall":
           outcome = Effect.never
-          applied.stall.unsafeUpdate(1, [])
+          applied.stall(1)
           break
         case "StallThenFail": {
-          applied.stall.unsafeUpdate(1, [])
+          applied.stall(1)
           const error = kind.error
           // Stuck until the window ends, then dropped with the error (never, without a window).
           outcome =
             window === undefined
               ? Effect.never
-              : Effect.zipRight(
+              : Effect.andThen(
                   Effect.sleep(Math.max(0, window.to - t - delay)),
                   Effect.failSync(() => error() as F)
                 )
@@ -242,5 +242,5 @@ export const apply = <A, E, R, F>(
       if (outcome !== undefined) break
     }
     const call: Effect.Effect<A, E | F, R> = outcome ?? self
-    return delay > 0 ? Effect.zipRight(Effect.sleep(delay), call) : call
+    return delay > 0 ? Effect.andThen(Effect.sleep(delay), call) : call
   })

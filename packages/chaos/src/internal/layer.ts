@@ -1,4 +1,4 @@
-import type * as Context from "effect/Context"
+import * as Edition from "@circuitry/core/Edition"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { InvalidChaosOptions } from "./errors.js"
@@ -60,11 +60,11 @@ export const wrap = <S>(
 
 /** @internal */
 export const layer = <I, S>(
-  tag: Context.Tag<I, S>,
+  tag: Edition.Key<I, S>,
   faults: object,
   options: { readonly seed?: number | undefined } | undefined
 ): Layer.Layer<I, InvalidChaosOptions, I> =>
   Layer.effect(
     tag,
-    Effect.flatMap(tag, (service) => wrap(service, faults, options, `Chaos.layer(${tag.key})`))
+    Effect.flatMap(Edition.service(tag), (service) => wrap(service, faults, options, `Chaos.layer(${tag.key})`))
   )

@@ -1,3 +1,4 @@
+import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
 
 /**
@@ -9,7 +10,7 @@ import * as Duration from "effect/Duration"
 export const millisOf = (input: unknown): number => {
   if (typeof input === "number") return input
   if (typeof input === "string" && /^\s*-/.test(input)) return -1
-  const decoded = Duration.decodeUnknown(input)
+  const decoded = Edition.durationFromUnknown(input)
   return decoded._tag === "Some" ? Duration.toMillis(decoded.value) : NaN
 }
 

@@ -3,23 +3,14 @@
  *
  * @internal
  */
-import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
-import * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
-import * as FiberRef from "effect/FiberRef"
-import * as FiberRefs from "effect/FiberRefs"
-import { globalValue } from "effect/GlobalValue"
-import type * as Metric from "effect/Metric"
-import * as Runtime from "effect/Runtime"
+import * as Virtual from "#virtual"
 import { currentOrigin, currentRandom } from "./fault.js"
 import * as Random from "./random.js"
 import type { Figures, Report, Second } from "../Scenario.js"
 import { TypeId } from "./report.js"
-import { World } from "./world.js"
+import { type Runner, World } from "./world.js"
 
 /** Counts what a scenario's fibers report with `count`, by the second of scenario time. */
 class Recorder {
@@ -42,14 +33,12 @@ class Recorder {
   }
 }
 
-const currentRecorder: FiberRef.FiberRef<Recorder | undefined> = globalValue("@circuitry/chaos/currentRecorder", () =>
-  FiberRef.unsafeMake<Recorder | undefined>(undefined)
-)
+const currentRecorder = Virtual.local<Recorder | undefined>("@circuitry/chaos/currentRecorder", undefined)
 
 /** @internal */
 export const count = (name: string, by = 1): Effect.Effect<void> =>
-  Effect.withFiberRuntime<void>((fiber) => {
-    const recorder = fiber.getFiberRef(currentRecorder)
+  Virtual.withCurrent((fiber) => {
+    const recorder = Virtual.get(fiber, currentRecorder)
     if (recorder !== undefined) recorder.add(name, recorder.second, by)
     return Effect.void
   })
@@ -69,8 +58,6 @@ const figures = (latencies: Float64Array, failures: number, counters: Record<str
   }
 }
 
-type Counter = Metric.Metric.Counter<number> | Metric.Metric.Counter<bigint>
-
 /** @internal */
 export interface Plan {
   /** Clock milliseconds at which scenario time 0 is. */
@@ -83,21 +70,18 @@ export interface Plan {
   readonly timeoutMillis: number | undefined
   readonly deadlineMillis: number | undefined
   readonly drainMillis: number
-  readonly metrics: ReadonlyArray<readonly [string, Counter]>
+  readonly metrics: ReadonlyArray<readonly [string, Virtual.Counter]>
 }
 
 /** @internal */
 export class Running<R> {
   private readonly world: World
   private readonly recorder: Recorder
-  private readonly fork: ReturnType<typeof Runtime.runFork<R>>
+  private readonly runner: Runner<R>
   private readonly latencies: Array<Array<number>>
   private readonly failures: Float64Array
   /** Each request in flight: the second it arrived in, and when. */
-  private readonly inFlight = new Map<
-    Fiber.RuntimeFiber<unknown, unknown>,
-    { readonly second: number; readonly at: number }
-  >()
+  private readonly inFlight = new Map<Virtual.RequestFiber, { readonly second: number; readonly at: number }>()
   private done = false
   // The arrival cursor: request `k` is next; `base` is the expected count at the start of `second`.
   private k = 0
@@ -108,7 +92,7 @@ export class Running<R> {
   private sampled = 0
 
   constructor(
-    caller: Runtime.Runtime<R>,
+    caller: Virtual.Caller<R>,
     private readonly request: (i: number) => Effect.Effect<unknown, unknown, R>,
     private readonly plan: Plan
   ) {
@@ -116,18 +100,13 @@ export class Running<R> {
     this.recorder = new Recorder(this.world, plan.start, plan.seconds)
     // Every fiber of the scenario reads the virtual clock, knows where scenario time starts, and
     // where to count.
-    const services = FiberRefs.getOrDefault(caller.fiberRefs, DefaultServices.currentServices)
-    let runtime = Runtime.setFiberRef(
-      caller,
-      DefaultServices.currentServices,
-      Context.add(services, Clock.Clock, this.world.clock)
-    )
-    runtime = Runtime.setFiberRef(runtime, currentOrigin, plan.start)
-    runtime = Runtime.setFiberRef(runtime, currentRecorder, this.recorder)
-    this.fork = Runtime.runFork(runtime)
+    this.runner = Virtual.runner(caller, this.world, [
+      Virtual.set(currentOrigin, plan.start),
+      Virtual.set(currentRecorder, this.recorder)
+    ])
     this.latencies = Array.from({ length: plan.seconds }, () => [])
     this.failures = new Float64Array(plan.seconds)
-    this.last = plan.metrics.map(([, metric]) => read(metric))
+    this.last = plan.metrics.map(([, metric]) => this.runner.read(metric))
   }
 
   /** Runs one virtual second of events (or to the end); true when the scenario is over. */
@@ -163,7 +142,7 @@ export class Running<R> {
   stop(): true {
     if (this.done) return true
     this.done = true
-    for (const fiber of this.inFlight.keys()) fiber.unsafeInterruptAsFork(FiberId.none)
+    for (const fiber of this.inFlight.keys()) Virtual.interrupt(fiber)
     this.world.settle()
     // A request that could not even finish being interrupted (its finalizer waits) failed now.
     for (const fiber of [...this.inFlight.keys()]) this.finished(fiber, true)
@@ -231,10 +210,7 @@ export class Running<R> {
     const effect = this.plan.timeoutMillis === undefined ? request : Effect.timeout(request, this.plan.timeoutMillis)
     // Each request draws its faults from a stream of its own.
     const random = Random.make(Random.derive(this.plan.seed, i))
-    const fiber = this.fork(effect, {
-      scheduler: this.world.scheduler,
-      updateRefs: (refs, fiberId) => FiberRefs.updateAs(refs, { fiberId, fiberRef: currentRandom, value: random })
-    })
+    const fiber = this.runner.fork(effect, Virtual.set(currentRandom, random))
     this.inFlight.set(fiber, { second, at })
     const deadline = this.plan.deadlineMillis
     fiber.addObserver((exit) =>
@@ -242,7 +218,7 @@ export class Running<R> {
     )
   }
 
-  private finished(fiber: Fiber.RuntimeFiber<unknown, unknown>, failed: boolean): void {
+  private finished(fiber: Virtual.RequestFiber, failed: boolean): void {
     const request = this.inFlight.get(fiber)
     if (request === undefined) return
     this.inFlight.delete(fiber)
@@ -259,11 +235,9 @@ export class Running<R> {
 
   private readMetrics(second: number): void {
     this.plan.metrics.forEach(([name, metric], m) => {
-      const value = read(metric)
+      const value = this.runner.read(metric)
       this.recorder.add(name, second, value - this.last[m]!)
       this.last[m] = value
     })
   }
 }
-
-const read = (metric: Counter): number => Number(metric.unsafeValue([]).count)

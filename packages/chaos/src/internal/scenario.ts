@@ -4,21 +4,25 @@
  *
  * @internal
  */
-import type * as Duration from "effect/Duration"
+import * as Edition from "@circuitry/core/Edition"
 import * as Effect from "effect/Effect"
 import * as Clock from "effect/Clock"
-import * as Scheduler from "effect/Scheduler"
+import * as Virtual from "#virtual"
 import { InvalidChaosOptions, SloBroken } from "./errors.js"
 import { millisOf, show } from "./millis.js"
 import type { Options, Report, Slo } from "../Scenario.js"
 import { Running } from "./running.js"
 
-const optional = (input: Duration.DurationInput | undefined): number | undefined =>
+const optional = (input: Edition.DurationInput | undefined): number | undefined =>
   input === undefined ? undefined : millisOf(input)
 
 const invalid = (message: string) => Effect.fail(new InvalidChaosOptions({ message: `Scenario.run: ${message}` }))
 
-const macrotask = Effect.withScheduler(Effect.yieldNow(), Scheduler.timer(0))
+/** A turn of the event loop: a timer of 0 ms, which runs after the I/O already waiting. */
+const macrotask = Edition.callback<void, never>((resume) => {
+  const timer = setTimeout(() => resume(Effect.void), 0)
+  return Effect.sync(() => clearTimeout(timer))
+})
 
 /** @internal */
 export const run = <R>(options: Options<R>): Effect.Effect<Report, InvalidChaosOptions, R> =>
@@ -59,7 +63,7 @@ export const run = <R>(options: Options<R>): Effect.Effect<Report, InvalidChaosO
     const metrics = Object.entries(options.counters ?? {})
 
     const start = yield* Clock.currentTimeMillis
-    const caller = yield* Effect.runtime<R>()
+    const caller = yield* Virtual.caller<R>()
     const running = new Running(caller, options.request, {
       start,
       durationMillis,
@@ -76,7 +80,7 @@ export const run = <R>(options: Options<R>): Effect.Effect<Report, InvalidChaosO
     // holds up the process's I/O (a test runner's messages, say).
     let turns = 0
     const loop: Effect.Effect<void> = Effect.suspend(() =>
-      running.turn() ? Effect.void : Effect.zipRight(++turns % 8 === 0 ? macrotask : Effect.yieldNow(), loop)
+      running.turn() ? Effect.void : Effect.andThen(++turns % 8 === 0 ? macrotask : Edition.yieldNow, loop)
     )
     yield* Effect.onInterrupt(loop, () => Effect.sync(() => running.stop()))
     return running.report()

@@ -4,15 +4,12 @@
  * edition test (test/Edition.test.ts) runs on both. See docs/editions.md.
  */
 import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import type * as Exit from "effect/Exit"
 import type * as EffectFiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
 import * as MetricLabel from "effect/MetricLabel"
@@ -24,8 +21,13 @@ import * as RuntimeFlags from "effect/RuntimeFlags"
 import type * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as Intervals from "effect/ScheduleIntervals"
+import * as Schema from "effect/Schema"
+import type * as SchemaAST from "effect/SchemaAST"
 import type * as Scope from "effect/Scope"
-
+import * as Deferred from "effect/Deferred"
+import * as Either from "effect/Either"
+import type * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 /**
  * The Effect major this build of circuitry is for.
  *
@@ -265,6 +267,85 @@ export const stepper = <Out, In, R>(
   })
 
 /**
+ * Yields to the other fibers once (`Effect.yieldNow()` on Effect 3, `Effect.yieldNow` on 4).
+ *
+ * @since 0.2.0
+ * @category effects
+ */
+export const yieldNow: Effect.Effect<void> = Effect.yieldNow()
+
+/**
+ * A gauge metric (numbers).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export type Gauge = Metric.Metric.Gauge<number>
+
+/**
+ * A histogram metric (numbers).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export type Histogram = Metric.Metric.Histogram<number>
+
+/**
+ * A service key made from its id alone, for a service that is its own identifier
+ * (`Context.GenericTag` on Effect 3, `Context.Service` on 4).
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export const key = <Id, Shape = Id>(id: string): Key<Id, Shape> => Context.GenericTag<Id, Shape>(id)
+
+/**
+ * Publishes to a pubsub synchronously; false when it took nothing (`unsafeOffer` on Effect 3,
+ * `PubSub.publishUnsafe` on 4).
+ *
+ * @since 0.2.0
+ * @category queues
+ */
+export const publishUnsafe = <A>(pubsub: PubSub.PubSub<A>, value: A): boolean => pubsub.unsafeOffer(value)
+
+/**
+ * A schema of one of the given literals (`Schema.Literal(...values)` on Effect 3,
+ * `Schema.Literals(values)` on 4).
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const literals = <const L extends readonly [SchemaAST.LiteralValue, ...Array<SchemaAST.LiteralValue>]>(
+  values: L
+): Schema.Literal<[...L]> => Schema.Literal(...values)
+
+/**
+ * The failures (the `E`s, not the defects) in a cause, in order.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const failures = <E>(cause: Cause.Cause<E>): ReadonlyArray<E> => Chunk.toReadonlyArray(Cause.failures(cause))
+
+/**
+ * The defects in a cause, in order.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const defects = (cause: Cause.Cause<unknown>): ReadonlyArray<unknown> =>
+  Chunk.toReadonlyArray(Cause.defects(cause))
+
+/**
+ * Whether a value is the error `Effect.timeout` fails with (`Cause.TimeoutException` on Effect 3,
+ * `Cause.TimeoutError` on 4).
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const isTimeoutError = (u: unknown): boolean => Cause.isTimeoutException(u)
+
+/**
  * A success or a failure, as a value (`Either` on Effect 3, `Result` on 4): the type, and the
  * functions on it under Effect 4's names. On Effect 3 a `Result` is yieldable in `Effect.gen`; on
  * 4 it is not: give it to `fromResult` there.
@@ -358,14 +439,6 @@ export const disconnect: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effec
  * @category queues
  */
 export type Subscription<A> = Queue.Dequeue<A>
-
-/**
- * Publishes to a pubsub synchronously; false when it took nothing.
- *
- * @since 0.2.0
- * @category queues
- */
-export const publishUnsafe = <A>(pubsub: PubSub.PubSub<A>, value: A): boolean => pubsub.unsafeOffer(value)
 
 /**
  * A deferred made synchronously, to complete from synchronous code with `completeUnsafe`.

@@ -7,12 +7,8 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as EffectFiber from "effect/Fiber"
-import * as EffectResult from "effect/Result"
-import * as EffectSemaphore from "effect/Semaphore"
-import type * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
@@ -20,8 +16,13 @@ import * as PubSub from "effect/PubSub"
 import * as Pull from "effect/Pull"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import type * as SchemaAST from "effect/SchemaAST"
 import type * as Scope from "effect/Scope"
-
+import * as Deferred from "effect/Deferred"
+import * as EffectResult from "effect/Result"
+import * as EffectSemaphore from "effect/Semaphore"
+import type * as Exit from "effect/Exit"
 /**
  * The Effect major this build of circuitry is for.
  *
@@ -256,6 +257,86 @@ export const stepper = <Out, In, E, R>(
   )
 
 /**
+ * Yields to the other fibers once (`Effect.yieldNow()` on Effect 3, `Effect.yieldNow` on 4).
+ *
+ * @since 0.2.0
+ * @category effects
+ */
+export const yieldNow: Effect.Effect<void> = Effect.yieldNow
+
+/**
+ * A gauge metric (numbers).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export type Gauge = Metric.Gauge<number>
+
+/**
+ * A histogram metric (numbers).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export type Histogram = Metric.Histogram<number>
+
+/**
+ * A service key made from its id alone, for a service that is its own identifier
+ * (`Context.GenericTag` on Effect 3, `Context.Service` on 4).
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export const key = <Id, Shape = Id>(id: string): Key<Id, Shape> => Context.Service<Id, Shape>(id)
+
+/**
+ * Publishes to a pubsub synchronously; false when it took nothing (`unsafeOffer` on Effect 3,
+ * `PubSub.publishUnsafe` on 4).
+ *
+ * @since 0.2.0
+ * @category queues
+ */
+export const publishUnsafe = <A>(pubsub: PubSub.PubSub<A>, value: A): boolean => PubSub.publishUnsafe(pubsub, value)
+
+/**
+ * A schema of one of the given literals (`Schema.Literal(...values)` on Effect 3,
+ * `Schema.Literals(values)` on 4).
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const literals = <const L extends readonly [SchemaAST.LiteralValue, ...Array<SchemaAST.LiteralValue>]>(
+  values: L
+): Schema.Literals<L> => Schema.Literals(values)
+
+/**
+ * The failures (the `E`s, not the defects) in a cause, in order.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const failures = <E>(cause: Cause.Cause<E>): ReadonlyArray<E> =>
+  cause.reasons.filter(Cause.isFailReason).map((reason) => reason.error)
+
+/**
+ * The defects in a cause, in order.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const defects = (cause: Cause.Cause<unknown>): ReadonlyArray<unknown> =>
+  cause.reasons.filter(Cause.isDieReason).map((reason) => reason.defect)
+
+/**
+ * Whether a value is the error `Effect.timeout` fails with (`Cause.TimeoutException` on Effect 3,
+ * `Cause.TimeoutError` on 4).
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const isTimeoutError = (u: unknown): boolean => Cause.isTimeoutError(u)
+
+/**
  * A success or a failure, as a value (`Either` on Effect 3, `Result` on 4): the type, and the
  * functions on it under Effect 4's names. On Effect 3 a `Result` is yieldable in `Effect.gen`; on
  * 4 it is not: give it to `fromResult` there.
@@ -354,14 +435,6 @@ export const disconnect = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect
  * @category queues
  */
 export type Subscription<A> = PubSub.Subscription<A>
-
-/**
- * Publishes to a pubsub synchronously; false when it took nothing.
- *
- * @since 0.2.0
- * @category queues
- */
-export const publishUnsafe = <A>(pubsub: PubSub.PubSub<A>, value: A): boolean => PubSub.publishUnsafe(pubsub, value)
 
 /**
  * A deferred made synchronously, to complete from synchronous code with `completeUnsafe`.

@@ -5,12 +5,10 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import { choice, number, time } from "../Flags.js"
-import { type Incident, type Lane as DrawnLane, openEpisodes, type Outcome } from "../Incident.js"
+import { choice, hour, number, seconds, time } from "../Flags.js"
+import { group, type Incident, type Lane as DrawnLane, openEpisodes, type Outcome, p99Panel } from "../Incident.js"
 import { type Config, defaults, type Lane, type Result, run } from "./CacheStall.js"
 import * as Strategies from "./Strategies.js"
-
-const group = (n: number): string => Math.round(n).toLocaleString("en-US")
 
 /**
  * The model in a few lines, with every number it used.
@@ -124,17 +122,7 @@ export const outcome = (result: Result): Outcome => {
         capacity: { value: config.dbCapacity, label: `capacity ${group(config.dbCapacity)}/s` }
       },
       { key: "failed", title: "failed requests/s", short: "failed", per: "total" },
-      {
-        key: "p99",
-        title: "p99 latency, ms",
-        short: "p99 ms",
-        per: "second",
-        capacity: {
-          value: config.deadlineMillis,
-          label: `deadline ${group(config.deadlineMillis)} ms`,
-          kind: "deadline"
-        }
-      }
+      p99Panel("p99 latency, ms", config.deadlineMillis)
     ],
     lanes,
     summary: {
@@ -159,9 +147,6 @@ export const outcome = (result: Result): Outcome => {
     }
   }
 }
-
-const seconds = (ms: number) => `${ms / 1000}s`
-const hour = 3_600_000
 
 /**
  * The incident, for the list `pnpm start` runs.

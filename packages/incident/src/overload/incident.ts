@@ -4,11 +4,10 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import { choice, invalid, number, time } from "../Flags.js"
-import type { Incident, Outcome } from "../Incident.js"
+import { choice, hour, invalid, number, seconds, time } from "../Flags.js"
+import { group, type Incident, type Outcome, p99Panel } from "../Incident.js"
 import { type Config, defaults, descriptions, type Lane, names, type Result, run } from "./Overload.js"
 
-const group = (n: number): string => Math.round(n).toLocaleString("en-US")
 const percent = (share: number): string => `${Math.round(share * 100)}%`
 const serves = (config: Config): number => (config.capacity * 1000) / config.baseMillis
 
@@ -88,17 +87,7 @@ export const outcome = (result: Result): Outcome => {
         per: "second",
         capacity: { value: serves(config), label: `capacity ${group(serves(config))}/s`, warnAbove: false }
       },
-      {
-        key: "p99",
-        title: "p99 of admitted calls, ms",
-        short: "p99 ms",
-        per: "second",
-        capacity: {
-          value: config.deadlineMillis,
-          label: `deadline ${group(config.deadlineMillis)} ms`,
-          kind: "deadline"
-        }
-      },
+      p99Panel("p99 of admitted calls, ms", config.deadlineMillis),
       { key: "failed", title: "timed out/s", short: "failed", per: "total" },
       { key: "rejected", title: "rejected at once/s", short: "reject", per: "total" }
     ],
@@ -140,9 +129,6 @@ export const outcome = (result: Result): Outcome => {
     }
   }
 }
-
-const hour = 3_600_000
-const seconds = (ms: number) => `${ms / 1000}s`
 
 /**
  * The incident, for the list `pnpm start` runs.

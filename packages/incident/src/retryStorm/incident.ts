@@ -4,11 +4,10 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import { choice, invalid, number, time } from "../Flags.js"
-import { type Incident, openEpisodes, type Outcome } from "../Incident.js"
+import { choice, hour, invalid, number, seconds, time } from "../Flags.js"
+import { group, type Incident, openEpisodes, type Outcome } from "../Incident.js"
 import { type Config, defaults, descriptions, type Lane, names, type Result, run } from "./RetryStorm.js"
 
-const group = (n: number): string => Math.round(n).toLocaleString("en-US")
 const times = (n: number): string => `${n.toFixed(n < 0.1 ? 3 : 2)}x`
 const back = (millis: number): string =>
   millis === 0 ? "at once" : `${(millis / 1000).toFixed(millis < 10_000 ? 2 : 1)} s after the recovery`
@@ -123,9 +122,6 @@ export const outcome = (result: Result): Outcome => {
     }
   }
 }
-
-const hour = 3_600_000
-const seconds = (ms: number) => `${ms / 1000}s`
 
 /**
  * The incident, for the list `pnpm start` runs.

@@ -7,13 +7,17 @@
  * Longer than most modules, for a reason: admission, release, partitions and the queue read and
  * write one state, and the invariant (at most `limit` running, no free slot while an admissible
  * caller waits) is easiest to check when every step that touches it is in one place.
+ *
+ * The fiber a call runs in is read through `#fiber` (fiber.effect3.ts / fiber.effect4.ts): its
+ * Clock, and its end, without an effect of its own on the admitted path.
  */
-import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
+import * as Edition from "@circuitry/core/Edition"
+import * as Fiber from "#fiber"
+import type * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import type * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -22,6 +26,7 @@ import type { Algorithm } from "./algorithm.js"
 import { InvalidLimiterOptions, LimiterRejectedError, rejection } from "./errors.js"
 import { LimiterMetrics, type Outcome } from "./metrics.js"
 import { type Resolved, resolve } from "./options.js"
+import * as Series from "./series.js"
 
 export { callsTotal, inFlightGauge, limitGauge, roundTrip } from "./metrics.js"
 export { defaultIsDrop, type Resolved, resolve } from "./options.js"
@@ -70,20 +75,6 @@ interface Waiter {
   resume: ((effect: Effect.Effect<void>) => void) | undefined
 }
 
-const ClockTag = Clock.Clock
-
-// The default services rarely change between calls (one per runtime or TestContext): remember the last lookup.
-let lastServices: Context.Context<never> | undefined
-let lastClock: Clock.Clock | undefined
-
-const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock => {
-  const services = fiber.currentDefaultServices
-  if (services === lastServices) return lastClock!
-  lastClock = Context.get(services, ClockTag)
-  lastServices = services
-  return lastClock
-}
-
 /** An admitted call, as the fiber that runs it knows it: enough to free its slot. */
 class Call {
   constructor(
@@ -99,14 +90,14 @@ class Call {
  * The calls a fiber has running through limiters, newest last (calls in one fiber nest, so they
  * mostly end newest first). An interrupted fiber skips the calls' handlers (Effect does not run
  * them while it unwinds an interruption), so one observer per fiber frees the slots still held
- * when the fiber ends. One observer per call would cost more than the rest of the call: Effect's
+ * when the fiber ends. One observer per call would cost more than the rest of the call: Effect 3's
  * `removeObserver` copies the fiber's list of observers every time.
  */
 class Running {
   private readonly calls: Array<Call> = []
 
-  constructor(fiber: Fiber.RuntimeFiber<unknown, unknown>) {
-    fiber.addObserver(() => {
+  constructor(fiber: Fiber.Fiber) {
+    Fiber.onEnd(fiber, () => {
       if (lastFiber === fiber) lastFiber = lastRunning = undefined
       const left = this.calls.splice(0)
       for (const c of left) c.limiter.finish(c.partition, c.clock, c.start, c.inflight, "interrupted")
@@ -132,12 +123,12 @@ class Running {
   }
 }
 
-const runningByFiber = new WeakMap<Fiber.RuntimeFiber<unknown, unknown>, Running>()
+const runningByFiber = new WeakMap<Fiber.Fiber, Running>()
 // Most calls come from the fiber that made the last one; forgotten when that fiber ends.
-let lastFiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
+let lastFiber: Fiber.Fiber | undefined
 let lastRunning: Running | undefined
 
-const runningOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Running => {
+const runningOf = (fiber: Fiber.Fiber): Running => {
   if (fiber === lastFiber) return lastRunning!
   let running = runningByFiber.get(fiber)
   if (running === undefined) {
@@ -176,7 +167,8 @@ class LimiterImpl implements Limiter {
 
   constructor(
     readonly name: string,
-    resolved: Resolved
+    resolved: Resolved,
+    registry: Series.Registry
   ) {
     this.algorithm = resolved.limit.makeAlgorithm()
     this.state = this.algorithm.initial
@@ -190,8 +182,13 @@ class LimiterImpl implements Limiter {
     this.queueTimeoutMillis = resolved.queueTimeoutMillis
     this.partitionList = resolved.partitions.map(([n, share]) => new Partition(n, share))
     this.byName = this.partitionList.length === 0 ? undefined : new Map(this.partitionList.map((p) => [p.name, p]))
-    this.metrics = new LimiterMetrics(name)
+    this.metrics = new LimiterMetrics(name, registry)
     this.shareOut()
+  }
+
+  /** @internal */
+  releaseMetrics(): void {
+    this.metrics.release()
   }
 
   // -- reads ----------------------------------------------------------------------------------
@@ -270,18 +267,18 @@ class LimiterImpl implements Limiter {
     options?: L.CallOptions
   ): Effect.Effect<A, E | LimiterRejectedError, R> {
     const partition = options?.partition
-    return Effect.withFiberRuntime((fiber) => {
-      const clock = clockOf(fiber)
+    return Fiber.withFiber((fiber) => {
+      const clock = Fiber.clockOf(fiber)
       // Only partitions need the time to decide; a rejection without them reads no clock.
       let now = -1
       let p: Partition | undefined
       if (this.byName !== undefined) {
-        now = clock.unsafeCurrentTimeMillis()
+        now = Edition.nowUnsafe(clock)
         p = partition === undefined ? undefined : this.byName.get(partition)
         if (p !== undefined) p.lastArrival = now
       }
       if (!this.canAdmit(p, now)) return this.refuse(self, p, partition, clock)
-      return this.run(self, p, clock, now === -1 ? clock.unsafeCurrentTimeMillis() : now, this.acquire(p), fiber)
+      return this.run(self, p, clock, now === -1 ? Edition.nowUnsafe(clock) : now, this.acquire(p), fiber)
     })
   }
 
@@ -295,7 +292,7 @@ class LimiterImpl implements Limiter {
     clock: Clock.Clock,
     start: number,
     inflight: number,
-    fiber: Fiber.RuntimeFiber<unknown, unknown>
+    fiber: Fiber.Fiber
   ): Effect.Effect<A, E, R> {
     const call = new Call(this, p, clock, start, inflight)
     const running = runningOf(fiber)
@@ -313,7 +310,7 @@ class LimiterImpl implements Limiter {
   }
 
   private classify(cause: Cause.Cause<unknown>): Outcome {
-    if (Cause.isInterruptedOnly(cause)) return "interrupted"
+    if (Edition.hasInterruptsOnly(cause)) return "interrupted"
     try {
       return this.isDrop(cause) ? "dropped" : "failure"
     } catch {
@@ -326,7 +323,7 @@ class LimiterImpl implements Limiter {
     const running = --this.running
     if (p !== undefined) p.busy--
     this.metrics.inFlight(p, running)
-    const now = clock.unsafeCurrentTimeMillis()
+    const now = Edition.nowUnsafe(clock)
     if (outcome === "interrupted") {
       this.metrics.call(p, outcome)
     } else {
@@ -351,7 +348,7 @@ class LimiterImpl implements Limiter {
     this.current = limit
     this.shareOut()
     if (this.announced) this.metrics.limit(limit)
-    this.hub?.unsafeOffer({ limit, at: now })
+    if (this.hub !== undefined) Edition.publishUnsafe(this.hub, { limit, at: now })
   }
 
   /**
@@ -432,17 +429,15 @@ class LimiterImpl implements Limiter {
     const w: Waiter = { partition: p, state: WAITING, inflight: 0, resume: undefined }
     this.queue.push(w)
     if (p !== undefined) p.waiting++
-    const granted = Effect.async<void>((resume) => {
+    const granted = Edition.callback<void, never>((resume) => {
       if (w.state === GRANTED) return resume(Effect.void)
       w.resume = resume
       return Effect.sync(() => this.cancel(w))
     })
-    const waiting = Effect.timeoutFail(granted, {
-      duration: this.queueTimeoutMillis,
-      onTimeout: () => {
-        this.cancel(w)
-        return this.reject(p, partition)
-      }
+    const waiting = Effect.flatMap(Effect.timeoutOption(granted, this.queueTimeoutMillis), (slot) => {
+      if (Option.isSome(slot)) return Effect.void
+      this.cancel(w)
+      return Effect.fail(this.reject(p, partition))
     })
     return Effect.uninterruptibleMask((restore) =>
       Effect.matchCauseEffect(restore(waiting), {
@@ -452,16 +447,17 @@ class LimiterImpl implements Limiter {
           return Effect.failCause(cause)
         },
         onSuccess: () =>
-          Effect.withFiberRuntime<A, E, R>((fiber) =>
-            this.run(restore(self), p, clock, clock.unsafeCurrentTimeMillis(), w.inflight, fiber)
+          Fiber.withFiber<A, E, R>((fiber) =>
+            this.run(restore(self), p, clock, Edition.nowUnsafe(clock), w.inflight, fiber)
           )
       })
     )
   }
 }
 
-/** @internal */
-export const unsafeMake = (resolved: Resolved): Limiter => new LimiterImpl(resolved.name, resolved)
+/** A limiter whose series go to `registry` (see `release`). @internal */
+export const unsafeMake = (resolved: Resolved, registry: Series.Registry): Limiter =>
+  new LimiterImpl(resolved.name, resolved, registry)
 
 /** Whether a limiter has no call running (for the registry's eviction). @internal */
 export const isIdle = (limiter: Limiter): boolean => {
@@ -469,39 +465,53 @@ export const isIdle = (limiter: Limiter): boolean => {
   return impl.running === 0
 }
 
-/** @internal */
-export const make = (options?: Options): Effect.Effect<Limiter, InvalidLimiterOptions, Scope.Scope> =>
-  Effect.map(resolve(options), unsafeMake)
+/**
+ * Takes a limiter's metric series out of the registry (dropped by its `LimiterRegistry`, or its
+ * scope closed). It keeps limiting; its calls record no metrics from then on. @internal
+ */
+export const release = (limiter: Limiter): void => (limiter as LimiterImpl).releaseMetrics()
 
 /** @internal */
-export const layer = <I>(tag: Context.Tag<I, Limiter>, options?: Options): Layer.Layer<I, InvalidLimiterOptions> =>
-  Layer.scoped(tag, make(options))
+export const make = (options?: Options): Effect.Effect<Limiter, InvalidLimiterOptions, Scope.Scope> =>
+  Effect.flatMap(resolve(options), (resolved) =>
+    Effect.flatMap(Series.currentRegistry, (registry) => {
+      const limiter = unsafeMake(resolved, registry)
+      return Effect.as(
+        Effect.addFinalizer(() => Effect.sync(() => release(limiter))),
+        limiter
+      )
+    })
+  )
+
+/** @internal */
+export const layer = <I>(tag: Edition.Key<I, Limiter>, options?: Options): Layer.Layer<I, InvalidLimiterOptions> =>
+  Edition.layerScoped(tag, make(options))
 
 const limited = <A, E, R, I>(
   self: Effect.Effect<A, E, R>,
-  limiter: Limiter | Context.Tag<I, Limiter>,
+  limiter: Limiter | Edition.Key<I, Limiter>,
   options: L.CallOptions | undefined
 ): Effect.Effect<A, E | LimiterRejectedError, R | I> =>
   isLimiter(limiter)
     ? limiter.execute(self, options)
-    : Effect.flatMap(limiter as Context.Tag<I, Limiter>, (l) => l.execute(self, options))
+    : Effect.flatMap(Edition.service(limiter), (l) => l.execute(self, options))
 
 /** @internal */
 export const withLimiter: {
   <I = never>(
-    limiter: Limiter | Context.Tag<I, Limiter>,
+    limiter: Limiter | Edition.Key<I, Limiter>,
     options?: L.CallOptions
   ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | LimiterRejectedError, R | I>
   <A, E, R, I = never>(
     self: Effect.Effect<A, E, R>,
-    limiter: Limiter | Context.Tag<I, Limiter>,
+    limiter: Limiter | Edition.Key<I, Limiter>,
     options?: L.CallOptions
   ): Effect.Effect<A, E | LimiterRejectedError, R | I>
 } = function (first: unknown, second?: unknown, third?: unknown): unknown {
   // Data-first when the second argument is the limiter (a Tag is an Effect too, so look there).
   // Written out rather than `dual` with a predicate, which builds `arguments` on every call.
-  type AnyLimiter = Limiter | Context.Tag<unknown, Limiter>
-  if (isLimiter(second) || Context.isTag(second)) {
+  type AnyLimiter = Limiter | Edition.Key<unknown, Limiter>
+  if (isLimiter(second) || Edition.isKey(second)) {
     return limited(first as Effect.Effect<unknown>, second as AnyLimiter, third as L.CallOptions | undefined)
   }
   return (self: Effect.Effect<unknown>) => limited(self, first as AnyLimiter, second as L.CallOptions | undefined)

@@ -2,6 +2,7 @@
  * The Node event loop as a shedder's input: its delay (`perf_hooks.monitorEventLoopDelay`) and its
  * utilization (`performance.eventLoopUtilization`), each over the time since the last read.
  */
+import * as Edition from "@circuitry/core/Edition"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { monitorEventLoopDelay, performance } from "node:perf_hooks"
@@ -37,7 +38,7 @@ export const nodeLoop = (resolutionMillis: number): Effect.Effect<Effect.Effect<
       }
       // Read after the timers phase: a late histogram timer due in the same phase has recorded by
       // then, so a block shows in the same sample as the utilization it caused.
-      return Effect.async<S.LoopSignal>((resume) => {
+      return Edition.callback<S.LoopSignal, never>((resume) => {
         const immediate = setImmediate(() => resume(Effect.succeed(read())))
         return Effect.sync(() => clearImmediate(immediate))
       })

@@ -1,87 +1,92 @@
 /**
- * The limiter's metrics, through Effect's `Metric`. Each limiter (and partition, and outcome) finds
- * its metric hooks in the global registry once, on first use, and updates them directly: the
- * public `Metric` values below are built from the same keys, so they read the same series.
+ * The limiter's metrics, through Effect's `Metric`. Each limiter (and partition, and outcome) makes
+ * its series on first use and updates them directly (series.ts); the public `Metric` values below
+ * are the same metrics, so they read the same series. A limiter's series leave the registry when it
+ * is released: dropped by its `LimiterRegistry`, or its scope closed.
  */
-import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
-import type * as MetricHook from "effect/MetricHook"
-import * as MetricKey from "effect/MetricKey"
-import type * as MetricKeyType from "effect/MetricKeyType"
-import * as MetricLabel from "effect/MetricLabel"
+import * as Series from "./series.js"
 
-const limitKey = MetricKey.gauge("circuitry_limiter_limit", {
-  description: "The current concurrency limit of a limiter"
-})
-const inFlightKey = MetricKey.gauge("circuitry_limiter_in_flight", {
-  description: "Calls running through a limiter now"
-})
-const callsKey = MetricKey.counter("circuitry_limiter_calls_total", {
-  incremental: true,
+const LIMIT = { name: "circuitry_limiter_limit", description: "The current concurrency limit of a limiter" }
+const IN_FLIGHT = { name: "circuitry_limiter_in_flight", description: "Calls running through a limiter now" }
+const CALLS = {
+  name: "circuitry_limiter_calls_total",
   description: "Calls through a limiter, by outcome: success, failure, dropped, rejected, interrupted"
-})
-const roundTripKey = MetricKey.histogram(
-  "circuitry_limiter_rtt_millis",
-  MetricBoundaries.exponential({ start: 1, factor: 2, count: 16 }),
-  "Round-trip times of calls through a limiter, in milliseconds"
-)
+}
+const ROUND_TRIP = {
+  name: "circuitry_limiter_rtt_millis",
+  description: "Round-trip times of calls through a limiter, in milliseconds",
+  exponential: { start: 1, factor: 2, count: 16 }
+}
 
 /** @internal */
-export const limitGauge = Metric.fromMetricKey(limitKey)
+export const limitGauge = Series.gauge(LIMIT)
 /** @internal */
-export const inFlightGauge = Metric.fromMetricKey(inFlightKey)
+export const inFlightGauge = Series.gauge(IN_FLIGHT)
 /** @internal */
-export const callsTotal = Metric.fromMetricKey(callsKey)
+export const callsTotal = Series.counter(CALLS)
 /** @internal */
-export const roundTrip = Metric.fromMetricKey(roundTripKey)
+export const roundTrip = Series.histogram(ROUND_TRIP)
 
 export type Outcome = "success" | "failure" | "dropped" | "rejected" | "interrupted"
 
-const outcomeLabels: Record<Outcome, MetricLabel.MetricLabel> = {
-  success: MetricLabel.make("outcome", "success"),
-  failure: MetricLabel.make("outcome", "failure"),
-  dropped: MetricLabel.make("outcome", "dropped"),
-  rejected: MetricLabel.make("outcome", "rejected"),
-  interrupted: MetricLabel.make("outcome", "interrupted")
-}
+type Update = (value: number) => void
 
-const hookOf = <Type extends MetricKeyType.MetricKeyType<any, any>>(
-  key: MetricKey.MetricKey<Type>,
-  tags: ReadonlyArray<MetricLabel.MetricLabel>
-) => Metric.globalMetricRegistry.get(MetricKey.taggedWithLabels(key, tags))
-
-/** The hooks of one limiter, or of one of its partitions. */
-class Series {
-  private inFlight: MetricHook.MetricHook<number, unknown> | undefined
-  private rtt: MetricHook.MetricHook<number, unknown> | undefined
+/** The series of one limiter, or of one of its partitions. */
+class Tagged {
+  private inFlight: Update | undefined
+  private rtt: Update | undefined
   /** The outcome of nearly every call, in a field of its own (a keyed lookup costs more). */
-  private success: MetricHook.MetricHook<number, unknown> | undefined
-  private readonly calls: Partial<Record<Outcome, MetricHook.MetricHook<number, unknown>>> = {}
-  constructor(readonly tags: ReadonlyArray<MetricLabel.MetricLabel>) {}
-  private counter(outcome: Outcome): MetricHook.MetricHook<number, unknown> {
-    return (this.calls[outcome] ??= hookOf(callsKey, [...this.tags, outcomeLabels[outcome]]))
+  private success: Update | undefined
+  private readonly calls: Partial<Record<Outcome, Update>> = {}
+  constructor(
+    private readonly holdings: Series.Holdings,
+    readonly attributes: ReadonlyArray<readonly [string, string]>
+  ) {}
+  private counter(outcome: Outcome): Update {
+    return (this.calls[outcome] ??= this.holdings.series(callsTotal, CALLS.name, [
+      ...this.attributes,
+      ["outcome", outcome]
+    ]))
   }
   call(outcome: Outcome, rtt: number | undefined): void {
-    ;(outcome === "success" ? (this.success ??= this.counter("success")) : this.counter(outcome)).update(1)
-    if (rtt !== undefined) (this.rtt ??= hookOf(roundTripKey, this.tags)).update(rtt)
+    ;(outcome === "success" ? (this.success ??= this.counter("success")) : this.counter(outcome))(1)
+    if (rtt !== undefined) (this.rtt ??= this.holdings.series(roundTrip, ROUND_TRIP.name, this.attributes))(rtt)
   }
   running(n: number): void {
-    ;(this.inFlight ??= hookOf(inFlightKey, this.tags)).update(n)
+    ;(this.inFlight ??= this.holdings.series(inFlightGauge, IN_FLIGHT.name, this.attributes))(n)
   }
 }
 
 /** Built on first use, so that an idle limiter in a big registry costs no metric memory. */
 export class LimiterMetrics {
-  private own: Series | undefined
-  private byPartition: Map<string, Series> | undefined
-  constructor(readonly name: string) {}
+  private holdings: Series.Holdings | undefined
+  private released = false
+  private own: Tagged | undefined
+  private byPartition: Map<string, Tagged> | undefined
+  private limitSeries: Update | undefined
+  constructor(
+    readonly name: string,
+    private readonly registry: Series.Registry
+  ) {}
 
-  private series(partition: { readonly name: string } | undefined): Series {
-    if (partition === undefined) return (this.own ??= new Series([MetricLabel.make("limiter", this.name)]))
+  private holdingsOf(): Series.Holdings {
+    if (this.holdings === undefined) {
+      this.holdings = new Series.Holdings(this.registry)
+      // Released before its first call: it records nowhere.
+      if (this.released) this.holdings.release()
+    }
+    return this.holdings
+  }
+
+  private series(partition: { readonly name: string } | undefined): Tagged {
+    if (partition === undefined) return (this.own ??= new Tagged(this.holdingsOf(), [["limiter", this.name]]))
     const map = (this.byPartition ??= new Map())
     let series = map.get(partition.name)
     if (series === undefined) {
-      series = new Series([MetricLabel.make("limiter", this.name), MetricLabel.make("partition", partition.name)])
+      series = new Tagged(this.holdingsOf(), [
+        ["limiter", this.name],
+        ["partition", partition.name]
+      ])
       map.set(partition.name, series)
     }
     return series
@@ -97,6 +102,12 @@ export class LimiterMetrics {
   }
 
   limit(limit: number): void {
-    hookOf(limitKey, this.series(undefined).tags).update(limit)
+    ;(this.limitSeries ??= this.holdingsOf().series(limitGauge, LIMIT.name, [["limiter", this.name]]))(limit)
+  }
+
+  /** Takes this limiter's series out of the registry (those no live limiter of its name holds). */
+  release(): void {
+    this.released = true
+    this.holdings?.release()
   }
 }

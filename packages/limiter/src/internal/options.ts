@@ -1,10 +1,12 @@
 /** A limiter's options, validated once into `Resolved`, and the default `isDrop`. */
-import * as Cause from "effect/Cause"
-import * as Either from "effect/Either"
+import * as Edition from "@circuitry/core/Edition"
+import { millis, show } from "@circuitry/core/OptionRules"
+import type * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
 import * as Limit from "../Limit.js"
 import type * as L from "../Limiter.js"
 import { InvalidLimiterOptions } from "./errors.js"
-import { isBetween, isWhole, millis, show } from "./validation.js"
+import { isBetween, isWhole } from "./validation.js"
 
 /** @internal */
 export interface Resolved {
@@ -18,16 +20,16 @@ export interface Resolved {
 
 /** A TimeoutException, or an error caused by one (an HTTP client's RequestError "Transport"). */
 const isTimeout = (u: unknown): boolean =>
-  Cause.isTimeoutException(u) ||
-  (typeof u === "object" && u !== null && Cause.isTimeoutException((u as { readonly cause?: unknown }).cause))
+  Edition.isTimeoutError(u) ||
+  (typeof u === "object" && u !== null && Edition.isTimeoutError((u as { readonly cause?: unknown }).cause))
 const DROP_TAGS = new Set(["BreakerOpenError", "LimiterRejectedError"])
 const isTagged = (u: unknown): boolean =>
   typeof u === "object" && u !== null && DROP_TAGS.has((u as { readonly _tag?: unknown })._tag as string)
 
 /** @internal */
 export const defaultIsDrop = (cause: Cause.Cause<unknown>): boolean => {
-  for (const error of Cause.failures(cause)) if (isTimeout(error) || isTagged(error)) return true
-  for (const defect of Cause.defects(cause)) if (isTimeout(defect)) return true
+  for (const error of Edition.failures(cause)) if (isTimeout(error) || isTagged(error)) return true
+  for (const defect of Edition.defects(cause)) if (isTimeout(defect)) return true
   return false
 }
 
@@ -39,8 +41,8 @@ const MAX_QUEUE = 1_000_000
  *
  * @internal
  */
-export const resolve = (options: L.Options | undefined): Either.Either<Resolved, InvalidLimiterOptions> => {
-  const fail = (message: string) => Either.left(new InvalidLimiterOptions({ message }))
+export const resolve = (options: L.Options | undefined): Effect.Effect<Resolved, InvalidLimiterOptions> => {
+  const fail = (message: string) => Effect.fail(new InvalidLimiterOptions({ message }))
   if (options !== undefined && (typeof options !== "object" || options === null)) {
     return fail(`options must be an object, got ${typeof options}`)
   }
@@ -78,5 +80,5 @@ export const resolve = (options: L.Options | undefined): Either.Either<Resolved,
   if (total > 1 + 1e-9) return fail(`partitions' shares must add up to at most 1, got ${total}${at}`)
   const isDrop = o.isDrop ?? defaultIsDrop
   if (typeof isDrop !== "function") return fail(`isDrop must be a function of a Cause, got ${typeof isDrop}${at}`)
-  return Either.right({ name, limit, queueSize, queueTimeoutMillis, partitions, isDrop })
+  return Effect.succeed({ name, limit, queueSize, queueTimeoutMillis, partitions, isDrop })
 }

@@ -1,13 +1,8 @@
 /** The shedder: the rule of codel.ts on the Effect Clock, fed by the event loop's signal. */
+import * as Edition from "@circuitry/core/Edition"
 import type * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
-import type * as MetricHook from "effect/MetricHook"
-import * as MetricKey from "effect/MetricKey"
-import * as MetricLabel from "effect/MetricLabel"
+import type * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -15,6 +10,7 @@ import type * as S from "../Shedder.js"
 import * as Codel from "./codel.js"
 import type { InvalidLimiterOptions } from "./errors.js"
 import { nodeLoop } from "./loopMonitor.js"
+import * as Series from "./series.js"
 import { resolve, RESOLUTION_MILLIS, type Resolved } from "./shedderOptions.js"
 
 /** @internal */
@@ -26,7 +22,7 @@ export const isShedder = (u: unknown): u is S.Shedder => typeof u === "object" &
 /** @internal */
 export class LoadShedError extends Schema.TaggedError<LoadShedError>()("LoadShedError", {
   shedder: Schema.String,
-  reason: Schema.Literal("standing", "overdue"),
+  reason: Edition.literals(["standing", "overdue"]),
   waitedMillis: Schema.Number,
   retryAfterMillis: Schema.Number
 }) {
@@ -50,33 +46,34 @@ const shed = (shedder: string, reason: S.Reason, waitedMillis: number, retryAfte
   return error
 }
 
-const shedKey = MetricKey.counter("circuitry_shedder_shed_total", {
-  incremental: true,
+const SHED = {
+  name: "circuitry_shedder_shed_total",
   description: "Requests shed before their handler, by reason: standing, overdue"
-})
-const waitKey = MetricKey.histogram(
-  "circuitry_shedder_wait_millis",
-  MetricBoundaries.exponential({ start: 1, factor: 2, count: 14 }),
-  "How long each request waited before its handler (the sojourn), in milliseconds, loop delay included"
-)
-const delayKey = MetricKey.gauge("circuitry_shedder_loop_delay_millis", {
+}
+const WAIT = {
+  name: "circuitry_shedder_wait_millis",
+  description: "How long each request waited before its handler (the sojourn), in milliseconds, loop delay included",
+  exponential: { start: 1, factor: 2, count: 14 }
+}
+const DELAY = {
+  name: "circuitry_shedder_loop_delay_millis",
   description: "The event loop's delay over the last sample, in milliseconds"
-})
-const utilizationKey = MetricKey.gauge("circuitry_shedder_loop_utilization", {
+}
+const UTILIZATION = {
+  name: "circuitry_shedder_loop_utilization",
   description: "The event loop's utilization over the last sample, between 0 and 1"
-})
+}
 
 /** @internal */
-export const shedTotal = Metric.fromMetricKey(shedKey)
+export const shedTotal = Series.counter(SHED)
 /** @internal */
-export const waited = Metric.fromMetricKey(waitKey)
+export const waited = Series.histogram(WAIT)
 /** @internal */
-export const loopDelay = Metric.fromMetricKey(delayKey)
+export const loopDelay = Series.gauge(DELAY)
 /** @internal */
-export const loopUtilization = Metric.fromMetricKey(utilizationKey)
+export const loopUtilization = Series.gauge(UTILIZATION)
 
-const hook = (key: MetricKey.MetricKey<any>, labels: ReadonlyArray<MetricLabel.MetricLabel>) =>
-  Metric.globalMetricRegistry.get(MetricKey.taggedWithLabels(key, labels)) as MetricHook.MetricHook<number, unknown>
+type Update = (value: number) => void
 
 class ShedderImpl implements S.Shedder {
   readonly [TypeId]: typeof TypeId = TypeId
@@ -89,27 +86,29 @@ class ShedderImpl implements S.Shedder {
   /** The whole wait of the request judged last, loop delay included, for its LoadShedError. */
   private lastWaited = 0
   private readonly hooks: {
-    readonly standing: MetricHook.MetricHook<number, unknown>
-    readonly overdue: MetricHook.MetricHook<number, unknown>
-    readonly waited: MetricHook.MetricHook<number, unknown>
-    readonly delay: MetricHook.MetricHook<number, unknown>
-    readonly utilization: MetricHook.MetricHook<number, unknown>
+    readonly standing: Update
+    readonly overdue: Update
+    readonly waited: Update
+    readonly delay: Update
+    readonly utilization: Update
   }
 
   constructor(
     private readonly options: Resolved,
     /** The Clock of the fiber that made the shedder: its sampler and every decision read it. */
-    private readonly clock: Clock.Clock
+    private readonly clock: Clock.Clock,
+    /** Its series, taken out of the registry when its scope closes. */
+    readonly holdings: Series.Holdings
   ) {
     this.name = options.name
-    this.state = Codel.empty(clock.unsafeCurrentTimeMillis())
-    const labels = [MetricLabel.make("shedder", options.name)]
+    this.state = Codel.empty(Edition.nowUnsafe(clock))
+    const shedder = ["shedder", options.name] as const
     this.hooks = {
-      standing: hook(shedKey, [...labels, MetricLabel.make("reason", "standing")]),
-      overdue: hook(shedKey, [...labels, MetricLabel.make("reason", "overdue")]),
-      waited: hook(waitKey, labels),
-      delay: hook(delayKey, labels),
-      utilization: hook(utilizationKey, labels)
+      standing: holdings.series(shedTotal, SHED.name, [shedder, ["reason", "standing"]]),
+      overdue: holdings.series(shedTotal, SHED.name, [shedder, ["reason", "overdue"]]),
+      waited: holdings.series(waited, WAIT.name, [shedder]),
+      delay: holdings.series(loopDelay, DELAY.name, [shedder]),
+      utilization: holdings.series(loopUtilization, UTILIZATION.name, [shedder])
     }
   }
 
@@ -123,8 +122,8 @@ class ShedderImpl implements S.Shedder {
     this.signal = signal
     this.saturated = signal.utilization >= this.options.utilization
     if (!this.saturated) this.state = Codel.empty(now)
-    this.hooks.delay.update(signal.delayMillis)
-    this.hooks.utilization.update(signal.utilization)
+    this.hooks.delay(signal.delayMillis)
+    this.hooks.utilization(signal.utilization)
   }
 
   /**
@@ -140,17 +139,17 @@ class ShedderImpl implements S.Shedder {
     const late = this.sampledAt === undefined ? 0 : now - this.sampledAt - this.options.sampleEvery
     const waited = late > 0 ? waitedMillis + late : waitedMillis
     this.lastWaited = waited
-    this.hooks.waited.update(waited)
+    this.hooks.waited(waited)
     // Without a loop input, a request served within target is the only sign of an empty queue.
     if (this.options.loop === undefined && waited <= this.options.target) this.state = Codel.empty(now)
     const verdict = Codel.decide(this.options, this.state, now, waited)
     if (verdict === "admit") return undefined
-    this.hooks[verdict].update(1)
+    this.hooks[verdict](1)
     return verdict
   }
 
   unsafeAdmit(waitedMillis: number): LoadShedError | undefined {
-    const reason = this.judge(waitedMillis, this.clock.unsafeCurrentTimeMillis())
+    const reason = this.judge(waitedMillis, Edition.nowUnsafe(this.clock))
     return reason === undefined ? undefined : shed(this.name, reason, this.lastWaited, this.options.interval)
   }
 
@@ -164,7 +163,7 @@ class ShedderImpl implements S.Shedder {
   get snapshot(): Effect.Effect<S.Snapshot> {
     return Effect.sync(() => ({
       name: this.name,
-      standing: Codel.isStanding(this.options, this.state, this.clock.unsafeCurrentTimeMillis()),
+      standing: Codel.isStanding(this.options, this.state, Edition.nowUnsafe(this.clock)),
       saturated: this.saturated,
       loop: this.signal
     }))
@@ -175,16 +174,15 @@ class ShedderImpl implements S.Shedder {
 export const make = (options?: S.Options): Effect.Effect<S.Shedder, InvalidLimiterOptions, Scope.Scope> =>
   Effect.gen(function* () {
     const resolved = yield* resolve(options)
-    const shedder = new ShedderImpl(resolved, yield* Effect.clock)
+    const clock = yield* Effect.clockWith(Effect.succeed)
+    const shedder = new ShedderImpl(resolved, clock, new Series.Holdings(yield* Series.currentRegistry))
+    yield* Effect.addFinalizer(() => Effect.sync(() => shedder.holdings.release()))
     const read = resolved.loop === "node" ? yield* nodeLoop(RESOLUTION_MILLIS) : resolved.loop
     if (read !== undefined) {
       const sample = Effect.clockWith((clock) =>
         Effect.flatMap(
-          Effect.sync(() => shedder.woke(clock.unsafeCurrentTimeMillis())),
-          () =>
-            Effect.flatMap(read, (signal) =>
-              Effect.sync(() => shedder.observe(signal, clock.unsafeCurrentTimeMillis()))
-            )
+          Effect.sync(() => shedder.woke(Edition.nowUnsafe(clock))),
+          () => Effect.flatMap(read, (signal) => Effect.sync(() => shedder.observe(signal, Edition.nowUnsafe(clock))))
         )
       )
       yield* Effect.forkScoped(Effect.repeat(sample, Schedule.spaced(resolved.sampleEvery)))
@@ -193,5 +191,5 @@ export const make = (options?: S.Options): Effect.Effect<S.Shedder, InvalidLimit
   })
 
 /** @internal */
-export const layer = <I>(tag: Context.Tag<I, S.Shedder>, options?: S.Options): Layer.Layer<I, InvalidLimiterOptions> =>
-  Layer.scoped(tag, make(options))
+export const layer = <I>(tag: Edition.Key<I, S.Shedder>, options?: S.Options): Layer.Layer<I, InvalidLimiterOptions> =>
+  Edition.layerScoped(tag, make(options))

@@ -1,9 +1,9 @@
 /** A shedder's options, validated once into `Resolved`. */
+import { millis } from "@circuitry/core/OptionRules"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import type * as S from "../Shedder.js"
 import { InvalidLimiterOptions } from "./errors.js"
-import { isBetween, millis } from "./validation.js"
+import { isBetween } from "./validation.js"
 
 /** @internal */
 export interface Resolved {
@@ -24,11 +24,11 @@ const durationOf = (
   input: unknown,
   fallback: string,
   at: string
-): Either.Either<number, InvalidLimiterOptions> => {
-  const ms = millis((input ?? fallback) as never)
+): Effect.Effect<number, InvalidLimiterOptions> => {
+  const ms = millis(input ?? fallback)
   return ms !== undefined && ms > 0
-    ? Either.right(ms)
-    : Either.left(
+    ? Effect.succeed(ms)
+    : Effect.fail(
         new InvalidLimiterOptions({
           message: `${option} must be a finite duration > 0, got ${JSON.stringify(String(input))}${at}`
         })
@@ -36,9 +36,9 @@ const durationOf = (
 }
 
 /** @internal */
-export const resolve = (options: S.Options | undefined): Either.Either<Resolved, InvalidLimiterOptions> =>
-  Either.gen(function* () {
-    const fail = (message: string) => Either.left(new InvalidLimiterOptions({ message }))
+export const resolve = (options: S.Options | undefined): Effect.Effect<Resolved, InvalidLimiterOptions> =>
+  Effect.gen(function* () {
+    const fail = (message: string) => Effect.fail(new InvalidLimiterOptions({ message }))
     if (options !== undefined && (typeof options !== "object" || options === null)) {
       return yield* fail(`options must be an object, got ${typeof options}`)
     }

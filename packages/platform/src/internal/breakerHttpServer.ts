@@ -2,18 +2,19 @@
 import { CircuitBreaker } from "@circuitry/breaker"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { Options, Problem } from "../BreakerHttpServer.js"
+import * as refusal from "./refusal.js"
 
 /** @internal */
 export const retryAfterSeconds = (error: CircuitBreaker.BreakerOpenError): number | undefined => {
   switch (error.state) {
     case "Open":
-      return Math.max(1, Math.ceil(error.retryAfterMillis / 1000))
+      return refusal.retryAfterSeconds(error.retryAfterMillis)
     case "HalfOpen":
       return 1
     case "Isolated":
@@ -48,16 +49,9 @@ export const toResponse = (
   options?: Options
 ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
   Effect.clockWith((clock) =>
-    Effect.sync(() => {
-      const seconds = retryAfterSeconds(error)
-      const headers: Record<string, string> = { "cache-control": "no-store" }
-      if (seconds !== undefined) headers["retry-after"] = String(seconds)
-      return HttpServerResponse.unsafeJson(problem(error, clock.unsafeCurrentTimeMillis(), options), {
-        status: 503,
-        contentType: "application/problem+json",
-        headers
-      })
-    })
+    Effect.sync(() =>
+      refusal.problemResponse(problem(error, clock.unsafeCurrentTimeMillis(), options), retryAfterSeconds(error))
+    )
   )
 
 /** A `BreakerOpenError` in a cause, whether a failure or a defect (e.g. after `Effect.orDie`). */

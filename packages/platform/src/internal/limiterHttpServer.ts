@@ -1,14 +1,16 @@
 import { Limiter } from "@circuitry/limiter"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as LHS from "../LimiterHttpServer.js"
+import { interruptibleOnDisconnect } from "./disconnect.js"
+import * as refusal from "./refusal.js"
 
 /** @internal */
 export const retryAfterSeconds = (error: Limiter.LimiterRejectedError): number =>
-  Math.max(1, Math.ceil(error.retryAfterMillis / 1000))
+  refusal.retryAfterSeconds(error.retryAfterMillis)
 
 /** @internal */
 export const problem = (error: Limiter.LimiterRejectedError, options?: LHS.Options): LHS.Problem => {
@@ -30,12 +32,7 @@ export const problem = (error: Limiter.LimiterRejectedError, options?: LHS.Optio
 export const toResponse = (
   error: Limiter.LimiterRejectedError,
   options?: LHS.Options
-): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson(problem(error, options), {
-    status: options?.status ?? 503,
-    contentType: "application/problem+json",
-    headers: { "retry-after": String(retryAfterSeconds(error)), "cache-control": "no-store" }
-  })
+): HttpServerResponse.HttpServerResponse => refusal.problemResponse(problem(error, options), retryAfterSeconds(error))
 
 /** @internal */
 export const middleware =
@@ -50,9 +47,13 @@ export const middleware =
         (e): e is Limiter.LimiterRejectedError => e instanceof Limiter.LimiterRejectedError,
         (e) => Effect.succeed(toResponse(e, options))
       ) as HttpApp.Default<Exclude<E, Limiter.LimiterRejectedError>, R>
-    return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-      Limiter.isLimiter(limiter)
-        ? guarded(limiter, request)
-        : Effect.flatMap(limiter as Context.Tag<I, Limiter.Limiter>, (l) => guarded(l, request))
+    // The wait for a slot as well as the handler: a client that has gone leaves the queue too.
+    return interruptibleOnDisconnect(
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+        Limiter.isLimiter(limiter)
+          ? guarded(limiter, request)
+          : Effect.flatMap(limiter as Context.Tag<I, Limiter.Limiter>, (l) => guarded(l, request))
+      ),
+      options
     )
   }

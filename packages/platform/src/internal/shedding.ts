@@ -2,11 +2,13 @@
 import { Shedder } from "@circuitry/limiter"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Http from "node:http"
 import type * as LHS from "../LimiterHttpServer.js"
+import { interruptibleOnDisconnect } from "./disconnect.js"
+import * as refusal from "./refusal.js"
 
 /** When each request reached the process (`performance.now()`), by its Node `IncomingMessage`. */
 const arrivals = new WeakMap<object, number>()
@@ -19,10 +21,9 @@ const stamp = (request: Http.IncomingMessage): void => {
 const refuse = (response: Http.ServerResponse, error: Shedder.LoadShedError, options?: LHS.SheddingOptions) => {
   const body = JSON.stringify(shedProblem(error, options))
   response.writeHead(503, {
-    "content-type": "application/problem+json",
+    "content-type": refusal.problemContentType,
     "content-length": Buffer.byteLength(body),
-    "retry-after": String(shedRetryAfterSeconds(error)),
-    "cache-control": "no-store"
+    ...refusal.refusalHeaders(shedRetryAfterSeconds(error))
   })
   response.end(body)
 }
@@ -59,7 +60,7 @@ export const waitedMillis = (request: HttpServerRequest.HttpServerRequest): numb
 
 /** @internal */
 export const shedRetryAfterSeconds = (error: Shedder.LoadShedError): number =>
-  Math.max(1, Math.ceil(error.retryAfterMillis / 1000))
+  refusal.retryAfterSeconds(error.retryAfterMillis)
 
 /** @internal */
 export const shedProblem = (error: Shedder.LoadShedError, options?: LHS.SheddingOptions): LHS.ShedProblem => ({
@@ -77,19 +78,13 @@ export const shedResponse = (
   error: Shedder.LoadShedError,
   options?: LHS.SheddingOptions
 ): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson(shedProblem(error, options), {
-    status: 503,
-    contentType: "application/problem+json",
-    headers: { "retry-after": String(shedRetryAfterSeconds(error)), "cache-control": "no-store" }
-  })
+  refusal.problemResponse(shedProblem(error, options), shedRetryAfterSeconds(error))
 
 /** @internal */
 export const shedding =
   <I = never>(shedder: Shedder.Shedder | Context.Tag<I, Shedder.Shedder>, options?: LHS.SheddingOptions) =>
   <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | I | HttpServerRequest.HttpServerRequest> => {
-    // @effect/platform runs every handler uninterruptibly, so the interruption that
-    // @effect/platform-node sends when the client's connection closes is not heard: reopen it.
-    const served = options?.interruptOnDisconnect === false ? app : Effect.interruptible(app)
+    const served = interruptibleOnDisconnect(app, options)
     const judged = (s: Shedder.Shedder, request: HttpServerRequest.HttpServerRequest) =>
       Effect.matchEffect(s.admit(waitedMillis(request)), {
         onFailure: (error) => Effect.succeed(shedResponse(error, options)),

@@ -1,3 +1,4 @@
+// Effect 3 only until @circuitry/breaker has its Effect 4 edition: the service under test uses a breaker.
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { Chaos, Scenario } from "@circuitry/chaos"
 import { assert, describe, it } from "@effect/vitest"
