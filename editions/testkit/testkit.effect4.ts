@@ -17,7 +17,7 @@ import * as Scheduler from "effect/Scheduler"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Pull from "effect/Pull"
-import type * as Queue from "effect/Queue"
+import * as Queue from "effect/Queue"
 import * as References from "effect/References"
 import * as Result_ from "effect/Result"
 import * as Schedule from "effect/Schedule"
@@ -153,10 +153,12 @@ export const subscriptionStream = <A>(subscription: Subscription<A>): Stream.Str
 
 /**
  * Whether a fiber waits to take from `queue`: a negative `Queue.size` on Effect 3; Effect 4's
- * `Queue.size` never goes below 0, so its open state's takers are read.
+ * `Queue.size` never goes below 0, so its open state's takers are read. An offer on Effect 4 leaves
+ * the takers registered until the scheduler releases one (a turn later), so a waiting taker counts
+ * only once the queue is empty: it took every value.
  */
 export const hasTaker = <A>(queue: Queue.Queue<A>): Effect.Effect<boolean> =>
-  Effect.sync(() => queue.state._tag === "Open" && queue.state.takers.size > 0)
+  Effect.sync(() => queue.state._tag === "Open" && queue.state.takers.size > 0 && Queue.sizeUnsafe(queue) === 0)
 
 /** The tests of a suite that share one layer, built once; their `it` has `it.scoped`. */
 export const layer =

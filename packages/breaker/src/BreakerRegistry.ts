@@ -4,15 +4,12 @@
  *
  * @since 0.1.0
  */
-import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
+import * as Edition from "@circuitry/core/Edition"
+import type * as Runtime from "#runtime"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
-import type * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
-import type * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as CircuitBreaker from "./CircuitBreaker.js"
@@ -41,16 +38,17 @@ export interface BreakerRegistry<out TimeoutE = never> {
    * A queue of the trips `maxOpen` refuses, one per spell (see `RegistryOptions.maxOpen`),
    * subscribed when this effect returns.
    */
-  readonly cappedTrips: Effect.Effect<Queue.Dequeue<CappedTrip>, never, Scope.Scope>
+  readonly cappedTrips: Effect.Effect<Edition.Subscription<CappedTrip>, never, Scope.Scope>
 }
 
 /**
  * @since 0.1.0
  * @category tags
  */
-export const BreakerRegistry: Context.Tag<BreakerRegistry, BreakerRegistry> = Context.GenericTag<BreakerRegistry>(
-  "@circuitry/breaker/BreakerRegistry"
-)
+export const BreakerRegistry: Edition.Key<BreakerRegistry, BreakerRegistry> = Edition.KeyClass<
+  BreakerRegistry,
+  BreakerRegistry
+>()("@circuitry/breaker/BreakerRegistry")
 
 /**
  * A trip that `maxOpen` refused: the breaker's policy said open, and it stayed closed.
@@ -151,7 +149,7 @@ export interface TimeoutRegistryOptions extends Omit<RegistryOptions, "defaults"
  * @since 0.1.0
  * @category metrics
  */
-export const tripsCapped: Metric.Metric.Counter<number> = internal.tripsCapped
+export const tripsCapped: Edition.Counter = internal.tripsCapped
 
 /**
  * Values of a registry's live `config` stream, a counter tagged `outcome`: `applied` or `rejected`.
@@ -159,7 +157,7 @@ export const tripsCapped: Metric.Metric.Counter<number> = internal.tripsCapped
  * @since 0.1.0
  * @category metrics
  */
-export const configsTotal: Metric.Metric.Counter<number> = LiveConfig.configsTotal
+export const configsTotal: Edition.Counter = LiveConfig.configsTotal
 
 /**
  * Makes a registry in the current scope (its breakers, and its `config` stream's fiber, last as
@@ -219,8 +217,8 @@ export const make: {
  * )
  * ```
  */
-export const parseConfig: (text: string) => Either.Either<TimeoutRegistryOptions, InvalidBreakerOptions> =
-  JsonConfig.parse as (text: string) => Either.Either<TimeoutRegistryOptions, InvalidBreakerOptions>
+export const parseConfig: (text: string) => Edition.Result<TimeoutRegistryOptions, InvalidBreakerOptions> =
+  JsonConfig.parse as (text: string) => Edition.Result<TimeoutRegistryOptions, InvalidBreakerOptions>
 
 /**
  * A live `config` kept as JSON (see `parseConfig`) under one key that every member of a fleet
@@ -252,11 +250,11 @@ export const parseConfig: (text: string) => Either.Either<TimeoutRegistryOptions
  */
 export const watchConfig = <E, R>(
   load: Effect.Effect<Option.Option<string>, E, R>,
-  options?: { readonly every?: Duration.DurationInput | undefined }
+  options?: { readonly every?: Edition.DurationInput | undefined }
 ): Stream.Stream<TimeoutRegistryOptions, InvalidBreakerOptions, R> =>
-  Either.match(Rules.check("every", Rules.durationAboveZero, options?.every ?? "5 seconds"), {
-    onLeft: (message) => Stream.fail(new InvalidBreakerOptions({ message: `watchConfig: ${message}` })),
-    onRight: (millis) => JsonConfig.watch(load, millis) as Stream.Stream<TimeoutRegistryOptions, never, R>
+  Edition.Result.match(Rules.check("every", Rules.durationAboveZero, options?.every ?? "5 seconds"), {
+    onFailure: (message) => Stream.fail(new InvalidBreakerOptions({ message: `watchConfig: ${message}` })),
+    onSuccess: (millis) => JsonConfig.watch(load, millis) as Stream.Stream<TimeoutRegistryOptions, never, R>
   })
 
 /**
@@ -295,16 +293,17 @@ export const watchConfig = <E, R>(
  * ```
  */
 export const layer: {
-  <I>(tag: Context.Tag<I, BreakerRegistry>, options?: RegistryOptions): Layer.Layer<I, InvalidBreakerOptions>
-  <I>(
-    tag: Context.Tag<I, BreakerRegistry<CircuitBreaker.BreakerTimeoutError>>,
-    options?: TimeoutRegistryOptions
-  ): Layer.Layer<I, InvalidBreakerOptions>
-  (options?: RegistryOptions): Layer.Layer<BreakerRegistry, InvalidBreakerOptions>
-} = ((tagOrOptions?: unknown, options?: TimeoutRegistryOptions) =>
-  Context.isTag(tagOrOptions)
-    ? Layer.scoped(tagOrOptions as Context.Tag<unknown, unknown>, internal.make(options))
-    : Layer.scoped(BreakerRegistry, make(tagOrOptions as RegistryOptions | undefined))) as typeof layer
+  <I>(tag: Edition.Key<I, BreakerRegistry>, options?: RegistryOptions): Layer.Layer<I, InvalidBreakerOptions>
+} & Runtime.TimedLayer<
+  BreakerRegistry<CircuitBreaker.BreakerTimeoutError>,
+  TimeoutRegistryOptions,
+  InvalidBreakerOptions
+> & {
+    (options?: RegistryOptions): Layer.Layer<BreakerRegistry, InvalidBreakerOptions>
+  } = ((tagOrOptions?: unknown, options?: TimeoutRegistryOptions) =>
+  Edition.isKey(tagOrOptions)
+    ? Edition.layerScoped(tagOrOptions as Edition.Key<unknown, unknown>, internal.make(options))
+    : Edition.layerScoped(BreakerRegistry, make(tagOrOptions as RegistryOptions | undefined))) as typeof layer
 
 /**
  * Runs an effect through the breaker called `name` of a registry: the `BreakerRegistry` in the
@@ -331,7 +330,7 @@ export const withBreakerFor: {
   ) => Effect.Effect<A, E | CircuitBreaker.BreakerOpenError, R | BreakerRegistry>
   <I = never, TimeoutE = never>(
     name: string,
-    registry: BreakerRegistry<TimeoutE> | Context.Tag<I, BreakerRegistry<TimeoutE>>
+    registry: BreakerRegistry<TimeoutE> | Edition.Key<I, BreakerRegistry<TimeoutE>>
   ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | CircuitBreaker.BreakerOpenError | TimeoutE, R | I>
   <A, E, R>(
     self: Effect.Effect<A, E, R>,
@@ -340,7 +339,7 @@ export const withBreakerFor: {
   <A, E, R, I = never, TimeoutE = never>(
     self: Effect.Effect<A, E, R>,
     name: string,
-    registry: BreakerRegistry<TimeoutE> | Context.Tag<I, BreakerRegistry<TimeoutE>>
+    registry: BreakerRegistry<TimeoutE> | Edition.Key<I, BreakerRegistry<TimeoutE>>
   ): Effect.Effect<A, E | CircuitBreaker.BreakerOpenError | TimeoutE, R | I>
 } = dual(
   (args) => Effect.isEffect(args[0]),
@@ -350,8 +349,8 @@ export const withBreakerFor: {
     registry: unknown = BreakerRegistry
   ): Effect.Effect<A, unknown, unknown> =>
     Effect.flatMap(
-      Context.isTag(registry)
-        ? (registry as Context.Tag<unknown, internal.Registry>)
+      Edition.isKey(registry)
+        ? (registry as Edition.Key<unknown, internal.Registry>)
         : Effect.succeed(registry as internal.Registry),
       (r) => Effect.flatMap(r.get(name), (breaker) => breaker.execute(self))
     )

@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import * as Context from "effect/Context"
+import * as Edition from "@circuitry/core/Edition"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -160,13 +160,20 @@ export interface SharedCircuit {
  * @since 0.1.0
  * @category tags
  */
-export class BreakerStore extends Context.Tag("@circuitry/breaker/BreakerStore")<
-  BreakerStore,
-  {
-    /** Joins the shared circuit `name` for as long as the scope lasts. */
-    readonly connect: (name: string) => Effect.Effect<SharedCircuit, BreakerStoreError, Scope.Scope>
-  }
->() {}
+export class BreakerStore extends Edition.KeyClass<BreakerStore, BreakerStoreService>()(
+  "@circuitry/breaker/BreakerStore"
+) {}
+
+/**
+ * What a `BreakerStore` provides (`BreakerStore["Type"]` on Effect 3, `BreakerStore["Service"]` on 4).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface BreakerStoreService {
+  /** Joins the shared circuit `name` for as long as the scope lasts. */
+  readonly connect: (name: string) => Effect.Effect<SharedCircuit, BreakerStoreError, Scope.Scope>
+}
 
 interface MemoryEntry {
   /** The stored verdict, on the store's clock. */
@@ -202,7 +209,7 @@ const countSince = (times: Map<string, number>, since: number, forget?: number):
  * @since 0.1.0
  * @category constructors
  */
-export const makeMemory: Effect.Effect<BreakerStore["Type"]> = Effect.clockWith((clock) =>
+export const makeMemory: Effect.Effect<BreakerStoreService> = Effect.clockWith((clock) =>
   Effect.sync(() => {
     const entries = new Map<string, MemoryEntry>()
     const entry = (name: string): MemoryEntry => {
@@ -221,7 +228,7 @@ export const makeMemory: Effect.Effect<BreakerStore["Type"]> = Effect.clockWith(
       }
       return found
     }
-    const now = () => clock.unsafeCurrentTimeMillis()
+    const now = () => Edition.nowUnsafe(clock)
     /**
      * Where a window's count starts: at `since`, and not before the stored verdict, put on the
      * caller's clock (its age by the store's clock, before the caller's `now`).

@@ -4,13 +4,12 @@
  *
  * @since 0.1.0
  */
+import * as Edition from "@circuitry/core/Edition"
+import type * as Runtime from "#runtime"
 import type * as Cause from "effect/Cause"
-import type * as Context from "effect/Context"
 import type * as Data from "effect/Data"
-import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
-import type * as Queue from "effect/Queue"
 import type * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
@@ -95,7 +94,7 @@ export interface Options {
    * `Schedule` is stepped once per open episode and its next delay is that episode's wait; it
    * restarts when the circuit closes. A schedule that is done keeps its last delay.
    */
-  readonly openFor?: Duration.DurationInput | Schedule.Schedule<unknown, unknown> | undefined
+  readonly openFor?: Edition.DurationInput | Schedule.Schedule<unknown, unknown> | undefined
   readonly halfOpen?:
     | {
         /** Concurrent probes allowed. Default 1. */
@@ -108,7 +107,7 @@ export interface Options {
          * timeout plus 2 s (a live holder has given it back by then), never longer than this.
          * Default `"60 seconds"`.
          */
-        readonly probeLease?: Duration.DurationInput | undefined
+        readonly probeLease?: Edition.DurationInput | undefined
         /**
          * How long a probe may hold the circuit. Past it the probe counts as failed: the circuit
          * reopens with its next delay and the probe's permit (and fleet lease) go back. The call
@@ -116,7 +115,7 @@ export interface Options {
          * and its late outcome is ignored. Default: the open time of the episode that ended, at
          * least 1 second.
          */
-        readonly probeTimeout?: Duration.DurationInput | undefined
+        readonly probeTimeout?: Edition.DurationInput | undefined
       }
     | undefined
   /**
@@ -148,7 +147,7 @@ export interface Options {
          */
         readonly quorum?: number | { readonly fraction: number } | undefined
         /** How close together the quorum's trips must be. Keep it at least `openFor`. Default `"1 minute"`. */
-        readonly quorumWindow?: Duration.DurationInput | undefined
+        readonly quorumWindow?: Edition.DurationInput | undefined
       }
     | undefined
 }
@@ -170,7 +169,7 @@ export interface TimeoutOptions extends Omit<Options, "timeout"> {
    * Default: none. A `BreakerRegistry` takes it in its defaults or overrides
    * (`BreakerRegistry.TimeoutRegistryOptions`), and is then a `BreakerRegistry<BreakerTimeoutError>`.
    */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Edition.DurationInput | undefined
 }
 
 /**
@@ -229,7 +228,7 @@ export interface CircuitBreaker<out TimeoutE = never> {
   /** Every transition, once, in order, from the moment the stream runs. */
   readonly changes: Stream.Stream<Transition>
   /** A queue of every transition, subscribed when this effect returns. */
-  readonly subscribe: Effect.Effect<Queue.Dequeue<Transition>, never, Scope.Scope>
+  readonly subscribe: Effect.Effect<Edition.Subscription<Transition>, never, Scope.Scope>
   /** Manual: reject everything until `reset`. With a shared store, the whole fleet is isolated. */
   readonly isolate: Effect.Effect<void>
   /** Manual: back to Closed, counts and schedule cleared. With a shared store, for the whole fleet. */
@@ -395,12 +394,8 @@ export const make: {
  * ```
  */
 export const layer: {
-  <I>(tag: Context.Tag<I, CircuitBreaker>, options?: Options): Layer.Layer<I, InvalidBreakerOptions>
-  <I>(
-    tag: Context.Tag<I, CircuitBreaker<BreakerTimeoutError>>,
-    options?: TimeoutOptions
-  ): Layer.Layer<I, InvalidBreakerOptions>
-} = internal.layer
+  <I>(tag: Edition.Key<I, CircuitBreaker>, options?: Options): Layer.Layer<I, InvalidBreakerOptions>
+} & Runtime.TimedLayer<CircuitBreaker<BreakerTimeoutError>, TimeoutOptions, InvalidBreakerOptions> = internal.layer
 
 /**
  * Runs an effect through a breaker (a value or a tag). Data-first and data-last. Its error channel
@@ -412,17 +407,17 @@ export const layer: {
  */
 export const withBreaker: {
   <I = never, TimeoutE = never>(
-    breaker: CircuitBreaker<TimeoutE> | Context.Tag<I, CircuitBreaker<TimeoutE>>
+    breaker: CircuitBreaker<TimeoutE> | Edition.Key<I, CircuitBreaker<TimeoutE>>
   ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BreakerOpenError | TimeoutE, R | I>
   <A, E, R, I = never, TimeoutE = never>(
     self: Effect.Effect<A, E, R>,
-    breaker: CircuitBreaker<TimeoutE> | Context.Tag<I, CircuitBreaker<TimeoutE>>
+    breaker: CircuitBreaker<TimeoutE> | Edition.Key<I, CircuitBreaker<TimeoutE>>
   ): Effect.Effect<A, E | BreakerOpenError | TimeoutE, R | I>
 } = internal.withBreaker
 
 /**
- * Marks an effect (its fiber, through a `FiberRef`) as repair traffic: while a circuit is Open,
- * repair traffic still runs, unrecorded, until one repair fails in that open episode.
+ * Marks an effect (its fiber, through the per-fiber mark `repairTraffic`) as repair traffic: while
+ * a circuit is Open, repair traffic still runs, unrecorded, until one repair fails in that open episode.
  *
  * @since 0.1.0
  * @category combinators
@@ -430,7 +425,8 @@ export const withBreaker: {
 export const repairing: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = repair.repairing
 
 /**
- * The `FiberRef` behind `repairing`: true on repair traffic.
+ * The per-fiber mark behind `repairing`, true on repair traffic: a `FiberRef` on Effect 3, a
+ * `Context.Reference` on Effect 4.
  *
  * @since 0.1.0
  * @category fiber refs

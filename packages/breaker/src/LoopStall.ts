@@ -16,9 +16,9 @@
  *
  * @since 0.2.0
  */
+import type * as Edition from "@circuitry/core/Edition"
 import type * as Clock from "effect/Clock"
-import type * as Context from "effect/Context"
-import type * as Metric from "effect/Metric"
+import type * as Runtime from "#runtime"
 import * as internal from "./internal/loopStall.js"
 
 /**
@@ -52,7 +52,7 @@ export interface Service {
  * )
  * ```
  */
-export const LoopStall: Context.Reference<internal.LoopStallTag, Service> = internal.LoopStallTag
+export const LoopStall: Runtime.Reference<internal.LoopStallTag, Service> = internal.LoopStallTag
 
 /**
  * The process's monitor: a timer every 10 ms that sees how late it fires. A timer more than 10 ms
@@ -114,7 +114,7 @@ export const scripted: (stalls?: Iterable<readonly [from: number, to: number]>) 
  * @since 0.2.0
  * @category metrics
  */
-export const stallSeconds: Metric.Metric.Counter<number> = internal.stallSeconds
+export const stallSeconds: Edition.Counter = internal.stallSeconds
 
 /**
  * Deadlines that reached their Clock time and were carried on for time the loop lost to a stall
@@ -126,7 +126,7 @@ export const stallSeconds: Metric.Metric.Counter<number> = internal.stallSeconds
  * @since 0.2.0
  * @category metrics
  */
-export const deadlineExtensions: Metric.Metric.Counter<number> = internal.deadlineExtensions
+export const deadlineExtensions: Edition.Counter = internal.deadlineExtensions
 
 /**
  * The source that applies on `clock`: `stall`, except that the live monitor (which measures the

@@ -1,16 +1,16 @@
 /**
  * The rules every circuitry package checks its options with, written once as Effect Schemas: a
- * duration (any `Duration.DurationInput`, read as milliseconds), a whole number, and `decode`,
+ * duration (any `Edition.DurationInput`, read as milliseconds), a whole number, and `decode`,
  * which turns the first broken rule into the package's own options error with a message that
  * names the option and the rule (`"deadline must be a finite duration > 0, got 0"`).
  *
  * @since 0.1.0
  */
+import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as S from "#schema"
 import { show as showInput } from "./internal/show.js"
 
 const isNegative = (input: unknown): boolean =>
@@ -18,22 +18,20 @@ const isNegative = (input: unknown): boolean =>
   (typeof input === "string" && input.trim().startsWith("-"))
 
 /**
- * A `Duration.DurationInput` as milliseconds (`Infinity` for an infinite duration). A negative
+ * A `Edition.DurationInput` as milliseconds (`Infinity` for an infinite duration). A negative
  * input is refused rather than read as zero (as `Duration.decode` would).
  *
  * @since 0.1.0
  * @category durations
  */
-export const Millis: Schema.Schema<number, Duration.DurationInput> = Schema.transformOrFail(
-  Schema.declare((u): u is Duration.DurationInput => Option.isSome(Duration.decodeUnknown(u)) && !isNegative(u), {
-    message: () => "a duration >= 0"
-  }),
+export const Millis: S.Codec<number, Edition.DurationInput> = S.transform(
+  S.declare(
+    (u): u is Edition.DurationInput => Option.isSome(Edition.durationFromUnknown(u)) && !isNegative(u),
+    "a duration >= 0"
+  ),
   Schema.Number,
-  {
-    strict: true,
-    decode: (input) => ParseResult.succeed(Duration.toMillis(Duration.decode(input))),
-    encode: (millis) => ParseResult.succeed(Duration.millis(millis))
-  }
+  (input) => Duration.toMillis(Option.getOrThrow(Edition.durationFromUnknown(input))),
+  (millis) => Duration.millis(millis)
 )
 
 /**
@@ -42,8 +40,10 @@ export const Millis: Schema.Schema<number, Duration.DurationInput> = Schema.tran
  * @since 0.1.0
  * @category durations
  */
-export const FiniteMillis: Schema.Schema<number, Duration.DurationInput> = Millis.pipe(
-  Schema.filter((ms) => Number.isFinite(ms), { message: () => ({ message: "a finite duration >= 0", override: true }) })
+export const FiniteMillis: S.Codec<number, Edition.DurationInput> = S.refine(
+  Millis,
+  (ms) => Number.isFinite(ms),
+  "a finite duration >= 0"
 )
 
 /**
@@ -52,10 +52,10 @@ export const FiniteMillis: Schema.Schema<number, Duration.DurationInput> = Milli
  * @since 0.1.0
  * @category durations
  */
-export const PositiveMillis: Schema.Schema<number, Duration.DurationInput> = Millis.pipe(
-  Schema.filter((ms) => Number.isFinite(ms) && ms > 0, {
-    message: () => ({ message: "a finite duration > 0", override: true })
-  })
+export const PositiveMillis: S.Codec<number, Edition.DurationInput> = S.refine(
+  Millis,
+  (ms) => Number.isFinite(ms) && ms > 0,
+  "a finite duration > 0"
 )
 
 /**
@@ -64,12 +64,8 @@ export const PositiveMillis: Schema.Schema<number, Duration.DurationInput> = Mil
  * @since 0.1.0
  * @category numbers
  */
-export const Whole = (min: number): Schema.Schema<number> =>
-  Schema.Number.pipe(
-    Schema.filter((n) => Number.isInteger(n) && n >= min, {
-      message: () => ({ message: `a whole number >= ${min}`, override: true })
-    })
-  )
+export const Whole = (min: number): S.Codec<number> =>
+  S.refine(Schema.Number, (n) => Number.isInteger(n) && n >= min, `a whole number >= ${min}`)
 
 /**
  * One of the given strings (a strategy name, a mode).
@@ -77,10 +73,8 @@ export const Whole = (min: number): Schema.Schema<number> =>
  * @since 0.1.0
  * @category strings
  */
-export const OneOf = <const L extends ReadonlyArray<string>>(...values: L): Schema.Schema<L[number]> =>
-  Schema.declare((u): u is L[number] => values.includes(u as string), {
-    message: () => values.map((v) => JSON.stringify(v)).join(" or ")
-  })
+export const OneOf = <const L extends ReadonlyArray<string>>(...values: L): S.Codec<L[number]> =>
+  S.declare((u): u is L[number] => values.includes(u as string), values.map((v) => JSON.stringify(v)).join(" or "))
 
 /**
  * A string.
@@ -88,7 +82,7 @@ export const OneOf = <const L extends ReadonlyArray<string>>(...values: L): Sche
  * @since 0.1.0
  * @category strings
  */
-export const Text: Schema.Schema<string> = Schema.String.annotations({ message: () => "a string" })
+export const Text: S.Codec<string> = S.withMessage(Schema.String, "a string")
 
 /**
  * A boolean.
@@ -96,7 +90,7 @@ export const Text: Schema.Schema<string> = Schema.String.annotations({ message: 
  * @since 0.1.0
  * @category strings
  */
-export const Flag: Schema.Schema<boolean> = Schema.Boolean.annotations({ message: () => "a boolean" })
+export const Flag: S.Codec<boolean> = S.withMessage(Schema.Boolean, "a boolean")
 
 /**
  * Shows an input in an option error as the user wrote it: a number as a number (`got -5`), a
@@ -138,23 +132,20 @@ const at = (input: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
  * const Options = Schema.Struct({ deadline: Schema.optional(OptionRules.PositiveMillis) })
  *
  * const result = OptionRules.decode(Options, { deadline: 0 }, (message) => new InvalidOptions({ message }))
- * // Either.left(InvalidOptions { message: "deadline must be a finite duration > 0, got 0" })
+ * // Edition.Result.fail(InvalidOptions { message: "deadline must be a finite duration > 0, got 0" })
  * ```
  */
 export const decode = <A, I, E>(
-  schema: Schema.Schema<A, I>,
+  schema: S.Codec<A, I>,
   input: unknown,
   error: (message: string) => E
-): Either.Either<A, E> => {
+): Edition.Result<A, E> => {
   if (input === undefined) input = {}
   if (typeof input !== "object" || input === null) {
-    return Either.left(error(`options must be an object, got ${showInput(input)}`))
+    return Edition.Result.fail(error(`options must be an object, got ${showInput(input)}`))
   }
-  return Either.mapLeft(Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })(input), (parseError) => {
-    const issue = ParseResult.ArrayFormatter.formatErrorSync(parseError)[0]
-    const path = issue?.path ?? []
+  return Edition.Result.mapError(S.decodeObject(schema)(input), ({ message, path }) => {
     const option = path.length === 0 ? "options" : path.map(String).join(".")
-    const rule = issue?.message ?? "valid"
-    return error(`${option} must be ${rule}, got ${showInput(at(input, path))}`)
+    return error(`${option} must be ${message}, got ${showInput(at(input, path))}`)
   })
 }

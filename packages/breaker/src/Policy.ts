@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import type * as Duration from "effect/Duration"
+import * as Edition from "@circuitry/core/Edition"
 import * as internal from "./internal/policy.js"
 
 /**
@@ -40,7 +40,7 @@ export interface Policy {
  */
 export type Window =
   | { readonly _tag: "CountWindow"; readonly size: number }
-  | { readonly _tag: "TimeWindow"; readonly duration: Duration.DurationInput }
+  | { readonly _tag: "TimeWindow"; readonly duration: Edition.DurationInput }
 
 /**
  * Opens after `threshold` failures in a row; any success resets the count.
@@ -71,7 +71,7 @@ export const countWindow = (size: number): Window => ({ _tag: "CountWindow", siz
  * @since 0.1.0
  * @category windows
  */
-export const timeWindow = (duration: Duration.DurationInput): Window => ({ _tag: "TimeWindow", duration })
+export const timeWindow = (duration: Edition.DurationInput): Window => ({ _tag: "TimeWindow", duration })
 
 /**
  * Opens when failures / calls in the window reaches `threshold` (or, with `slowCall`, when slow
@@ -98,7 +98,7 @@ export const failureRate = (options: {
   readonly threshold: number
   readonly minimumCalls?: number | undefined
   readonly window: Window
-  readonly slowCall?: { readonly duration: Duration.DurationInput; readonly threshold: number } | undefined
+  readonly slowCall?: { readonly duration: Edition.DurationInput; readonly threshold: number } | undefined
 }): Policy => internal.failureRate(options)
 
 /**

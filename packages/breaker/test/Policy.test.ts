@@ -1,7 +1,7 @@
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { assert, describe, it, TestClock } from "@circuitry/testkit"
-import { Cause, Effect, Exit, Layer, Schedule } from "effect"
+import { Cause, Effect, Exit, Fiber, Layer, Schedule } from "effect"
 import { call, fail, succeed, tagOf } from "./utils.js"
 
 const slow = (duration: Edition.DurationInput) => Effect.sleep(duration).pipe(Effect.andThen(succeed))
@@ -15,7 +15,7 @@ const timedCall = <A, E>(
   Effect.gen(function* () {
     const fiber = yield* Edition.forkChild(call(breaker, effect))
     yield* TestClock.adjust(duration)
-    return yield* fiber
+    return yield* Fiber.join(fiber)
   })
 
 describe("Policy.failureRate", () => {

@@ -1,7 +1,7 @@
 // The edition layer, on whichever major this run is: the same assertions hold on Effect 3 and 4.
 import { Edition } from "@circuitry/core"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Duration, Effect, Exit, Fiber, Layer, Option, PubSub, Queue, Schedule, Schema } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, PubSub, Queue, Schedule, Schema } from "effect"
 import effect from "effect/package.json" with { type: "json" }
 
 describe("Edition", () => {
@@ -157,6 +157,92 @@ describe("Edition (for the limiter)", () => {
       const timedOut = yield* Effect.flip(Effect.timeout(Effect.never, 0))
       assert.isTrue(Edition.isTimeoutError(timedOut))
       assert.isFalse(Edition.isTimeoutError(new Error("timeout")))
+    })
+  )
+})
+
+describe("Edition (results, fibers, pubsub, deferreds; added for the breaker)", () => {
+  it("a Result is built, told apart and read under Effect 4's names", () => {
+    const ok: Edition.Result<number, string> = Edition.Result.succeed(1)
+    const ko: Edition.Result<number, string> = Edition.Result.fail("e")
+    assert.isTrue(Edition.Result.isSuccess(ok) && Edition.Result.successOf(ok) === 1)
+    assert.isTrue(Edition.Result.isFailure(ko) && Edition.Result.failureOf(ko) === "e")
+    assert.strictEqual(
+      Edition.Result.match(
+        Edition.Result.mapError(ko, (e) => `${e}!`),
+        { onFailure: (e) => e, onSuccess: String }
+      ),
+      "e!"
+    )
+    assert.strictEqual(Edition.Result.getOrThrow(Edition.Result.map(ok, (n) => n + 1)), 2)
+    assert.isUndefined(Edition.Result.getOrUndefined(ko))
+  })
+
+  it.effect("fromResult and result go between results and effects", () =>
+    Effect.gen(function* () {
+      assert.strictEqual(yield* Edition.fromResult(Edition.Result.succeed(3)), 3)
+      assert.strictEqual(yield* Effect.flip(Edition.fromResult(Edition.Result.fail("e"))), "e")
+      const r = yield* Edition.result(Effect.fail("e"))
+      assert.isTrue(Edition.Result.isFailure(r) && Edition.Result.failureOf(r) === "e")
+    })
+  )
+
+  it.effect("catchCause recovers from a defect", () =>
+    Effect.gen(function* () {
+      const caught = yield* Edition.catchCause(Effect.die("boom"), (cause) =>
+        Effect.succeed(!Edition.hasInterrupts(cause) && Option.isNone(Edition.findError(cause)))
+      )
+      assert.isTrue(caught)
+    })
+  )
+
+  it.effect("forkDetach forks a fiber to join", () =>
+    Effect.gen(function* () {
+      const fiber = yield* Edition.forkDetach(Effect.succeed(7))
+      assert.strictEqual(yield* Fiber.join(fiber), 7)
+    })
+  )
+
+  it.effect("disconnect: an interrupted caller does not wait for the effect's cleanup", () =>
+    Effect.gen(function* () {
+      const cleaned = yield* Deferred.make<void>()
+      const started = yield* Deferred.make<void>()
+      const slowCleanup = Effect.onInterrupt(Effect.andThen(Deferred.succeed(started, undefined), Effect.never), () =>
+        Deferred.await(cleaned)
+      )
+      const fiber = yield* Edition.forkChild(Edition.disconnect(slowCleanup))
+      yield* Deferred.await(started)
+      // The caller's interruption returns while the cleanup still waits on `cleaned`.
+      yield* Fiber.interrupt(fiber)
+      assert.isFalse(yield* Deferred.isDone(cleaned))
+      yield* Deferred.succeed(cleaned, undefined)
+      assert.strictEqual(yield* Edition.disconnect(Effect.succeed(1)), 1)
+    })
+  )
+
+  it.effect("publishes to a pubsub synchronously", () =>
+    Effect.gen(function* () {
+      const pubsub = yield* PubSub.unbounded<number>()
+      const subscription: Edition.Subscription<number> = yield* PubSub.subscribe(pubsub)
+      assert.isDefined(subscription)
+      assert.isTrue(Edition.publishUnsafe(pubsub, 1))
+      assert.strictEqual(yield* PubSub.size(pubsub), 1)
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("a deferred made and completed synchronously", () =>
+    Effect.gen(function* () {
+      const deferred = Edition.deferredUnsafe<number>()
+      Edition.completeUnsafe(deferred, Exit.succeed(5))
+      assert.strictEqual(yield* Deferred.await(deferred), 5)
+    })
+  )
+
+  it.effect("a semaphore and a timeout error", () =>
+    Effect.gen(function* () {
+      const semaphore = yield* Edition.makeSemaphore(1)
+      assert.strictEqual(yield* semaphore.withPermits(1)(Effect.succeed(2)), 2)
+      assert.instanceOf(Edition.timeoutError(), Error)
     })
   )
 })

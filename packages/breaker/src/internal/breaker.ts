@@ -11,15 +11,14 @@
  * probes in probes.ts, deadlines in timeout.ts, the store link in sharing.ts; make, layer and
  * withBreaker in circuitBreaker.ts. Over 350 lines: the four steps are read together.
  */
+import * as Edition from "@circuitry/core/Edition"
+import * as Runtime from "#runtime"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type * as Fiber from "effect/Fiber"
 import * as PubSub from "effect/PubSub"
-import type * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as CB from "../CircuitBreaker.js"
@@ -29,7 +28,7 @@ import { BreakerMetrics } from "./metrics.js"
 import type * as Options from "./options.js"
 import type { Outbox } from "./outbox.js"
 import { NO_PERMIT, Probes, READMIT } from "./probes.js"
-import { repairedEffect, repairing, repairTraffic } from "./repair.js"
+import { isRepair, repairedEffect, repairing } from "./repair.js"
 import * as Sharing from "./sharing.js"
 import * as Timeout from "./timeout.js"
 
@@ -47,22 +46,6 @@ export const TypeId: CB.TypeId = Symbol.for("@circuitry/breaker/CircuitBreaker")
 
 /** @internal */
 export const isCircuitBreaker = (u: unknown): u is CircuitBreaker => typeof u === "object" && u !== null && TypeId in u
-
-const ClockTag = Clock.Clock
-
-const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock =>
-  Context.get(fiber.currentDefaultServices, ClockTag)
-
-/** The clock of the last fiber seen: fibers of one runtime share their default services. */
-let lastServices: Context.Context<never> | undefined
-let lastClock: Clock.Clock | undefined
-const cachedClockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock => {
-  const services = fiber.currentDefaultServices
-  if (services === lastServices) return lastClock!
-  lastClock = Context.get(services, ClockTag)
-  lastServices = services
-  return lastClock
-}
 
 const toState = (m: Machine.Machine): State => {
   switch (m.tag) {
@@ -125,9 +108,9 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
 
   execute<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | BreakerOpenError, R> {
     const self = this.limit === undefined ? effect : this.limit(effect)
-    return Effect.withFiberRuntime((fiber) => {
+    return Runtime.withFiber((fiber) => {
       const m = this.machine
-      const span = fiber.currentSpan
+      const span = Runtime.spanOf(fiber)
       if (span !== undefined && span._tag === "Span") {
         // The caller's span says which breaker it went through, and in which state it found it.
         span.attribute("circuitry.breaker", this.name)
@@ -136,16 +119,16 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
       if (m.tag === "Closed") {
         // The closed path: no lock, no fiber, no Promise; the machine is read and written
         // synchronously. The clock is read at the start and the end (the duration histogram).
-        const clock = cachedClockOf(fiber)
-        return this.run(self, m.generation, clock, clock.unsafeCurrentTimeMillis())
+        const clock = Runtime.cachedClockOf(fiber)
+        return this.run(self, m.generation, clock, Edition.nowUnsafe(clock))
       }
-      // `withBreaker(repairing(x))` is `repairing(withBreaker(x))`: the FiberRef decides.
+      // `withBreaker(repairing(x))` is `repairing(withBreaker(x))`: the per-fiber mark decides.
       const repaired = repairedEffect(self)
       if (repaired !== undefined) return repairing(this.execute(repaired))
-      const clock = clockOf(fiber)
-      const now = clock.unsafeCurrentTimeMillis()
+      const clock = Runtime.clockOf(fiber)
+      const now = Edition.nowUnsafe(clock)
       // A rejection takes nothing and changes nothing, so it needs no uninterruptible region.
-      if (!m.wouldAdmit(now, fiber.getFiberRef(repairTraffic))) return this.reject(now)
+      if (!m.wouldAdmit(now, isRepair(fiber))) return this.reject(now)
       return this.admit(self, clock)
     })
   }
@@ -153,10 +136,10 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   /** Every state but Closed: decided atomically, with the probe permit or repair slot taken uninterruptibly. */
   private admit<A, E, R>(self: Effect.Effect<A, E, R>, clock: Clock.Clock): Effect.Effect<A, E | BreakerOpenError, R> {
     return Effect.uninterruptibleMask((restore) =>
-      Effect.withFiberRuntime<A, E | BreakerOpenError, R>((fiber) => {
+      Runtime.withFiber<A, E | BreakerOpenError, R>((fiber) => {
         const m = this.machine
-        const now = clock.unsafeCurrentTimeMillis()
-        const decision = m.admit(now, fiber.getFiberRef(repairTraffic))
+        const now = Edition.nowUnsafe(clock)
+        const decision = m.admit(now, isRepair(fiber))
         const generation = m.generation
         switch (decision) {
           case Machine.RUN:
@@ -193,14 +176,14 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
         return Effect.succeed(a)
       },
       onFailure: (cause) => {
-        if (!Cause.isInterruptedOnly(cause)) this.record(generation, this.counts(cause), clock, start)
+        if (!Edition.hasInterruptsOnly(cause)) this.record(generation, this.counts(cause), clock, start)
         return Effect.failCause(cause)
       }
     })
   }
 
   private record(generation: number, failure: boolean, clock: Clock.Clock, start: number): void {
-    const now = clock.unsafeCurrentTimeMillis()
+    const now = Edition.nowUnsafe(clock)
     const recorded = this.machine.record(generation, failure, now, now - start)
     if (recorded === Machine.TRIPS) this.machine.trip(now)
     this.metrics.ran(failure, now - start)
@@ -222,7 +205,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
 
   private outcome(exit: Exit.Exit<unknown, unknown>): Machine.Outcome {
     if (Exit.isSuccess(exit)) return Machine.SUCCESS
-    if (Cause.isInterruptedOnly(exit.cause)) return Machine.INTERRUPTED
+    if (Edition.hasInterruptsOnly(exit.cause)) return Machine.INTERRUPTED
     return this.counts(exit.cause) ? Machine.FAILURE : Machine.SUCCESS
   }
 
@@ -245,10 +228,10 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     clock: Clock.Clock
   ): Effect.Effect<A, E | BreakerOpenError, R> {
     const m = this.machine
-    const start = clock.unsafeCurrentTimeMillis()
+    const start = Edition.nowUnsafe(clock)
     const slowMillis = this.slowMillis
     const end = (outcome: Machine.Outcome) => {
-      const now = clock.unsafeCurrentTimeMillis()
+      const now = Edition.nowUnsafe(clock)
       // With a slow-call rule, a slow probe is a failed probe: a slow dependency stays open.
       if (outcome === Machine.SUCCESS && slowMillis !== undefined && now - start > slowMillis) outcome = Machine.FAILURE
       m.endProbe(generation, outcome, now)
@@ -271,7 +254,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
       if (result === NO_PERMIT) {
         this.metrics.call("rejected")
         // 0 (not known) when a probe of this member's holds the permits; the back-off when the fleet refused the lease
-        const retryAfter = probes.retryAfter(generation, clock.unsafeCurrentTimeMillis())
+        const retryAfter = probes.retryAfter(generation, Edition.nowUnsafe(clock))
         return Effect.fail(rejection(this.name, "HalfOpen", retryAfter))
       }
       if (result === READMIT) return restore(this.execute(self))
@@ -283,7 +266,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
 
   onTransition(t: Transition, until: number, remote: boolean): void {
     this.metrics.transition(t)
-    this.hub?.unsafeOffer(t)
+    if (this.hub !== undefined) Edition.publishUnsafe(this.hub, t)
     // Only this instance's own verdicts go to the store; HalfOpen is derived, never stored.
     if (!remote && t.to !== "HalfOpen") this.outbox?.verdict(t.to, until, t.at, t.by)
   }
@@ -296,7 +279,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     return Stream.suspend(() => Stream.fromPubSub(this.pubsub()))
   }
 
-  get subscribe(): Effect.Effect<Queue.Dequeue<Transition>, never, Scope.Scope> {
+  get subscribe(): Effect.Effect<Edition.Subscription<Transition>, never, Scope.Scope> {
     return Effect.suspend(() => PubSub.subscribe(this.pubsub()))
   }
 
@@ -305,7 +288,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   get state(): Effect.Effect<State> {
     return Effect.clockWith((clock) =>
       Effect.sync(() => {
-        this.machine.sync(clock.unsafeCurrentTimeMillis())
+        this.machine.sync(Edition.nowUnsafe(clock))
         return toState(this.machine)
       })
     )
@@ -313,11 +296,11 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
 
   get isCallAllowed(): Effect.Effect<boolean> {
     return Effect.clockWith((clock) =>
-      Effect.withFiberRuntime<boolean>((fiber) => {
+      Runtime.withFiber<boolean, never, never>((fiber) => {
         const m = this.machine
-        const allowed = m.wouldAdmit(clock.unsafeCurrentTimeMillis(), fiber.getFiberRef(repairTraffic))
+        const allowed = m.wouldAdmit(Edition.nowUnsafe(clock), isRepair(fiber))
         return allowed && m.tag === "HalfOpen" && this.probes !== undefined
-          ? this.probes.isPermitFree(m.generation, clock.unsafeCurrentTimeMillis())
+          ? this.probes.isPermitFree(m.generation, Edition.nowUnsafe(clock))
           : Effect.succeed(allowed)
       })
     )
@@ -326,7 +309,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   get snapshot(): Effect.Effect<Snapshot> {
     return Effect.clockWith((clock) =>
       Effect.sync(() => {
-        const now = clock.unsafeCurrentTimeMillis()
+        const now = Edition.nowUnsafe(clock)
         this.machine.sync(now)
         return {
           name: this.name,
@@ -347,13 +330,13 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   }
 
   isolateBy(by: string | undefined): Effect.Effect<void> {
-    return Effect.clockWith((clock) => Effect.sync(() => this.machine.isolate(clock.unsafeCurrentTimeMillis(), by)))
+    return Effect.clockWith((clock) => Effect.sync(() => this.machine.isolate(Edition.nowUnsafe(clock), by)))
   }
 
   extendOpen(untilMillis: number, options?: { readonly by?: string | undefined }): Effect.Effect<void> {
     return Effect.clockWith((clock) =>
       Effect.sync(() => {
-        const now = clock.unsafeCurrentTimeMillis()
+        const now = Edition.nowUnsafe(clock)
         // Not a transition: the fleet hears of it as a verdict (Open, the longer time, who asked).
         if (this.machine.extendOpen(untilMillis, now)) this.outbox?.verdict("Open", untilMillis, now, options?.by)
       })
@@ -365,7 +348,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   }
 
   resetBy(by: string | undefined): Effect.Effect<void> {
-    return Effect.clockWith((clock) => Effect.sync(() => this.machine.reset(clock.unsafeCurrentTimeMillis(), by)))
+    return Effect.clockWith((clock) => Effect.sync(() => this.machine.reset(Edition.nowUnsafe(clock), by)))
   }
 
   /**

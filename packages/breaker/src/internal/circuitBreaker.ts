@@ -2,13 +2,13 @@
  * What CircuitBreaker.ts exports: making a breaker (with its store link in place), its layer, and
  * `withBreaker`. The breaker itself is in breaker.ts.
  */
+import * as Edition from "@circuitry/core/Edition"
+import * as Runtime from "#runtime"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import * as BreakerStore from "../BreakerStore.js"
 import type * as CB from "../CircuitBreaker.js"
@@ -30,10 +30,10 @@ type CircuitBreaker<TimeoutE = never> = CB.CircuitBreaker<TimeoutE>
 export const makeBreaker = (options?: CB.TimeoutOptions): Effect.Effect<Breaker, InvalidBreakerOptions, Scope.Scope> =>
   // One step, read from the fiber, rather than a chain of effects: `make` is on the request path
   // when an application makes a breaker per tenant or host.
-  Effect.withFiberRuntime((fiber, status) => {
+  Runtime.withFiber((fiber) => {
     const resolved = LastOptions.resolve(options)
-    if (Either.isLeft(resolved)) return Effect.fail(resolved.left)
-    const context = fiber.currentContext as Context.Context<Scope.Scope>
+    if (Edition.Result.isFailure(resolved)) return Effect.fail(Edition.Result.failureOf(resolved))
+    const context = Runtime.contextOf(fiber) as Context.Context<Scope.Scope>
     const scope = Context.get(context, Scope.Scope)
     // `Scope.addFinalizer`, not `Effect.addFinalizer`: a release needs none of the fiber's refs (~10 µs less).
     const released = (breaker: Breaker) =>
@@ -42,16 +42,11 @@ export const makeBreaker = (options?: CB.TimeoutOptions): Effect.Effect<Breaker,
         Effect.sync(() => breaker.release())
       )
     if (Option.isSome(Context.getOption(context, BreakerStore.BreakerStore))) {
-      return Effect.tap(makeResolved(resolved.right), released)
+      return Effect.tap(makeResolved(Edition.Result.successOf(resolved)), released)
     }
-    const runtime = Runtime.make({
-      context,
-      fiberRefs: fiber.getFiberRefs(),
-      runtimeFlags: status.runtimeFlags
-    })
-    const delays = Options.openDelays(resolved.right, runtime)
-    if (Either.isLeft(delays)) return Effect.fail(delays.left)
-    const breaker = new Breaker(resolved.right, delays.right, undefined)
+    const delays = Options.openDelays(Edition.Result.successOf(resolved), Runtime.runnerOf(fiber))
+    if (Edition.Result.isFailure(delays)) return Effect.fail(Edition.Result.failureOf(delays))
+    const breaker = new Breaker(Edition.Result.successOf(resolved), Edition.Result.successOf(delays), undefined)
     return Effect.as(released(breaker), breaker)
   })
 
@@ -63,7 +58,7 @@ export const makeBreaker = (options?: CB.TimeoutOptions): Effect.Effect<Breaker,
  */
 export const makeResolved = (resolved: Options.Resolved): Effect.Effect<Breaker, InvalidBreakerOptions, Scope.Scope> =>
   Effect.gen(function* () {
-    const delays = yield* Options.openDelays(resolved, yield* Effect.runtime<never>())
+    const delays = yield* Edition.fromResult(Options.openDelays(resolved, yield* Runtime.runner))
     const store = yield* Effect.serviceOption(BreakerStore.BreakerStore)
     const link = Option.isSome(store) ? yield* Sharing.connect(store.value, resolved.name, resolved.quorum) : undefined
     const breaker = new Breaker(resolved, delays, link)
@@ -78,13 +73,13 @@ export const makeResolved = (resolved: Options.Resolved): Effect.Effect<Breaker,
 
 /**
  * Makes a breaker that shares nothing (no `BreakerStore`), synchronously: what `makeResolved`
- * does without a store, for a registry making breakers on the request path. `runtime` runs the
+ * does without a store, for a registry making breakers on the request path. `runner` runs the
  * `openFor` schedule's steps. Its metric series are the caller's to release.
  *
  * @internal
  */
-export const makeLocal = (resolved: Options.Resolved, runtime: Runtime.Runtime<never>): Breaker =>
-  new Breaker(resolved, Either.getOrThrow(Options.openDelays(resolved, runtime)), undefined)
+export const makeLocal = (resolved: Options.Resolved, runner: Runtime.Runner): Breaker =>
+  new Breaker(resolved, Edition.Result.getOrThrow(Options.openDelays(resolved, runner)), undefined)
 
 /**
  * The breaker's own type says no timeout; `make` says `BreakerTimeoutError` whenever its options
@@ -99,12 +94,12 @@ export const make = makeBreaker as {
 
 /** @internal */
 export const layer = (<I>(
-  tag: Context.Tag<I, CircuitBreaker<BreakerTimeoutError>>,
+  tag: Edition.Key<I, CircuitBreaker<BreakerTimeoutError>>,
   options?: CB.TimeoutOptions
-): Layer.Layer<I, InvalidBreakerOptions> => Layer.scoped(tag, make(options))) as {
-  <I>(tag: Context.Tag<I, CircuitBreaker>, options?: CB.Options): Layer.Layer<I, InvalidBreakerOptions>
+): Layer.Layer<I, InvalidBreakerOptions> => Edition.layerScoped(tag, make(options))) as {
+  <I>(tag: Edition.Key<I, CircuitBreaker>, options?: CB.Options): Layer.Layer<I, InvalidBreakerOptions>
   <I>(
-    tag: Context.Tag<I, CircuitBreaker<BreakerTimeoutError>>,
+    tag: Edition.Key<I, CircuitBreaker<BreakerTimeoutError>>,
     options?: CB.TimeoutOptions
   ): Layer.Layer<I, InvalidBreakerOptions>
 }
@@ -112,19 +107,19 @@ export const layer = (<I>(
 /** @internal */
 export const withBreaker: {
   <I = never, TimeoutE = never>(
-    breaker: CircuitBreaker<TimeoutE> | Context.Tag<I, CircuitBreaker<TimeoutE>>
+    breaker: CircuitBreaker<TimeoutE> | Edition.Key<I, CircuitBreaker<TimeoutE>>
   ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BreakerOpenError | TimeoutE, R | I>
   <A, E, R, I = never, TimeoutE = never>(
     self: Effect.Effect<A, E, R>,
-    breaker: CircuitBreaker<TimeoutE> | Context.Tag<I, CircuitBreaker<TimeoutE>>
+    breaker: CircuitBreaker<TimeoutE> | Edition.Key<I, CircuitBreaker<TimeoutE>>
   ): Effect.Effect<A, E | BreakerOpenError | TimeoutE, R | I>
 } = dual(
   2,
   <A, E, R, I, TimeoutE>(
     self: Effect.Effect<A, E, R>,
-    breaker: CircuitBreaker<TimeoutE> | Context.Tag<I, CircuitBreaker<TimeoutE>>
+    breaker: CircuitBreaker<TimeoutE> | Edition.Key<I, CircuitBreaker<TimeoutE>>
   ): Effect.Effect<A, E | BreakerOpenError | TimeoutE, R | I> =>
     isCircuitBreaker(breaker)
       ? (breaker as CircuitBreaker<TimeoutE>).execute(self)
-      : Effect.flatMap(breaker as Context.Tag<I, CircuitBreaker<TimeoutE>>, (b) => b.execute(self))
+      : Effect.flatMap(Edition.service(breaker as Edition.Key<I, CircuitBreaker<TimeoutE>>), (b) => b.execute(self))
 )

@@ -17,7 +17,7 @@
  * The count moves on transitions, synchronously (machine.ts `OpenGate`), so a trip is O(1) even
  * in a storm over 100,000 breakers.
  */
-import * as Either from "effect/Either"
+import * as Edition from "@circuitry/core/Edition"
 import type { CappedTrip } from "../BreakerRegistry.js"
 import type { Breaker } from "./breaker.js"
 import type * as Machine from "./machine.js"
@@ -32,21 +32,21 @@ export type { CappedTrip }
 const MAX_OPEN_RULE = "a whole number >= 1 or { fraction } with 0 < fraction <= 1"
 
 /** Checks `maxOpen` (undefined: no cap). @internal */
-export const resolveLimit = (input: unknown): Either.Either<Limit | undefined, string> => {
-  if (input === undefined) return Either.right(undefined)
+export const resolveLimit = (input: unknown): Edition.Result<Limit | undefined, string> => {
+  if (input === undefined) return Edition.Result.succeed(undefined)
   if (typeof input === "number") {
-    return Either.mapBoth(Rules.check("maxOpen", Rules.atLeastOne, input), {
-      onLeft: () => `maxOpen must be ${MAX_OPEN_RULE}, got ${Rules.show(input)}`,
-      onRight: (count): Limit => ({ _tag: "Count", count })
-    })
+    return Edition.Result.mapError(
+      Edition.Result.map(Rules.check("maxOpen", Rules.atLeastOne, input), (count): Limit => ({ _tag: "Count", count })),
+      () => `maxOpen must be ${MAX_OPEN_RULE}, got ${Rules.show(input)}`
+    )
   }
   if (Rules.isRecord(input) && Object.keys(input).length === 1 && "fraction" in input) {
-    return Either.map(Rules.check("maxOpen.fraction", Rules.ratio, input["fraction"]), (fraction): Limit => ({
+    return Edition.Result.map(Rules.check("maxOpen.fraction", Rules.ratio, input["fraction"]), (fraction): Limit => ({
       _tag: "Fraction",
       fraction
     }))
   }
-  return Either.left(`maxOpen must be ${MAX_OPEN_RULE}, got ${Rules.show(input)}`)
+  return Edition.Result.fail(`maxOpen must be ${MAX_OPEN_RULE}, got ${Rules.show(input)}`)
 }
 
 /** The most breakers that may be open at once when the registry holds `held`. @internal */

@@ -1,9 +1,10 @@
 import * as Schema from "effect/Schema"
+import * as S from "#schema"
 
 /** @internal */
 export class BreakerOpenError extends Schema.TaggedError<BreakerOpenError>()("BreakerOpenError", {
   breaker: Schema.String,
-  state: Schema.Literal("Open", "HalfOpen", "Isolated"),
+  state: S.literals("Open", "HalfOpen", "Isolated"),
   retryAfterMillis: Schema.Number
 }) {
   override get message(): string {

@@ -7,12 +7,10 @@
  * `"30 seconds"`, and every breaker option keeps the rule it has in code. What a document cannot
  * know is checked when it is applied: whether the registry takes a `timeout` (its type says).
  */
+import * as Edition from "@circuitry/core/Edition"
+import * as Runtime from "#runtime"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import { identity } from "effect/Function"
-import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Ejection from "./ejection.js"
 import { InvalidBreakerOptions } from "./errors.js"
@@ -31,32 +29,32 @@ const unknownField = (input: Readonly<Record<string, unknown>>, known: ReadonlyA
   Object.keys(input).find((key) => !known.includes(key))
 
 /** A policy written as data (`{ "_tag": "ConsecutiveFailures", "threshold": 5 }`) as a `Policy`. */
-const policyOf = (path: string, input: unknown): Either.Either<unknown, string> => {
+const policyOf = (path: string, input: unknown): Edition.Result<unknown, string> => {
   const tags = POLICY_TAGS.map((t) => JSON.stringify(t)).join(" or ")
   if (!Rules.isRecord(input)) {
-    return Either.left(`${path} must be an object with a "_tag" of ${tags}, got ${Rules.show(input)}`)
+    return Edition.Result.fail(`${path} must be an object with a "_tag" of ${tags}, got ${Rules.show(input)}`)
   }
   switch (input["_tag"]) {
     case "ConsecutiveFailures":
-      return Either.right(Policy.consecutiveFailures(input["threshold"] as number))
+      return Edition.Result.succeed(Policy.consecutiveFailures(input["threshold"] as number))
     case "FailureRate": {
       const { _tag, ...options } = input
-      return Either.right(Policy.failureRate(options))
+      return Edition.Result.succeed(Policy.failureRate(options))
     }
     default:
-      return Either.left(`${path}._tag must be ${tags}, got ${Rules.show(input["_tag"])}`)
+      return Edition.Result.fail(`${path}._tag must be ${tags}, got ${Rules.show(input["_tag"])}`)
   }
 }
 
 /** One object of breaker options at `path` (`defaults`, `overrides["db"]`), checked, its policy made. */
-const breakerOptionsOf = (path: string, input: unknown): Either.Either<Record<string, unknown>, string> =>
-  Either.gen(function* () {
+const breakerOptionsOf = (path: string, input: unknown): Edition.Result<Record<string, unknown>, string> =>
+  Edition.Result.gen(function* () {
     if (!Rules.isRecord(input)) {
-      return yield* Either.left(`${path} must be breaker options (an object), got ${Rules.show(input)}`)
+      return yield* Edition.Result.fail(`${path} must be breaker options (an object), got ${Rules.show(input)}`)
     }
     const unknown = unknownField(input, BREAKER_FIELDS)
     if (unknown !== undefined) {
-      return yield* Either.left(
+      return yield* Edition.Result.fail(
         `${path} has no field ${JSON.stringify(unknown)}; breaker options in JSON are ${quoted(BREAKER_FIELDS)}`
       )
     }
@@ -64,15 +62,16 @@ const breakerOptionsOf = (path: string, input: unknown): Either.Either<Record<st
     if (input["policy"] !== undefined) out["policy"] = yield* policyOf(`${path}.policy`, input["policy"])
     // In code openFor may be a Schedule too; in JSON it is a duration, and the message says so.
     if (input["openFor"] !== undefined && Rules.millis(input["openFor"]) === undefined) {
-      return yield* Either.left(
+      return yield* Edition.Result.fail(
         `${path}.openFor must be a finite duration >= 0 (milliseconds, or a string such as "30 seconds"), got ${Rules.show(input["openFor"])}`
       )
     }
-    yield* Either.mapLeft(Options.resolveFields(out, path), (problem) => `${path}.${problem}`)
+    yield* Edition.Result.mapError(Options.resolveFields(out, path), (problem) => `${path}.${problem}`)
     return out
   })
 
 const fail = (message: string) => new InvalidBreakerOptions({ message })
+const countRejected = Edition.counterSeries(configsTotal, { outcome: "rejected" })
 
 /**
  * Reads and checks a JSON document of registry options: policies as data, by `_tag` (windows are
@@ -80,21 +79,23 @@ const fail = (message: string) => new InvalidBreakerOptions({ message })
  *
  * @internal
  */
-export const parse = (text: string): Either.Either<unknown, InvalidBreakerOptions> =>
-  Either.flatMap(
-    Either.try({
+export const parse = (text: string): Edition.Result<unknown, InvalidBreakerOptions> =>
+  Edition.Result.flatMap(
+    Edition.Result.try({
       try: () => JSON.parse(text) as unknown,
       catch: (error) => fail(`config must be a JSON document of registry options: ${(error as Error).message}`)
     }),
     (json) =>
-      Either.mapLeft(
-        Either.gen(function* () {
+      Edition.Result.mapError(
+        Edition.Result.gen(function* () {
           if (!Rules.isRecord(json)) {
-            return yield* Either.left(`config must be a JSON object of registry options, got ${Rules.show(json)}`)
+            return yield* Edition.Result.fail(
+              `config must be a JSON object of registry options, got ${Rules.show(json)}`
+            )
           }
           const unknown = unknownField(json, FIELDS)
           if (unknown !== undefined) {
-            return yield* Either.left(
+            return yield* Edition.Result.fail(
               `config has no field ${JSON.stringify(unknown)}; its fields are ${quoted(FIELDS)}`
             )
           }
@@ -103,7 +104,7 @@ export const parse = (text: string): Either.Either<unknown, InvalidBreakerOption
           const overrides = json["overrides"]
           if (overrides !== undefined) {
             if (!Rules.isRecord(overrides)) {
-              return yield* Either.left(
+              return yield* Edition.Result.fail(
                 `overrides must be an object of breaker options by name, got ${Rules.show(overrides)}`
               )
             }
@@ -138,36 +139,41 @@ export const watch = <E, R>(
   Stream.suspend(() => {
     let failing = false
     const read = load.pipe(
-      Effect.tap(() => {
-        failing = false
-      }),
+      Effect.tap(() =>
+        Effect.sync(() => {
+          failing = false
+        })
+      ),
       Effect.map(Option.some),
-      Effect.catchAllCause((cause) => {
-        if (failing) return Effect.succeed(Option.none())
-        failing = true
-        return Effect.as(
-          Effect.logWarning("breaker registry: the config could not be read; the config before stays", cause),
-          Option.none()
-        )
-      })
+      (self) =>
+        Edition.catchCause(self, (cause) => {
+          if (failing) return Effect.succeed(Option.none())
+          failing = true
+          return Effect.as(
+            Effect.logWarning("breaker registry: the config could not be read; the config before stays", cause),
+            Option.none()
+          )
+        })
     )
-    return Stream.repeatEffectWithSchedule(read, Schedule.spaced(everyMillis)).pipe(
-      Stream.filterMap(identity),
+    return Runtime.repeatEvery(read, everyMillis).pipe(
+      Stream.filter(Option.isSome),
+      Stream.map((some) => some.value),
       Stream.map((document) => Option.getOrElse(document, () => "{}")),
       Stream.changes,
       Stream.mapEffect((document) =>
-        Either.match(parse(document), {
-          onLeft: (error) =>
+        Edition.Result.match(parse(document), {
+          onFailure: (error) =>
             Effect.as(
               Effect.logWarning(
                 "breaker registry: a config value was rejected; the config before it stays",
                 error
-              ).pipe(Effect.zipRight(Metric.increment(Metric.tagged(configsTotal, "outcome", "rejected")))),
+              ).pipe(Effect.andThen(Effect.sync(() => countRejected(1)))),
               Option.none<unknown>()
             ),
-          onRight: (options) => Effect.succeed(Option.some(options))
+          onSuccess: (options) => Effect.succeed(Option.some(options))
         })
       ),
-      Stream.filterMap(identity)
+      Stream.filter(Option.isSome),
+      Stream.map((some) => some.value)
     )
   })

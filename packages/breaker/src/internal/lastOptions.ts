@@ -1,7 +1,7 @@
 /**
  * `CircuitBreaker.make` remembers the last options it resolved: an application that makes a
  * breaker per tenant or host on the request path passes the same options under another name
- * each time, and resolving them costs more than making the breaker (about 2 µs: an `Either.gen`
+ * each time, and resolving them costs more than making the breaker (about 2 µs: an `Edition.Result.gen`
  * and the rules).
  *
  * Options are the same when their entries but the name are the same, in the same order, and
@@ -11,8 +11,8 @@
  * option added later that takes an object) is always resolved again. What is remembered is a copy
  * of the entries, not the caller's object, which the caller may change. The name is always checked.
  */
+import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
-import type * as Either from "effect/Either"
 import * as Schedule from "effect/Schedule"
 import type * as CB from "../CircuitBreaker.js"
 import type { InvalidBreakerOptions } from "./errors.js"
@@ -61,15 +61,15 @@ const sameAsLast = (entries: Entries): boolean =>
 /** `Options.resolve`, taken from memory when the options are the last ones under another name. */
 export const resolve = (
   options: CB.TimeoutOptions | undefined
-): Either.Either<Options.Resolved, InvalidBreakerOptions> => {
+): Edition.Result<Options.Resolved, InvalidBreakerOptions> => {
   const entries = isPlain(options) ? entriesOf(options, [], 0) : undefined
   if (entries !== undefined && sameAsLast(entries)) {
     return Options.named(lastResolved!, (options!.name ?? "default") as string)
   }
   const resolved = Options.resolve(options)
-  if (entries !== undefined && resolved._tag === "Right") {
+  if (entries !== undefined && Edition.Result.isSuccess(resolved)) {
     lastEntries = entries
-    lastResolved = resolved.right
+    lastResolved = Edition.Result.successOf(resolved)
   }
   return resolved
 }

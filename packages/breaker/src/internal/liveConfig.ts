@@ -20,10 +20,10 @@
  *   says whether its calls may fail with `BreakerTimeoutError`, and a config cannot change a type.
  *   A config kept as JSON is read and checked in jsonConfig.ts.
  */
+import * as Edition from "@circuitry/core/Edition"
+import type * as Runtime from "#runtime"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
-import type * as Runtime from "effect/Runtime"
 import type * as CB from "../CircuitBreaker.js"
 import type { Breaker } from "./breaker.js"
 import * as Ejection from "./ejection.js"
@@ -83,8 +83,11 @@ export const resolve = (input: unknown, timeouts: boolean): Effect.Effect<Resolv
       return yield* fail(`overrides must be an object of breaker options by name, got ${Rules.show(overrides)}`)
     }
     const maxBreakers = o["maxBreakers"] ?? Infinity
-    if (maxBreakers !== Infinity) yield* Either.mapLeft(Rules.check("maxBreakers", Rules.atLeastOne, maxBreakers), fail)
-    const maxOpen = yield* Either.mapLeft(Ejection.resolveLimit(o["maxOpen"]), fail)
+    if (maxBreakers !== Infinity)
+      yield* Edition.fromResult(
+        Edition.Result.mapError(Rules.check("maxBreakers", Rules.atLeastOne, maxBreakers), fail)
+      )
+    const maxOpen = yield* Edition.fromResult(Edition.Result.mapError(Ejection.resolveLimit(o["maxOpen"]), fail))
     const resolvedDefaults = yield* Options.validate({ ...defaults, name: "defaults" } as CB.TimeoutOptions, timeouts)
     const resolvedOverrides = new Map<string, Options.Resolved>()
     for (const [name, override] of Object.entries(overrides)) {
@@ -121,7 +124,7 @@ export const optionsOf = (config: Resolved, name: string): Options.Resolved =>
 export const resolvedFor = (config: Resolved, name: string): Options.Resolved => {
   const resolved = optionsOf(config, name)
   // A name the registry was asked for is checked on the first `get`; the rest of the options are checked.
-  return name.length > 0 ? { ...resolved, name } : Either.getOrThrow(Options.named(resolved, name))
+  return name.length > 0 ? { ...resolved, name } : Edition.Result.getOrThrow(Options.named(resolved, name))
 }
 
 const sameOpenFor = (a: Options.Resolved["openFor"], b: Options.Resolved["openFor"]): boolean =>
@@ -148,14 +151,14 @@ export const reconfigure = (
   breaker: Breaker,
   before: Options.Resolved,
   after: Options.Resolved,
-  runtime: Runtime.Runtime<never>,
+  runner: Runtime.Runner,
   now: number
 ): boolean => {
   if (sameRun(before, after)) return false
   // Checked when the config was resolved (`validate`), so it gives a first delay.
   const delays = sameOpenFor(before.openFor, after.openFor)
     ? undefined
-    : Either.getOrThrow(Options.openDelays(after, runtime))
+    : Edition.Result.getOrThrow(Options.openDelays(after, runner))
   breaker.reconfigure(after, delays, now)
   return true
 }

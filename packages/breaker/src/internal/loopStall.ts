@@ -9,14 +9,11 @@
  * which the loop could have read its answer, and is held past its Clock deadline by at most the
  * stall itself.
  */
-import * as Cause from "effect/Cause"
+import * as Edition from "@circuitry/core/Edition"
+import * as Runtime from "#runtime"
 import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
-import * as DefaultServices from "effect/DefaultServices"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
 
 /** @internal */
@@ -24,10 +21,16 @@ export interface LoopStall {
   readonly lostBefore: (at: number) => number
 }
 
+/** The identity of the `LoopStall` reference (its type parameter on Effect 3). @internal */
+export interface LoopStallTag {
+  readonly _: unique symbol
+}
+
 /** @internal */
-export class LoopStallTag extends Context.Reference<LoopStallTag>()("@circuitry/breaker/LoopStall", {
-  defaultValue: (): LoopStall => live
-}) {}
+export const LoopStallTag: Runtime.Reference<LoopStallTag, LoopStall> = Runtime.reference<LoopStallTag, LoopStall>(
+  "@circuitry/breaker/LoopStall",
+  () => live
+)
 
 /** How often the monitor's timer fires. */
 const INTERVAL_MILLIS = 10
@@ -49,14 +52,15 @@ export const deadlineExtensions = Metric.counter("circuitry_deadline_stall_exten
   incremental: true,
   description: "Deadlines that reached their Clock time and were carried on for the time the event loop lost to a stall"
 })
+const countStallSeconds = Edition.counterSeries(stallSeconds, {})
 
 /** The extension counter of each kind of deadline, made once. */
-const extensions = new Map<string, Metric.Metric.Counter<number>>()
+const extensions = new Map<string, (by: number) => void>()
 /** @internal */
-export const extensionsOf = (kind: string): Metric.Metric.Counter<number> => {
+export const extensionsOf = (kind: string): ((by: number) => void) => {
   let counter = extensions.get(kind)
   if (counter === undefined) {
-    counter = deadlineExtensions.pipe(Metric.tagged("deadline", kind))
+    counter = Edition.counterSeries(deadlineExtensions, { deadline: kind })
     extensions.set(kind, counter)
   }
   return counter
@@ -154,7 +158,7 @@ class Monitor implements LoopStall {
     this.tos[j] = wall
     this.count++
     this.total += lost
-    stallSeconds.unsafeUpdate(lost / 1000, [])
+    countStallSeconds(lost / 1000)
   }
 }
 
@@ -165,7 +169,7 @@ export const live: LoopStall = new Monitor()
 export const none: LoopStall = { lostBefore: () => 0 }
 
 /** The live Clock: the one whose time line the live monitor dates its stalls on. */
-const liveClock = Context.get(DefaultServices.liveServices, Clock.Clock)
+const liveClock = Runtime.liveClock
 
 /**
  * The source that applies to a fiber on `clock`: the live monitor measures the real loop, so on
@@ -225,35 +229,32 @@ export const timeoutFail = <A, E, R, E2>(
   kind: string
 ): Effect.Effect<A, E | E2, R> =>
   // Read from the fiber in one step, as the breaker reads its clock: this is on a timed call's path.
-  Effect.withFiberRuntime((fiber) => {
-    const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
-    const stall = onClock(Context.get(fiber.currentContext, LoopStallTag), clock)
-    const started = clock.unsafeCurrentTimeMillis()
+  Runtime.withFiber((fiber) => {
+    const clock = Runtime.clockOf(fiber)
+    const stall = onClock(Runtime.refOf(fiber, LoopStallTag), clock)
+    const started = Edition.nowUnsafe(clock)
     const lostAtStart = stall.lostBefore(started)
     const end = started - lostAtStart + millis
     let extended = false
     const rest: Effect.Effect<void> = Effect.suspend(() => {
-      const now = clock.unsafeCurrentTimeMillis()
+      const now = Edition.nowUnsafe(clock)
       const lost = stall.lostBefore(now)
       const left = end - (now - lost)
       if (left <= 0) return Effect.void
-      const wait = Effect.zipRight(Effect.sleep(Math.ceil(left)), rest)
+      const wait = Effect.andThen(Effect.sleep(Math.ceil(left)), rest)
       // Past the Clock deadline only because of a stall: counted once.
       if (extended || now - started < millis || lost === lostAtStart) return wait
       extended = true
-      return Effect.zipRight(Metric.increment(extensionsOf(kind)), wait)
+      return Effect.andThen(
+        Effect.sync(() => extensionsOf(kind)(1)),
+        wait
+      )
     })
     // The first wait is the Clock's limit; the rest, only what stalls took. Interruptible (as
     // `Effect.timeout`'s): in a finalizer, a call that ends first does not wait for it.
-    const expiry = Effect.interruptible(Effect.zipRight(Effect.sleep(millis), rest))
-    return Effect.raceWith(self, expiry, {
-      onSelfDone: (exit, timer) => Effect.zipRight(Fiber.interrupt(timer), exit),
-      onOtherDone: (exit, call) =>
-        Effect.zipRight(
-          Fiber.interrupt(call),
-          Exit.isSuccess(exit) ? Effect.failSync(onTimeout) : Exit.failCause(exit.cause)
-        )
-    })
+    const expiry = Effect.interruptible(Effect.andThen(Effect.sleep(millis), rest))
+    // The first to end answers; the other is interrupted (and waited for).
+    return Effect.raceFirst(self, Effect.andThen(expiry, Effect.failSync(onTimeout)))
   })
 
 /**
@@ -264,7 +265,7 @@ export const timeoutFail = <A, E, R, E2>(
  */
 export const timeout = <A, E, R>(
   self: Effect.Effect<A, E, R>,
-  duration: Duration.DurationInput,
+  duration: Edition.DurationInput,
   kind: string
-): Effect.Effect<A, E | Cause.TimeoutException, R> =>
-  timeoutFail(self, Duration.toMillis(duration), () => new Cause.TimeoutException(), kind)
+): Effect.Effect<A, E | Edition.TimeoutError, R> =>
+  timeoutFail(self, Duration.toMillis(duration), Edition.timeoutError, kind)

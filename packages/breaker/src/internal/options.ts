@@ -3,14 +3,11 @@
  * or into the one options error, `InvalidBreakerOptions`, whose message names the option and its rule.
  * Options may come from a JSON config, so nothing here trusts their types.
  */
+import * as Edition from "@circuitry/core/Edition"
+import * as Runtime from "#runtime"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Exit from "effect/Exit"
-import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
-import * as ScheduleDecision from "effect/ScheduleDecision"
-import * as Intervals from "effect/ScheduleIntervals"
 import type * as CB from "../CircuitBreaker.js"
 import { InvalidBreakerOptions } from "./errors.js"
 import type * as Machine from "./machine.js"
@@ -46,18 +43,20 @@ export interface Quorum {
 /** The default `sharing.quorumWindow`. */
 const QUORUM_WINDOW = "1 minute"
 
-const defaultIsFailure = (cause: Cause.Cause<unknown>): boolean => !Cause.isInterruptedOnly(cause)
+const defaultIsFailure = (cause: Cause.Cause<unknown>): boolean => !Edition.hasInterruptsOnly(cause)
 
 /** @internal */
-export const resolve = (options: CB.TimeoutOptions | undefined): Either.Either<Resolved, InvalidBreakerOptions> => {
+export const resolve = (options: CB.TimeoutOptions | undefined): Edition.Result<Resolved, InvalidBreakerOptions> => {
   if (options !== undefined && !Rules.isRecord(options)) {
     return fail(`options must be an object, got ${Rules.show(options)}`)
   }
   const o: Readonly<Record<string, unknown>> = options ?? {}
   const name = Rules.check("name", Rules.nonEmptyString, o["name"] ?? "default")
-  if (Either.isLeft(name)) return fail(name.left)
-  const resolved = resolveFields(o, name.right)
-  return Either.isLeft(resolved) ? fail(`${resolved.left} (breaker "${name.right}")`) : Either.right(resolved.right)
+  if (Edition.Result.isFailure(name)) return fail(Edition.Result.failureOf(name))
+  const resolved = resolveFields(o, Edition.Result.successOf(name))
+  return Edition.Result.isFailure(resolved)
+    ? fail(`${Edition.Result.failureOf(resolved)} (breaker "${Edition.Result.successOf(name)}")`)
+    : Edition.Result.succeed(Edition.Result.successOf(resolved))
 }
 
 /**
@@ -66,12 +65,13 @@ export const resolve = (options: CB.TimeoutOptions | undefined): Either.Either<R
  *
  * @internal
  */
-export const resolveFields = (o: Readonly<Record<string, unknown>>, name: string): Either.Either<Resolved, string> =>
-  Either.gen(function* () {
+export const resolveFields = (o: Readonly<Record<string, unknown>>, name: string): Edition.Result<Resolved, string> =>
+  Edition.Result.gen(function* () {
     const policy = yield* Policy.resolve(o["policy"] ?? Policy.consecutiveFailures(5))
     const openFor = yield* resolveOpenFor(o["openFor"] ?? "30 seconds")
     const halfOpen = o["halfOpen"] === undefined ? {} : o["halfOpen"]
-    if (!Rules.isRecord(halfOpen)) return yield* Either.left(`halfOpen must be an object, got ${Rules.show(halfOpen)}`)
+    if (!Rules.isRecord(halfOpen))
+      return yield* Edition.Result.fail(`halfOpen must be an object, got ${Rules.show(halfOpen)}`)
     const permits = yield* Rules.check("halfOpen.permits", Rules.atLeastOne, halfOpen["permits"] ?? 1)
     const successesToClose = yield* Rules.check(
       "halfOpen.successesToClose",
@@ -91,7 +91,7 @@ export const resolveFields = (o: Readonly<Record<string, unknown>>, name: string
       o["timeout"] === undefined ? undefined : yield* Rules.check("timeout", Rules.durationAboveZero, o["timeout"])
     const isFailure = o["isFailure"] ?? defaultIsFailure
     if (typeof isFailure !== "function") {
-      return yield* Either.left(`isFailure must be a function of a Cause, got ${Rules.show(isFailure)}`)
+      return yield* Edition.Result.fail(`isFailure must be a function of a Cause, got ${Rules.show(isFailure)}`)
     }
     const quorum = yield* resolveSharing(o["sharing"])
     return {
@@ -108,13 +108,13 @@ export const resolveFields = (o: Readonly<Record<string, unknown>>, name: string
     }
   })
 
-const fail = (message: string) => Either.left(new InvalidBreakerOptions({ message }))
+const fail = (message: string) => Edition.Result.fail(new InvalidBreakerOptions({ message }))
 
-const resolveOpenFor = (input: unknown): Either.Either<Resolved["openFor"], string> =>
-  Schedule.isSchedule(input)
-    ? Either.right({ _tag: "Schedule", schedule: input as Schedule.Schedule<unknown, unknown> })
-    : Either.map(
-        Either.mapLeft(
+const resolveOpenFor = (input: unknown): Edition.Result<Resolved["openFor"], string> =>
+  Runtime.isSchedule(input)
+    ? Edition.Result.succeed({ _tag: "Schedule", schedule: input as Schedule.Schedule<unknown, unknown> })
+    : Edition.Result.map(
+        Edition.Result.mapError(
           Rules.check("openFor", Rules.durationAtLeastZero, input),
           () => `openFor must be a finite duration >= 0 or a Schedule, got ${Rules.show(input)}`
         ),
@@ -124,10 +124,10 @@ const resolveOpenFor = (input: unknown): Either.Either<Resolved["openFor"], stri
 const QUORUM_RULE = "a whole number >= 1 or { fraction } with 0 < fraction <= 1"
 
 /** `sharing`: a quorum of 1 (the default) is no quorum at all, so that the breaker shares as without one. */
-const resolveSharing = (input: unknown): Either.Either<Quorum | undefined, string> =>
-  Either.gen(function* () {
+const resolveSharing = (input: unknown): Edition.Result<Quorum | undefined, string> =>
+  Edition.Result.gen(function* () {
     if (input === undefined) return undefined
-    if (!Rules.isRecord(input)) return yield* Either.left(`sharing must be an object, got ${Rules.show(input)}`)
+    if (!Rules.isRecord(input)) return yield* Edition.Result.fail(`sharing must be an object, got ${Rules.show(input)}`)
     const windowMillis = yield* Rules.check(
       "sharing.quorumWindow",
       Rules.durationAboveZero,
@@ -138,7 +138,7 @@ const resolveSharing = (input: unknown): Either.Either<Quorum | undefined, strin
       const fraction = yield* Rules.check("sharing.quorum.fraction", Rules.ratio, given["fraction"])
       return { size: { _tag: "Fraction", fraction }, windowMillis } as const
     }
-    const count = yield* Either.mapLeft(
+    const count = yield* Edition.Result.mapError(
       Rules.check("sharing.quorum", Rules.atLeastOne, given),
       () => `sharing.quorum must be ${QUORUM_RULE}, got ${Rules.show(given)}`
     )
@@ -159,45 +159,32 @@ class FixedDelays implements Machine.OpenDelays {
 
 /**
  * The waits of open episodes. A schedule is stepped once per open episode, synchronously, in the
- * runtime the breaker was made in (so `TestClock` and `TestRandom` apply); a schedule that is done
- * keeps its last delay. A schedule that gives no delay at once is an options error.
+ * context of the fiber that made the breaker (so `TestClock` and `TestRandom` apply); a schedule
+ * that is done keeps its last delay. A schedule that gives no delay at once is an options error.
  *
  * @internal
  */
 export const openDelays = (
   resolved: Resolved,
-  runtime: Runtime.Runtime<never>
-): Either.Either<Machine.OpenDelays, InvalidBreakerOptions> => {
+  runner: Runtime.Runner
+): Edition.Result<Machine.OpenDelays, InvalidBreakerOptions> => {
   const openFor = resolved.openFor
-  if (openFor._tag === "Fixed") return Either.right(new FixedDelays(openFor.millis))
-  const schedule = openFor.schedule
-  const runStep = Runtime.runSyncExit(runtime)
-  const step = (now: number, state: unknown): [unknown, number] | undefined => {
-    const exit = runStep(schedule.step(now, undefined, state))
-    if (Exit.isFailure(exit)) return undefined
-    const [next, , decision] = exit.value
-    if (ScheduleDecision.isDone(decision)) return undefined
-    return [next, Math.max(0, Intervals.start(decision.intervals) - now)]
-  }
-  const first = step(0, schedule.initial)
+  if (openFor._tag === "Fixed") return Edition.Result.succeed(new FixedDelays(openFor.millis))
+  // A first step on a copy: a schedule that gives no delay at once is refused here.
+  const first = Runtime.syncSteps(openFor.schedule, runner).step(0)
   if (first === undefined) {
     return fail(`openFor schedule must give at least one delay, synchronously (breaker "${resolved.name}")`)
   }
-  let state: unknown = schedule.initial
-  let last = first[1]
-  return Either.right({
+  const steps = Runtime.syncSteps(openFor.schedule, runner)
+  let last = first
+  return Edition.Result.succeed({
     next: (now) => {
-      const result = step(now, state)
-      if (result !== undefined) {
-        state = result[0]
-        last = result[1]
-      }
+      const delay = steps.step(now)
+      if (delay !== undefined) last = delay
       return last
     },
     last: () => last,
-    reset: () => {
-      state = schedule.initial
-    }
+    reset: steps.reset
   })
 }
 
@@ -215,19 +202,21 @@ export const validate = (
   timeouts: boolean
 ): Effect.Effect<Resolved, InvalidBreakerOptions> =>
   Effect.gen(function* () {
-    const resolved = yield* resolve(options)
+    const resolved = yield* Edition.fromResult(resolve(options))
     if (resolved.timeoutMillis !== undefined && !timeouts) {
-      return yield* fail(
-        `timeout cannot be given to a registry made without one: its breakers are typed without BreakerTimeoutError. Give the registry's defaults or overrides a timeout when it is made (breaker "${resolved.name}")`
+      return yield* Edition.fromResult(
+        fail(
+          `timeout cannot be given to a registry made without one: its breakers are typed without BreakerTimeoutError. Give the registry's defaults or overrides a timeout when it is made (breaker "${resolved.name}")`
+        )
       )
     }
-    yield* openDelays(resolved, yield* Effect.runtime<never>())
+    yield* Edition.fromResult(openDelays(resolved, yield* Runtime.runner))
     return resolved
   })
 
 /** Resolved options under another name (the name is checked: it is the only part that changes). @internal */
-export const named = (resolved: Resolved, name: string): Either.Either<Resolved, InvalidBreakerOptions> =>
-  Either.match(Rules.check("name", Rules.nonEmptyString, name), {
-    onLeft: fail,
-    onRight: (name) => Either.right({ ...resolved, name })
+export const named = (resolved: Resolved, name: string): Edition.Result<Resolved, InvalidBreakerOptions> =>
+  Edition.Result.match(Rules.check("name", Rules.nonEmptyString, name), {
+    onFailure: fail,
+    onSuccess: (name) => Edition.Result.succeed({ ...resolved, name })
   })

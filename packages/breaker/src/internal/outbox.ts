@@ -4,11 +4,11 @@
  * background fiber, sends them in order when the store answers. Nothing else reads or writes it.
  * Verdicts go at once; counts go in batches, throttled (COUNTS_EVERY_MILLIS).
  */
+import * as Edition from "@circuitry/core/Edition"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import type * as BreakerStore from "../BreakerStore.js"
@@ -111,8 +111,8 @@ export class Outbox {
     if (route === "trip") {
       // Only the latest trip matters: the store keeps one per member.
       this.pendingTrip = { at, until, by, current: true }
-      this.signal.unsafeOffer(undefined)
-      this.urgent.unsafeOffer(undefined)
+      Edition.offerUnsafe(this.signal, undefined)
+      Edition.offerUnsafe(this.urgent, undefined)
       return
     }
     this.save(state, until, at, by)
@@ -120,14 +120,14 @@ export class Outbox {
 
   private save(state: "Closed" | "Open" | "Isolated", until: number, at: number, by: string | undefined): void {
     this.pendingVerdict = { state, until: state === "Open" ? until : 0, at, by }
-    this.verdictStored ??= Deferred.unsafeMake<void>(FiberId.none)
+    this.verdictStored ??= Edition.deferredUnsafe<void>()
     // A transition starts the store's count again.
     this.failuresBefore = 0
     this.pendingSuccess = false
     this.failures = 0
     this.dirty = false
-    this.signal.unsafeOffer(undefined)
-    this.urgent.unsafeOffer(undefined)
+    Edition.offerUnsafe(this.signal, undefined)
+    Edition.offerUnsafe(this.urgent, undefined)
   }
 
   /** A failure at `at`; `tripped`: it opened the circuit (after its verdict was put in). */
@@ -139,7 +139,7 @@ export class Outbox {
       this.failures++
     }
     this.lastFailureAt = at
-    this.signal.unsafeOffer(undefined)
+    Edition.offerUnsafe(this.signal, undefined)
   }
 
   /** A success at `at`. Only the first success after failures tells the store anything: the count starts again. */
@@ -153,7 +153,7 @@ export class Outbox {
     this.dirty = false
     this.pendingSuccess = true
     this.successAt = at
-    this.signal.unsafeOffer(undefined)
+    Edition.offerUnsafe(this.signal, undefined)
   }
 
   /** `verdict` is in the store: forgotten, unless a newer one replaced it meanwhile. */
@@ -162,14 +162,14 @@ export class Outbox {
     this.pendingVerdict = undefined
     const done = this.verdictStored
     this.verdictStored = undefined
-    if (done !== undefined) Deferred.unsafeDone(done, Exit.void)
+    if (done !== undefined) Edition.completeUnsafe(done, Exit.void)
   }
 
   /**
    * Waits until the verdict owed now is in the store, at most `deadline` (a store that does not
    * answer is not waited for). For what must follow the verdict: a probe's lease goes back after it.
    */
-  verdictSent(deadline: Duration.DurationInput): Effect.Effect<void> {
+  verdictSent(deadline: Edition.DurationInput): Effect.Effect<void> {
     return Effect.suspend(() => {
       const done = this.verdictStored
       return done === undefined ? Effect.void : Effect.ignore(Effect.timeout(Deferred.await(done), deadline))
@@ -252,7 +252,8 @@ export class Outbox {
   get drain(): Effect.Effect<never> {
     const send = ([effect, forget]: NonNullable<ReturnType<Outbox["next"]>>) =>
       LoopStall.timeout(effect, SEND_DEADLINE, "store_wait").pipe(
-        Effect.tapBoth({ onFailure: (error) => this.health.failed(error), onSuccess: () => this.health.answered }),
+        Effect.tapError((error) => this.health.failed(error)),
+        Effect.tap(() => this.health.answered),
         Effect.map(() => {
           forget()
           return true
@@ -262,7 +263,7 @@ export class Outbox {
     const batch = Effect.suspend(() => {
       let steps = 0
       const step = Effect.clockWith((clock) => {
-        const next = this.next(clock.unsafeCurrentTimeMillis())
+        const next = this.next(Edition.nowUnsafe(clock))
         if (next === undefined || steps++ >= BATCH_STEPS) return Effect.succeed(false)
         return send(next)
       })
@@ -270,7 +271,7 @@ export class Outbox {
       return Effect.repeat(step, { while: (more) => more })
     })
     const step = Effect.clockWith((clock) => {
-      const now = clock.unsafeCurrentTimeMillis()
+      const now = Edition.nowUnsafe(clock)
       const next = this.next(now)
       if (next === undefined) return Effect.succeed(false)
       if (next[2] === true) return send(next)
@@ -282,7 +283,7 @@ export class Outbox {
     })
     const drainAll = Effect.repeat(step, { while: (more) => more })
     return Queue.take(this.signal).pipe(
-      Effect.zipRight(drainAll.pipe(Effect.retry(Schedule.spaced(STORE_RETRY)), Effect.ignore)),
+      Effect.andThen(drainAll.pipe(Effect.retry(Schedule.spaced(STORE_RETRY)), Effect.ignore)),
       Effect.forever
     )
   }
@@ -293,24 +294,24 @@ export class Outbox {
    * scope closes: the drain is about to stop). Counts still owed are left: sent twice, they would
    * count twice (a trip sent twice counts once).
    */
-  flush(deadline: Duration.DurationInput): Effect.Effect<void> {
+  flush(deadline: Edition.DurationInput): Effect.Effect<void> {
     return Effect.clockWith((clock) => {
       const verdict = this.pendingVerdict
       const trip = this.quorum === undefined ? undefined : this.pendingTrip
       if (verdict === undefined && trip === undefined) return Effect.void
-      const send = Effect.zipRight(
-        verdict === undefined
-          ? Effect.void
-          : this.circuit.save(toSend(verdict, this.origin, clock.unsafeCurrentTimeMillis())),
+      const send = Effect.andThen(
+        verdict === undefined ? Effect.void : this.circuit.save(toSend(verdict, this.origin, Edition.nowUnsafe(clock))),
         trip === undefined ? Effect.void : Effect.asVoid(this.quorum!.record(trip.at))
       )
       // Disconnected: a store that does not answer is given up at the deadline, not when it lets go.
       // Interruptible: this runs in a finalizer, where the deadline could not interrupt the wait.
-      return LoopStall.timeout(Effect.interruptible(Effect.disconnect(send)), deadline, "store_wait").pipe(
-        Effect.tap(() => {
-          if (verdict !== undefined) this.stored(verdict)
-          if (this.pendingTrip === trip) this.pendingTrip = undefined
-        }),
+      return LoopStall.timeout(Effect.interruptible(Edition.disconnect(send)), deadline, "store_wait").pipe(
+        Effect.tap(() =>
+          Effect.sync(() => {
+            if (verdict !== undefined) this.stored(verdict)
+            if (this.pendingTrip === trip) this.pendingTrip = undefined
+          })
+        ),
         Effect.tapError((error) => this.health.failed(error)),
         Effect.ignore
       )

@@ -5,7 +5,7 @@
  * `resolve` checks it, once, when a breaker is made, and returns what the breaker needs: whether
  * outcomes need call times, and a factory of empty trackers. Neither is part of the public `Policy`.
  */
-import * as Either from "effect/Either"
+import * as Edition from "@circuitry/core/Edition"
 import type * as Policy from "../Policy.js"
 import * as Rules from "./rules.js"
 import * as Tracker from "./tracker.js"
@@ -23,7 +23,7 @@ type Input =
 interface PolicyImpl extends Policy.Policy {
   readonly [InputId]: Input
   /** Its resolution, once made: every breaker of a registry shares one policy value, and one resolution. */
-  [ResolvedId]?: Either.Either<Resolved, string>
+  [ResolvedId]?: Edition.Result<Resolved, string>
 }
 
 /** Where a policy keeps its resolution. */
@@ -69,9 +69,9 @@ export interface Resolved {
 }
 
 /** Checks a policy, once: what the breaker needs from it, or the first rule it breaks. @internal */
-export const resolve = (policy: unknown): Either.Either<Resolved, string> => {
+export const resolve = (policy: unknown): Edition.Result<Resolved, string> => {
   if (!isPolicy(policy) || !(InputId in policy)) {
-    return Either.left("policy must be made by Policy.consecutiveFailures or Policy.failureRate")
+    return Edition.Result.fail("policy must be made by Policy.consecutiveFailures or Policy.failureRate")
   }
   const impl = policy as PolicyImpl
   const input = impl[InputId]
@@ -80,39 +80,42 @@ export const resolve = (policy: unknown): Either.Either<Resolved, string> => {
     input._tag === "ConsecutiveFailures" ? resolveConsecutive(input.threshold) : resolveRate(input.options))
 }
 
-const resolveConsecutive = (input: unknown): Either.Either<Resolved, string> =>
-  Either.map(Rules.check("policy: consecutiveFailures threshold", Rules.atLeastOne, input), (threshold): Resolved => ({
-    timed: false,
-    slowMillis: undefined,
-    makeTracker: () => new Tracker.ConsecutiveFailures(threshold)
-  }))
+const resolveConsecutive = (input: unknown): Edition.Result<Resolved, string> =>
+  Edition.Result.map(
+    Rules.check("policy: consecutiveFailures threshold", Rules.atLeastOne, input),
+    (threshold): Resolved => ({
+      timed: false,
+      slowMillis: undefined,
+      makeTracker: () => new Tracker.ConsecutiveFailures(threshold)
+    })
+  )
 
 const WINDOW_RULE = "Policy.countWindow(size) or Policy.timeWindow(duration)"
 
 type Window =
   { readonly _tag: "CountWindow"; readonly size: number } | { readonly _tag: "TimeWindow"; readonly millis: number }
 
-const resolveWindow = (input: unknown): Either.Either<Window, string> => {
-  if (input === undefined) return Either.left(`policy: failureRate window is required: ${WINDOW_RULE}`)
+const resolveWindow = (input: unknown): Edition.Result<Window, string> => {
+  if (input === undefined) return Edition.Result.fail(`policy: failureRate window is required: ${WINDOW_RULE}`)
   if (Rules.isRecord(input) && input["_tag"] === "CountWindow") {
-    return Either.map(
+    return Edition.Result.map(
       Rules.check("policy: countWindow size", Rules.countWindowSize, input["size"]),
       (size): Window => ({ _tag: "CountWindow", size })
     )
   }
   if (Rules.isRecord(input) && input["_tag"] === "TimeWindow") {
-    return Either.map(
+    return Edition.Result.map(
       Rules.check("policy: timeWindow duration", Rules.durationAtLeastOneMilli, input["duration"]),
       (millis): Window => ({ _tag: "TimeWindow", millis })
     )
   }
-  return Either.left(`policy: failureRate window must be ${WINDOW_RULE}, got ${Rules.show(input)}`)
+  return Edition.Result.fail(`policy: failureRate window must be ${WINDOW_RULE}, got ${Rules.show(input)}`)
 }
 
-const resolveRate = (input: unknown): Either.Either<Resolved, string> =>
-  Either.gen(function* () {
+const resolveRate = (input: unknown): Edition.Result<Resolved, string> =>
+  Edition.Result.gen(function* () {
     if (!Rules.isRecord(input)) {
-      return yield* Either.left(`policy: failureRate options must be an object, got ${Rules.show(input)}`)
+      return yield* Edition.Result.fail(`policy: failureRate options must be an object, got ${Rules.show(input)}`)
     }
     const threshold = yield* Rules.check("policy: failureRate threshold", Rules.ratio, input["threshold"])
     const window = yield* resolveWindow(input["window"])
@@ -122,7 +125,7 @@ const resolveRate = (input: unknown): Either.Either<Resolved, string> =>
       input["minimumCalls"] ?? (window._tag === "CountWindow" ? Math.min(10, window.size) : 10)
     )
     if (window._tag === "CountWindow" && minimumCalls > window.size) {
-      return yield* Either.left(
+      return yield* Edition.Result.fail(
         `policy: failureRate minimumCalls (${minimumCalls}) must not exceed the count window's size (${window.size}), or the circuit could never open`
       )
     }
@@ -130,7 +133,7 @@ const resolveRate = (input: unknown): Either.Either<Resolved, string> =>
     let slow: { readonly millis: number; readonly threshold: number } | undefined
     if (slowCall !== undefined) {
       if (!Rules.isRecord(slowCall)) {
-        return yield* Either.left(
+        return yield* Edition.Result.fail(
           `policy: failureRate slowCall must be an object { duration, threshold }, got ${Rules.show(slowCall)}`
         )
       }

@@ -7,6 +7,7 @@
  * for a short while (REFUSED_BACK_OFF_MILLIS): asked on every call, the store would pay a round trip per
  * call until the member hears the prober's verdict.
  */
+import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
@@ -95,7 +96,7 @@ export class Probes {
     // Interruptible: forked from the probe's uninterruptible region, the wait's deadline could not
     // interrupt it, and the lease would wait for the verdict however long the store takes.
     return Effect.asVoid(
-      Effect.forkDaemon(Effect.interruptible(Effect.zipRight(link.outbox.verdictSent(VERDICT_BEFORE_RELEASE), release)))
+      Edition.forkDetach(Effect.interruptible(Effect.andThen(link.outbox.verdictSent(VERDICT_BEFORE_RELEASE), release)))
     )
   }
 
@@ -130,15 +131,15 @@ export class Probes {
       let done = false
       /** The fleet's lease, once it is held. */
       let release: Effect.Effect<void> | undefined
-      let timer: Fiber.RuntimeFiber<void> | undefined
+      let timer: Edition.Fiber<void, never> | undefined
       const finish = (o: Machine.Outcome): Effect.Effect<void> =>
         Effect.suspend(() => {
           if (done) return Effect.void
           done = true
           this.inFlight--
           end(o)
-          const stop = timer === undefined ? Effect.void : Fiber.interruptFork(timer)
-          return Effect.zipRight(this.giveBack(release), stop)
+          const stop = timer === undefined ? Effect.void : Effect.asVoid(Edition.forkDetach(Fiber.interrupt(timer)))
+          return Effect.andThen(this.giveBack(release), stop)
         })
       const expire = Effect.suspend(() => {
         timer = undefined
@@ -158,7 +159,7 @@ export class Probes {
                 if (lease._tag === "Taken") {
                   // another member probes: this one records nothing, and waits before it asks again
                   return Effect.clockWith((clock) => {
-                    this.refused(generation, clock.unsafeCurrentTimeMillis())
+                    this.refused(generation, Edition.nowUnsafe(clock))
                     return Effect.as(finish(Machine.INTERRUPTED), NO_PERMIT)
                   })
                 }
@@ -172,12 +173,12 @@ export class Probes {
               })
             )
       const startTimer = Effect.map(
-        Effect.forkDaemon(Effect.interruptible(Effect.zipRight(Effect.sleep(timeoutMillis), expire))),
+        Edition.forkDetach(Effect.interruptible(Effect.andThen(Effect.sleep(timeoutMillis), expire))),
         (fiber) => {
           timer = fiber
         }
       )
-      return Effect.zipRight(startTimer, leased)
+      return Effect.andThen(startTimer, leased)
     })
   }
 }

@@ -12,6 +12,7 @@
  * Members keep a heartbeat in the store, so that a fraction is of the live members. This module
  * decides; the outbox (outbox.ts) carries the reports to the store, never losing one.
  */
+import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
@@ -81,7 +82,7 @@ export class Quorum {
    */
   report(at: number): Effect.Effect<number | undefined, BreakerStore.BreakerStoreError> {
     return Effect.clockWith((clock) => {
-      const now = clock.unsafeCurrentTimeMillis()
+      const now = Edition.nowUnsafe(clock)
       return Effect.flatMap(this.recordAt(at, now), (trips) =>
         Effect.map(this.required(now), (required) => (trips >= required ? now : undefined))
       )
@@ -90,7 +91,7 @@ export class Quorum {
 
   /** Records the member's trip at `at`; the count of members that tripped within the window. */
   record(at: number): Effect.Effect<number, BreakerStore.BreakerStoreError> {
-    return Effect.clockWith((clock) => this.recordAt(at, clock.unsafeCurrentTimeMillis()))
+    return Effect.clockWith((clock) => this.recordAt(at, Edition.nowUnsafe(clock)))
   }
 
   /** `now` goes with the trip: the store puts the stored verdict on this member's clock with it. */
@@ -120,7 +121,7 @@ export class Quorum {
   heartbeat(health: Health): Effect.Effect<void> {
     const beat = Effect.clockWith((clock) =>
       LoopStall.timeout(
-        Effect.disconnect(this.beat(clock.unsafeCurrentTimeMillis())),
+        Edition.disconnect(this.beat(Edition.nowUnsafe(clock))),
         Duration.millis(HEARTBEAT_MILLIS),
         "store_wait"
       ).pipe(Effect.matchEffect({ onFailure: (error) => health.failed(error), onSuccess: () => health.answered }))

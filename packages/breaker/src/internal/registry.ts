@@ -3,16 +3,15 @@
  * resolved once, bounded in number (second-chance eviction), capped in how many are open
  * (ejection.ts), and moved in place by a live config (liveConfig.ts).
  */
-import * as Cause from "effect/Cause"
+import * as Edition from "@circuitry/core/Edition"
+import * as Runtime from "#runtime"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import { identity } from "effect/Function"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
-import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as BR from "../BreakerRegistry.js"
@@ -34,7 +33,7 @@ type CappedTrip = BR.CappedTrip
  */
 interface Entry {
   readonly breaker: internal.Breaker
-  readonly scope: Scope.CloseableScope | undefined
+  readonly scope: Runtime.Closeable | undefined
   /** The tick of its last `get`. */
   used: number
   /** The tick at which it was put at the end of the map. */
@@ -51,22 +50,22 @@ const APPLY_SLICE = 1_000
  * goes on in a microtask: a live config over 100,000 breakers held the event loop for 0.3-0.7 s.
  * A timer, not the Clock: virtual time (TestClock) must not stop it.
  */
-const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume) => {
+const yieldToEventLoop: Effect.Effect<void> = Edition.callback<void, never>((resume) => {
   const timer = setTimeout(() => resume(Effect.void), 0)
   return Effect.sync(() => clearTimeout(timer))
 })
 
-const isStream = (u: unknown): u is Stream.Stream<unknown, unknown> =>
-  typeof u === "object" && u !== null && Stream.StreamTypeId in u
+const isStream = (u: unknown): u is Stream.Stream<unknown, unknown> => Runtime.isStream(u)
 
 /** @internal */
 export const tripsCapped = Metric.counter("circuitry_breaker_trips_capped_total", {
   incremental: true,
   description: "Trips a breaker registry's maxOpen refused (the breaker stayed closed), once per spell"
 })
+const countTripCapped = Edition.counterSeries(tripsCapped, {})
 
-const rejectedConfigs = Metric.tagged(LiveConfig.configsTotal, "outcome", "rejected")
-const appliedConfigs = Metric.tagged(LiveConfig.configsTotal, "outcome", "applied")
+const rejectedConfigs = Edition.counterSeries(LiveConfig.configsTotal, { outcome: "rejected" })
+const appliedConfigs = Edition.counterSeries(LiveConfig.configsTotal, { outcome: "applied" })
 
 /** @internal */
 export const make = (
@@ -83,9 +82,9 @@ export const make = (
     // A breaker holds resources (fibers) only when it shares its state through a store.
     const shared = Option.isSome(yield* Effect.serviceOption(BreakerStore.BreakerStore))
     const context = yield* Effect.context<never>()
-    const runtime = yield* Effect.runtime<never>()
+    const runner = yield* Runtime.runner
     const entries = new Map<string, Entry>()
-    const lock = yield* Effect.makeSemaphore(1)
+    const lock = yield* Edition.makeSemaphore(1)
     // The breakers' metric series go with the registry.
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
@@ -95,12 +94,14 @@ export const make = (
 
     const capped = yield* PubSub.unbounded<CappedTrip>()
     const reportCapped = (trip: CappedTrip): void => {
-      Runtime.runSync(runtime)(
+      Runtime.runSync(
+        runner,
         Effect.logWarning(
           `circuit "${trip.breaker}": its policy trips, but ${trip.open} of ${trip.breakers} breakers are open (maxOpen ${trip.maxOpen}): it stays closed`
-        ).pipe(Effect.annotateLogs({ breaker: trip.breaker }), Effect.zipRight(Metric.increment(tripsCapped)))
+        ).pipe(Effect.annotateLogs({ breaker: trip.breaker }))
       )
-      capped.unsafeOffer(trip)
+      countTripCapped(1)
+      Edition.publishUnsafe(capped, trip)
     }
     const ejection = new Ejection.Ejection(config.maxOpen, () => entries.size, reportCapped)
     /** Only a registry with a cap gives its breakers a gate (an object per breaker). */
@@ -128,7 +129,7 @@ export const make = (
     }
 
     /** Drops one breaker; returns its scope to close, if it has one (a shared breaker's fibers). */
-    const dropOne = (): Scope.CloseableScope | undefined => {
+    const dropOne = (): Runtime.Closeable | undefined => {
       const victim = victimName()
       if (victim === undefined) return undefined
       const entry = entries.get(victim)!
@@ -150,7 +151,7 @@ export const make = (
      */
     const createLocal = (name: string): internal.Breaker => {
       while (entries.size >= config.maxBreakers) dropOne()
-      const breaker = internal.makeLocal(LiveConfig.resolvedFor(config, name), runtime)
+      const breaker = internal.makeLocal(LiveConfig.resolvedFor(config, name), runner)
       const now = ++tick
       entries.set(name, { breaker, scope: undefined, used: now, placed: now })
       joinCap(breaker)
@@ -162,9 +163,9 @@ export const make = (
         const existing = entries.get(name)
         if (existing !== undefined) return existing.breaker
         while (entries.size >= config.maxBreakers) yield* evictOne
-        const own = shared ? yield* Scope.fork(scope, ExecutionStrategy.sequential) : undefined
+        const own = shared ? yield* Runtime.forkScope(scope) : undefined
         const breaker = yield* internal.makeResolved(LiveConfig.resolvedFor(config, name)).pipe(
-          Scope.extend(own ?? scope),
+          Runtime.extendScope(own ?? scope),
           Effect.provide(context),
           Effect.orDie // validated above
         )
@@ -194,7 +195,7 @@ export const make = (
             entry.breaker,
             LiveConfig.optionsOf(before, name),
             LiveConfig.optionsOf(next, name),
-            runtime,
+            runner,
             now
           )
         }
@@ -206,19 +207,19 @@ export const make = (
       Stream.runForEach(stream, (value) =>
         apply(value).pipe(
           Effect.matchCauseEffect({
-            onSuccess: () => Metric.increment(appliedConfigs),
+            onSuccess: () => Effect.sync(() => appliedConfigs(1)),
             onFailure: (cause) =>
               Effect.logWarning(
                 "breaker registry: a config value was rejected; the config before it stays",
                 cause
-              ).pipe(Effect.zipRight(Metric.increment(rejectedConfigs)))
+              ).pipe(Effect.andThen(Effect.sync(() => rejectedConfigs(1))))
           }),
           // With a store, `create` waits on the store under the lock: a config is not applied meanwhile.
           shared ? lock.withPermits(1) : identity
         )
-      ).pipe(
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
+      ).pipe((self) =>
+        Edition.catchCause(self, (cause) =>
+          Edition.hasInterruptsOnly(cause)
             ? Effect.void
             : Effect.logWarning("breaker registry: the config stream failed; the last config stays", cause)
         )

@@ -6,8 +6,9 @@
  * Each rule is a Schema that decodes what a user wrote into what the breaker uses (a duration into
  * milliseconds), with the rule in words beside it, so a message never drifts from the check.
  */
-import * as Either from "effect/Either"
+import * as Edition from "@circuitry/core/Edition"
 import * as Schema from "effect/Schema"
+import * as S from "#schema"
 import { FiniteMillis } from "../OptionRules.js"
 import { show } from "./show.js"
 
@@ -15,16 +16,16 @@ export { show }
 
 /** A rule: the Schema that checks (and decodes) an input, its decoder (built once), and the rule in words. */
 export interface Rule<A> {
-  readonly schema: Schema.Schema<A, any>
-  readonly decode: (input: unknown) => Either.Either<A, unknown>
+  readonly schema: S.Codec<A, any>
+  readonly decode: (input: unknown) => Edition.Result<A, unknown>
   /** The rule in words, given the option's last name (e.g. "threshold"). */
   readonly says: (name: string) => string
 }
 
 /** Rules are made once (at module load): a decoder costs more to build than to run. */
-const rule = <A>(schema: Schema.Schema<A, any>, says: (name: string) => string): Rule<A> => ({
+const rule = <A>(schema: S.Codec<A, any>, says: (name: string) => string): Rule<A> => ({
   schema,
-  decode: remembered(Schema.decodeUnknownEither(schema)),
+  decode: remembered(S.decoder(schema)),
   says
 })
 
@@ -37,9 +38,9 @@ const REMEMBERED = 64
  * (decoding "30 seconds" costs about 1 µs). Objects are decoded each time.
  */
 const remembered = <A>(
-  decode: (input: unknown) => Either.Either<A, unknown>
-): ((input: unknown) => Either.Either<A, unknown>) => {
-  const answers = new Map<unknown, Either.Either<A, unknown>>()
+  decode: (input: unknown) => Edition.Result<A, unknown>
+): ((input: unknown) => Edition.Result<A, unknown>) => {
+  const answers = new Map<unknown, Edition.Result<A, unknown>>()
   return (input) => {
     if (typeof input !== "string" && typeof input !== "number") return decode(input)
     let answer = answers.get(input)
@@ -54,29 +55,37 @@ const remembered = <A>(
 
 // The duration rule every package shares (OptionRules.FiniteMillis): a negative wait is a mistake
 // to report, not a zero (Duration clamps negative inputs), and an infinite one is no wait at all.
-const decodeFiniteMillis = Schema.decodeUnknownEither(FiniteMillis)
+const decodeFiniteMillis = S.decoder(FiniteMillis)
 
 /** Milliseconds of a DurationInput, or undefined when it is not a finite duration >= 0. */
-export const millis = (input: unknown): number | undefined => Either.getOrUndefined(decodeFiniteMillis(input))
+export const millis = (input: unknown): number | undefined => Edition.Result.getOrUndefined(decodeFiniteMillis(input))
+
+/** A safe integer >= `min` (`Schema.int()` and `greaterThanOrEqualTo` on Effect 3). */
+const wholeAtLeast = (min: number): S.Codec<number> =>
+  S.refine(Schema.Number, (n) => Number.isSafeInteger(n) && n >= min, `a whole number >= ${min}`)
 
 /** A whole number of at least `min`. */
-export const wholeNumber = (min: number): Rule<number> =>
-  rule(Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(min)), () => `a whole number >= ${min}`)
+export const wholeNumber = (min: number): Rule<number> => rule(wholeAtLeast(min), () => `a whole number >= ${min}`)
 
 /** A whole number from `min` to `max`. */
 export const wholeNumberBetween = (min: number, max: number): Rule<number> =>
-  rule(Schema.Number.pipe(Schema.int(), Schema.between(min, max)), () => `a whole number between ${min} and ${max}`)
+  rule(
+    S.refine(wholeAtLeast(min), (n) => n <= max, `a whole number <= ${max}`),
+    () => `a whole number between ${min} and ${max}`
+  )
 
 /** A share: 0 < x <= 1. */
 export const ratio: Rule<number> = rule(
-  Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1)),
+  S.refine(Schema.Number, (n) => n > 0 && n <= 1, "a number with 0 < n <= 1"),
   (name) => `a number with 0 < ${name} <= 1`
 )
 
 /** A finite duration of at least `min` milliseconds (`"> 0"`: more than zero), decoded into milliseconds. */
 export const duration = (min: number | "> 0"): Rule<number> =>
   rule(
-    min === "> 0" ? FiniteMillis.pipe(Schema.greaterThan(0)) : FiniteMillis.pipe(Schema.greaterThanOrEqualTo(min)),
+    min === "> 0"
+      ? S.refine(FiniteMillis, (ms) => ms > 0, "a finite duration > 0")
+      : S.refine(FiniteMillis, (ms) => ms >= min, `a finite duration >= ${min}`),
     () =>
       min === "> 0"
         ? "a finite duration > 0"
@@ -86,7 +95,10 @@ export const duration = (min: number | "> 0"): Rule<number> =>
   )
 
 /** A non-empty string. */
-export const nonEmptyString: Rule<string> = rule(Schema.String.pipe(Schema.minLength(1)), () => "a non-empty string")
+export const nonEmptyString: Rule<string> = rule(
+  S.refine(Schema.String, (s) => s.length >= 1, "a non-empty string"),
+  () => "a non-empty string"
+)
 
 /** The rules the breaker's options use, made once. */
 export const atLeastOne: Rule<number> = wholeNumber(1)
@@ -99,11 +111,11 @@ export const countWindowSize: Rule<number> = wholeNumberBetween(1, 1_000_000)
  * Checks one option against its rule: the decoded value, or the message
  * "<label> must be <rule>, got <input>". The rule's words take the label's last name.
  */
-export const check = <A>(label: string, rule: Rule<A>, input: unknown): Either.Either<A, string> => {
+export const check = <A>(label: string, rule: Rule<A>, input: unknown): Edition.Result<A, string> => {
   const decoded = rule.decode(input)
-  return Either.isRight(decoded)
-    ? (decoded as Either.Either<A, never>)
-    : Either.left(`${label} must be ${rule.says(lastName(label))}, got ${show(input)}`)
+  return Edition.Result.isSuccess(decoded)
+    ? (decoded as Edition.Result<A, never>)
+    : Edition.Result.fail(`${label} must be ${rule.says(lastName(label))}, got ${show(input)}`)
 }
 
 const lastName = (label: string): string => {

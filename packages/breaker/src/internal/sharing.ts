@@ -6,10 +6,11 @@
  * The link is made before the breaker, so a breaker is built with it in place; `follow` starts the
  * fibers that need the breaker (adopting verdicts, draining the outbox) once it exists.
  */
+import * as Edition from "@circuitry/core/Edition"
+import * as Runtime from "#runtime"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
@@ -159,19 +160,20 @@ export const storeView = (link: Link, state: string): { readonly connected: bool
  * without waiting for the driver to let go.
  */
 const load = (circuit: BreakerStore.SharedCircuit, health: Health): Effect.Effect<Option.Option<Adopted>, unknown> =>
-  Effect.disconnect(circuit.load).pipe(
+  Edition.disconnect(circuit.load).pipe(
     storeWait,
     // On this breaker's clock as the store's answer arrives (its durations count from then).
     Effect.flatMap((loaded) =>
       Effect.clockWith((clock) =>
-        Effect.succeed(Option.map(loaded, (verdict) => onClock(verdict, clock.unsafeCurrentTimeMillis())))
+        Effect.succeed(Option.map(loaded, (verdict) => onClock(verdict, Edition.nowUnsafe(clock))))
       )
     ),
-    Effect.tapBoth({ onFailure: (error) => health.failed(error), onSuccess: () => health.answered })
+    Effect.tapError((error) => health.failed(error)),
+    Effect.tap(() => health.answered)
   )
 
 /** How often a first load that did not answer is made again: from 1 s, doubling, at most every 30 s. */
-const RELOAD = Schedule.union(Schedule.exponential(Duration.seconds(1)), Schedule.spaced(Duration.seconds(30)))
+const RELOAD = Runtime.shorterOf(Schedule.exponential(Duration.seconds(1)), Schedule.spaced(Duration.seconds(30)))
 
 /**
  * Joins the shared circuit `name`. A store that cannot be joined leaves the breaker alone, with a
@@ -180,20 +182,20 @@ const RELOAD = Schedule.union(Schedule.exponential(Duration.seconds(1)), Schedul
  * @internal
  */
 export const connect = (
-  store: BreakerStore.BreakerStore["Type"],
+  store: BreakerStore.BreakerStoreService,
   name: string,
   quorum?: Options.Quorum | undefined
 ): Effect.Effect<Link | undefined, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const connected = yield* Effect.either(store.connect(name))
-    if (Either.isLeft(connected)) {
+    const connected = yield* Edition.result(store.connect(name))
+    if (Edition.Result.isFailure(connected)) {
       yield* Effect.logWarning(
         `circuit "${name}": shared store unavailable, keeping state locally`,
-        Cause.fail(connected.left)
+        Cause.fail(Edition.Result.failureOf(connected))
       )
       return undefined
     }
-    const circuit = connected.right
+    const circuit = Edition.Result.successOf(connected)
     const health = new Health(name)
     const initial = yield* Effect.option(load(circuit, health))
     const origin = `${name}#${Math.random().toString(36).slice(2, 10)}`
@@ -238,12 +240,12 @@ export const follow = (
   }
   /** A verdict already on this breaker's clock (a load's). */
   const adoptLoaded = (adopted: Adopted) =>
-    Effect.clockWith((clock) => Effect.sync(() => adoptAt(adopted, clock.unsafeCurrentTimeMillis())))
+    Effect.clockWith((clock) => Effect.sync(() => adoptAt(adopted, Edition.nowUnsafe(clock))))
   /** A verdict as the store sent it: put on this breaker's clock as it arrives. */
   const adoptOne = (verdict: BreakerStore.Verdict) =>
     Effect.clockWith((clock) =>
       Effect.sync(() => {
-        const now = clock.unsafeCurrentTimeMillis()
+        const now = Edition.nowUnsafe(clock)
         adoptAt(onClock(verdict, now), now)
       })
     )
@@ -300,7 +302,7 @@ export const leaseProbe = (
     // A release outlives the probe (and the breaker: the fleet should not wait for the lease to run
     // out), but never a store that does not answer (interruptible, so that the deadline holds).
     const release = (token: string): Effect.Effect<void> =>
-      Effect.asVoid(Effect.forkDaemon(Effect.interruptible(Effect.ignore(storeWait(circuit.releaseProbe(token))))))
+      Effect.asVoid(Edition.forkDetach(Effect.interruptible(Effect.ignore(storeWait(circuit.releaseProbe(token))))))
     let abandoned = false
     let landed: string | undefined
     const request = circuit.acquireProbe(options).pipe(
@@ -326,14 +328,14 @@ export const leaseProbe = (
     return Effect.flatMap(Effect.forkIn(request, link.scope), (fiber) =>
       Effect.flatMap(Effect.exit(restore(storeWait(Fiber.await(fiber)))), (waited) => {
         if (Exit.isFailure(waited)) {
-          if (Cause.isInterruptedOnly(waited.cause)) return Effect.zipRight(abandon, Effect.interrupt)
-          return abandon.pipe(Effect.zipRight(link.health.failed(Cause.squash(waited.cause))), Effect.as(alone))
+          if (Edition.hasInterruptsOnly(waited.cause)) return Effect.andThen(abandon, Effect.interrupt)
+          return abandon.pipe(Effect.andThen(link.health.failed(Cause.squash(waited.cause))), Effect.as(alone))
         }
         const exit = waited.value
         if (Exit.isFailure(exit)) {
           // interrupted with the breaker's scope (not the store's doing), or failed
-          if (Cause.isInterruptedOnly(exit.cause)) return Effect.as(abandon, alone)
-          return abandon.pipe(Effect.zipRight(link.health.failed(Cause.squash(exit.cause))), Effect.as(alone))
+          if (Edition.hasInterruptsOnly(exit.cause)) return Effect.as(abandon, alone)
+          return abandon.pipe(Effect.andThen(link.health.failed(Cause.squash(exit.cause))), Effect.as(alone))
         }
         landed = undefined
         const answer = exit.value

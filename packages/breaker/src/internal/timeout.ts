@@ -7,6 +7,7 @@
  * failure is in the error type of a breaker made from `TimeoutOptions` (circuitBreaker.ts `make`),
  * not in these functions' types, which the breaker shares with its timeout-free kind.
  */
+import * as Edition from "@circuitry/core/Edition"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -19,7 +20,7 @@ export const MIN_PROBE_TIMEOUT = 1_000
 
 /** Whether a call failed by running past the breaker's timeout. @internal */
 export const isTimeout = (cause: Cause.Cause<unknown>): boolean =>
-  Option.exists(Cause.failureOption(cause), (error) => error instanceof BreakerTimeoutError)
+  Option.exists(Edition.findError(cause), (error) => error instanceof BreakerTimeoutError)
 
 /** Marks an effect `deadline` made. */
 const Bounded: unique symbol = Symbol.for("@circuitry/breaker/bounded")
@@ -31,7 +32,7 @@ const Bounded: unique symbol = Symbol.for("@circuitry/breaker/bounded")
 const deadline = <A, E, R>(self: Effect.Effect<A, E, R>, breaker: string, millis: number): Effect.Effect<A, E, R> =>
   Object.assign(
     timeoutFail(
-      Effect.disconnect(self),
+      Edition.disconnect(self),
       millis,
       () => new BreakerTimeoutError({ breaker, timeoutMillis: millis }) as E,
       "breaker_timeout"

@@ -24,7 +24,6 @@ import * as Intervals from "effect/ScheduleIntervals"
 import * as Schema from "effect/Schema"
 import type * as SchemaAST from "effect/SchemaAST"
 import type * as Scope from "effect/Scope"
-
 /**
  * The Effect major this build of circuitry is for.
  *
@@ -341,3 +340,8 @@ export const defects = (cause: Cause.Cause<unknown>): ReadonlyArray<unknown> =>
  * @category causes
  */
 export const isTimeoutError = (u: unknown): boolean => Cause.isTimeoutException(u)
+
+// Results (Either on Effect 3, Result on 4), and the effects, fibers, queues, deferreds and
+// semaphores the breaker's port added: in files of their own, to keep this one short.
+export * from "./edition.results.effect3.js"
+export * from "./edition.fibers.effect3.js"

@@ -8,7 +8,7 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as EffectFiber from "effect/Fiber"
+import * as EffectFiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
@@ -19,7 +19,6 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as SchemaAST from "effect/SchemaAST"
 import type * as Scope from "effect/Scope"
-
 /**
  * The Effect major this build of circuitry is for.
  *
@@ -332,3 +331,8 @@ export const defects = (cause: Cause.Cause<unknown>): ReadonlyArray<unknown> =>
  * @category causes
  */
 export const isTimeoutError = (u: unknown): boolean => Cause.isTimeoutError(u)
+
+// Results (Either on Effect 3, Result on 4), and the effects, fibers, queues, deferreds and
+// semaphores the breaker's port added: in files of their own, to keep this one short.
+export * from "./edition.results.effect4.js"
+export * from "./edition.fibers.effect4.js"

@@ -1,0 +1,167 @@
+/**
+ * What the breaker reads from its fiber and runs synchronously, on Effect 3: the fiber's runtime
+ * (`withFiberRuntime`, `currentDefaultServices`, `getFiberRef`, `currentSpan`), a `Runtime` to run
+ * a schedule's steps in, the repair marker (a `FiberRef`), scopes and the one schedule the
+ * breaker combines. The Effect 4 file (runtime.effect4.ts) has the same names; see
+ * docs/editions.md.
+ */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
+import type * as Layer from "effect/Layer"
+import * as Runtime from "effect/Runtime"
+import * as Schedule from "effect/Schedule"
+import * as ScheduleDecision from "effect/ScheduleDecision"
+import * as Intervals from "effect/ScheduleIntervals"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as Tracer from "effect/Tracer"
+
+/** The fiber running an effect. @internal */
+export type AnyFiber = Fiber.RuntimeFiber<unknown, unknown>
+
+/** Runs `f` with the fiber that runs the returned effect. @internal */
+export const withFiber: <A, E, R>(f: (fiber: AnyFiber) => Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> =
+  Effect.withFiberRuntime
+
+const ClockTag = Clock.Clock
+
+/** The fiber's Clock. @internal */
+export const clockOf = (fiber: AnyFiber): Clock.Clock => Context.get(fiber.currentDefaultServices, ClockTag)
+
+/** The clock of the last fiber seen: fibers of one runtime share their default services. */
+let lastServices: Context.Context<never> | undefined
+let lastClock: Clock.Clock | undefined
+
+/** The fiber's Clock, for the closed path: remembered for the last fiber's services. @internal */
+export const cachedClockOf = (fiber: AnyFiber): Clock.Clock => {
+  const services = fiber.currentDefaultServices
+  if (services === lastServices) return lastClock!
+  lastClock = Context.get(services, ClockTag)
+  lastServices = services
+  return lastClock
+}
+
+/** The fiber's context (its services). @internal */
+export const contextOf = (fiber: AnyFiber): Context.Context<never> => fiber.currentContext
+
+/** The span the fiber runs in, if any. @internal */
+export const spanOf = (fiber: AnyFiber): Tracer.AnySpan | undefined => fiber.currentSpan
+
+/** Repair traffic's mark: a `FiberRef`. @internal */
+export const repairTraffic: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
+
+/** Whether the fiber runs repair traffic. @internal */
+export const isRepair = (fiber: AnyFiber): boolean => fiber.getFiberRef(repairTraffic)
+
+/** `self`, run as repair traffic. @internal */
+export const markRepair = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(self, repairTraffic, true)
+
+/** What runs effects synchronously in a fiber's context (a `Runtime` on Effect 3). @internal */
+export type Runner = Runtime.Runtime<never>
+
+/** The runner of the current fiber. @internal */
+export const runner: Effect.Effect<Runner> = Effect.runtime<never>()
+
+/**
+ * The runner of `fiber`, read synchronously: its context and fiber refs, with the default runtime
+ * flags (what it runs, a schedule's steps, is synchronous and reads none of them).
+ *
+ * @internal
+ */
+export const runnerOf = (fiber: AnyFiber): Runner =>
+  Runtime.make({
+    context: fiber.currentContext,
+    fiberRefs: fiber.getFiberRefs(),
+    runtimeFlags: Runtime.defaultRuntime.runtimeFlags
+  })
+
+/** Runs an effect that cannot fail synchronously. @internal */
+export const runSync = <A>(runner: Runner, self: Effect.Effect<A>): A => Runtime.runSync(runner)(self)
+
+/**
+ * Steps a schedule synchronously (with `runner`'s Clock and Random, so `TestClock` applies): each
+ * step gives the delay in milliseconds, or undefined when the schedule is done or failed.
+ * `reset` starts it again.
+ *
+ * @internal
+ */
+export const syncSteps = (
+  schedule: Schedule.Schedule<unknown, unknown>,
+  runner: Runner
+): { readonly step: (now: number) => number | undefined; readonly reset: () => void } => {
+  const runStep = Runtime.runSyncExit(runner)
+  let state: unknown = schedule.initial
+  return {
+    step: (now) => {
+      const exit = runStep(schedule.step(now, undefined, state))
+      if (Exit.isFailure(exit)) return undefined
+      const [next, , decision] = exit.value
+      if (ScheduleDecision.isDone(decision)) return undefined
+      state = next
+      return Math.max(0, Intervals.start(decision.intervals) - now)
+    },
+    reset: () => {
+      state = schedule.initial
+    }
+  }
+}
+
+/** Whether a value is a schedule. @internal */
+export const isSchedule = (u: unknown): u is Schedule.Schedule<unknown, unknown> => Schedule.isSchedule(u)
+
+/** The shorter delay of two schedules, recurring while either does (`Schedule.union`). @internal */
+export const shorterOf = <A, B>(a: Schedule.Schedule<A>, b: Schedule.Schedule<B>): Schedule.Schedule<unknown> =>
+  Schedule.union(a, b)
+
+/** Whether a value is a stream. @internal */
+export const isStream = (u: unknown): u is Stream.Stream<unknown, unknown> =>
+  typeof u === "object" && u !== null && Stream.StreamTypeId in u
+
+/** A scope that can be closed. @internal */
+export type Closeable = Scope.CloseableScope
+
+/** A child scope of `scope`, closed with it, its finalizers run one after another. @internal */
+export const forkScope = (scope: Scope.Scope): Effect.Effect<Closeable> =>
+  Scope.fork(scope, ExecutionStrategy.sequential)
+
+/** `self`, its scope given by `scope` (which it does not close). @internal */
+export const extendScope =
+  (scope: Scope.Scope) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Scope.Scope>> =>
+    Scope.extend(self, scope)
+
+/** A reference with a default value (a `Context.Reference` class on Effect 3). @internal */
+export type Reference<Self, Shape> = Context.Reference<Self, Shape>
+
+/** A reference with a default value. @internal */
+export const reference = <Self, Shape>(id: string, defaultValue: () => Shape): Reference<Self, Shape> =>
+  Context.Reference<Self>()(id, { defaultValue })
+
+/** The value of a reference in the fiber. @internal */
+export const refOf = <Self, Shape>(fiber: AnyFiber, ref: Reference<Self, Shape>): Shape =>
+  Context.get(fiber.currentContext, ref)
+
+/** The live Clock (`Date.now`), the one a fiber has when no other is provided. @internal */
+export const liveClock: Clock.Clock = Context.get(DefaultServices.liveServices, Clock.Clock)
+
+/** The values of `self`, run at once and then every `millis` (`Stream.repeatEffectWithSchedule`). @internal */
+export const repeatEvery = <A, E, R>(self: Effect.Effect<A, E, R>, millis: number): Stream.Stream<A, E, R> =>
+  Stream.repeatEffectWithSchedule(self, Schedule.spaced(millis))
+
+/**
+ * The `layer` overload for a key of a breaker (or registry) typed with `BreakerTimeoutError`
+ * (`Timed`). On Effect 3 a `Context.Tag` is invariant in its service, so a key of a timeout-free
+ * breaker is refused here by its type alone.
+ *
+ * @internal
+ */
+export interface TimedLayer<Timed, Options, E> {
+  <I>(tag: Context.Tag<I, Timed>, options?: Options): Layer.Layer<I, E>
+}

@@ -1,0 +1,108 @@
+/**
+ * Effects, fibers, queues, deferreds and semaphores on Effect 4, part of the edition layer:
+ * edition.effect4.ts exports them. The Effect 3 file (edition.fibers.effect3.ts) has the same names.
+ */
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import * as EffectFiber from "effect/Fiber"
+import type * as PubSub from "effect/PubSub"
+import * as EffectSemaphore from "effect/Semaphore"
+import type { Fiber } from "./edition.effect4.js"
+
+/**
+ * Recovers from any cause: failures, defects and interruptions (`Effect.catchAllCause` on Effect
+ * 3, `Effect.catchCause` on 4).
+ *
+ * @since 0.2.0
+ * @category effects
+ */
+export const catchCause: <A, E, R, A2, E2, R2>(
+  self: Effect.Effect<A, E, R>,
+  f: (cause: Cause.Cause<E>) => Effect.Effect<A2, E2, R2>
+) => Effect.Effect<A | A2, E2, R | R2> = Effect.catchCause
+
+/**
+ * Forks an effect into a fiber of its own, not the current fiber's child: it outlives the fiber
+ * that started it (`Effect.forkDaemon` on Effect 3, `Effect.forkDetach` on 4).
+ *
+ * @since 0.2.0
+ * @category fibers
+ */
+export const forkDetach: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<Fiber<A, E>, never, R> = (self) =>
+  Effect.forkDetach(self)
+
+/**
+ * `self`, whose interruption returns at once and finishes in the background (`Effect.disconnect`
+ * on Effect 3; on 4, which has none, `self` runs in a detached fiber that an interrupted caller
+ * interrupts without waiting for it).
+ *
+ * @since 0.2.0
+ * @category fibers
+ */
+export const disconnect = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(Effect.forkDetach(restore(self)), (fiber) =>
+      Effect.onInterrupt(restore(EffectFiber.join(fiber)), () => Effect.forkDetach(EffectFiber.interrupt(fiber)))
+    )
+  )
+
+/**
+ * What a pubsub subscription reads from (`Queue.Dequeue` on Effect 3, `PubSub.Subscription` on 4).
+ *
+ * @since 0.2.0
+ * @category queues
+ */
+export type Subscription<A> = PubSub.Subscription<A>
+
+/**
+ * A deferred made synchronously, to complete from synchronous code with `completeUnsafe`.
+ *
+ * @since 0.2.0
+ * @category deferreds
+ */
+export const deferredUnsafe = <A, E = never>(): Deferred.Deferred<A, E> => Deferred.makeUnsafe<A, E>()
+
+/**
+ * Completes a deferred synchronously (`Deferred.unsafeDone` on Effect 3, `doneUnsafe` on 4).
+ *
+ * @since 0.2.0
+ * @category deferreds
+ */
+export const completeUnsafe = <A, E>(self: Deferred.Deferred<A, E>, exit: Exit.Exit<A, E>): void => {
+  Deferred.doneUnsafe(self, exit)
+}
+
+/**
+ * A semaphore of `permits` (`Effect.makeSemaphore` on Effect 3, `Semaphore.make` on 4).
+ *
+ * @since 0.2.0
+ * @category concurrency
+ */
+export const makeSemaphore = (permits: number): Effect.Effect<Semaphore> => EffectSemaphore.make(permits)
+
+/**
+ * A semaphore (`Effect.Semaphore` on Effect 3, `Semaphore.Semaphore` on 4).
+ *
+ * @since 0.2.0
+ * @category concurrency
+ */
+export type Semaphore = EffectSemaphore.Semaphore
+
+/**
+ * The failure of a timed-out effect (`Cause.TimeoutException` on Effect 3, `Cause.TimeoutError`
+ * on 4), and a way to make one.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export type TimeoutError = Cause.TimeoutError
+
+/**
+ * A new `TimeoutError`.
+ *
+ * @since 0.2.0
+ * @category causes
+ */
+export const timeoutError = (): TimeoutError => new Cause.TimeoutError()
