@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import type * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Metric from "effect/Metric"
@@ -179,3 +180,13 @@ export const intersectSchedules = <R, R2>(
   self: Schedule.Schedule<unknown, unknown, R>,
   that: Schedule.Schedule<unknown, unknown, R2>
 ): Schedule.Schedule<unknown, unknown, R | R2> => Schedule.intersect(self, that)
+
+/** Whether a cause holds a defect (`Cause.isDie` on Effect 3, `Cause.hasDies` on 4). */
+export const hasDies = (cause: Cause.Cause<unknown>): boolean => Cause.isDie(cause)
+
+/** An interruption as a cause, by no fiber in particular (`Cause.interrupt(FiberId.none)` on Effect 3). */
+export const interruptCause: Cause.Cause<never> = Cause.interrupt(FiberId.none)
+
+/** Two causes that happened together (`Cause.parallel` on Effect 3, `Cause.combine` on 4). */
+export const combineCauses = <E, E2>(self: Cause.Cause<E>, that: Cause.Cause<E2>): Cause.Cause<E | E2> =>
+  Cause.parallel(self, that)

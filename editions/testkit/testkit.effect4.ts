@@ -179,3 +179,13 @@ export const intersectSchedules = <E, E2, R, R2>(
   self: Schedule.Schedule<unknown, unknown, E, R>,
   that: Schedule.Schedule<unknown, unknown, E2, R2>
 ): Schedule.Schedule<unknown, unknown, E | E2, R | R2> => Schedule.max([self, that])
+
+/** Whether a cause holds a defect (`Cause.isDie` on Effect 3, `Cause.hasDies` on 4). */
+export const hasDies = (cause: Cause.Cause<unknown>): boolean => Cause.hasDies(cause)
+
+/** An interruption as a cause, by no fiber in particular (`Cause.interrupt(FiberId.none)` on Effect 3). */
+export const interruptCause: Cause.Cause<never> = Cause.interrupt()
+
+/** Two causes that happened together (`Cause.parallel` on Effect 3, `Cause.combine` on 4). */
+export const combineCauses = <E, E2>(self: Cause.Cause<E>, that: Cause.Cause<E2>): Cause.Cause<E | E2> =>
+  Cause.combine(self, that)
