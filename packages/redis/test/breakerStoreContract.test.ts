@@ -1,3 +1,4 @@
+import * as Edition from "@circuitry/core/Edition"
 import { RedisBreakerStore } from "@circuitry/redis"
 import { Effect, Layer } from "effect"
 import { Redis } from "ioredis"
@@ -8,7 +9,7 @@ const URL = "redis://127.0.0.1:6379"
 
 // The breaker-store conformance suite, against Redis: a prefix of its own, emptied afterwards.
 const prefix = uniquePrefix("breaker-contract")
-const admin = Layer.scoped(
+const admin = Edition.layerScoped(
   Corruptions,
   Effect.map(
     Effect.acquireRelease(
