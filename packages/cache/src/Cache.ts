@@ -6,8 +6,8 @@
  * @since 0.1.0
  */
 import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
+import * as Edition from "@circuitry/core/Edition"
 import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -58,7 +58,7 @@ export interface Service extends CacheStore<never> {
  * @since 0.1.0
  * @category tags
  */
-export class Cache extends Context.Tag("@circuitry/cache/Cache")<Cache, Service>() {}
+export class Cache extends Edition.KeyClass<Cache, Service>()("@circuitry/cache/Cache") {}
 
 /**
  * Whether a value is a cache made by `make` (or `layer`).
@@ -75,10 +75,9 @@ export const isCache = (u: unknown): u is Service => Predicate.hasProperty(u, Ty
  * @since 0.1.0
  * @category tags
  */
-export class CacheBreaker extends Context.Tag("@circuitry/cache/CacheBreaker")<
-  CacheBreaker,
-  CircuitBreaker.CircuitBreaker
->() {}
+export class CacheBreaker extends Edition.KeyClass<CacheBreaker, CircuitBreaker.CircuitBreaker>()(
+  "@circuitry/cache/CacheBreaker"
+) {}
 
 /**
  * A report of store errors, made by `guard` instead of one report per failed operation.
@@ -184,7 +183,7 @@ export interface LoadOptions {
    * it, it is rejected with `LoadRejected` (reason `"wait-exceeded"`). Default unbounded. Only with
    * `maxConcurrentLoads`.
    */
-  readonly maxLoadWait?: Duration.DurationInput | undefined
+  readonly maxLoadWait?: Edition.DurationInput | undefined
 }
 
 /**
@@ -375,7 +374,7 @@ export interface LayerOptions extends GuardOptions, LoadOptions {
 export const layer = (
   options?: LayerOptions
 ): Layer.Layer<Cache | CacheBreaker, CircuitBreaker.InvalidBreakerOptions | InvalidCacheOptions, Store> =>
-  Layer.scopedContext(
+  Edition.layerScopedContext(
     Effect.gen(function* () {
       const { l2Writes } = yield* Options.decode("Cache.layer", Options.LayerOptions, options)
       const breaker = yield* breakerOf(options?.breaker)
