@@ -262,33 +262,30 @@ export const isLoadRejected = (u: unknown): u is LoadRejected => u instanceof li
  * ```
  */
 export const make = (store: CacheStore<never>, options?: LoadOptions): Effect.Effect<Service, InvalidCacheOptions> =>
-  Effect.map(
-    Options.decode("Cache", Options.LoadOptions, options),
-    ({ maxConcurrentLoads, maxLoadWait, maxQueuedLoads }) => {
-      const getEntry = store.getEntry
-      const cache: Omit<Service, "getOrLoad"> = {
-        [TypeId]: TypeId,
-        get: (key) => store.get(key),
-        set: (key, value, options) => store.set(key, value, options),
-        touch: (key, options) => store.touch(key, options),
-        delete: (key) => store.delete(key),
-        keys: (prefix) => store.keys(prefix),
-        get size() {
-          return store.size
-        },
-        get ping() {
-          return store.ping
-        },
-        ...(getEntry !== undefined ? { getEntry: (key: string) => getEntry(key) } : {})
-      }
-      return Object.assign(cache, {
-        getOrLoad: loader.makeGetOrLoad(cache, maxConcurrentLoads, {
-          maxQueued: maxQueuedLoads,
-          maxWaitMillis: maxLoadWait
-        })
-      })
+  Effect.map(Options.decodeLoad("Cache", options), ({ maxConcurrentLoads, maxLoadWait, maxQueuedLoads }) => {
+    const getEntry = store.getEntry
+    const cache: Omit<Service, "getOrLoad"> = {
+      [TypeId]: TypeId,
+      get: (key) => store.get(key),
+      set: (key, value, options) => store.set(key, value, options),
+      touch: (key, options) => store.touch(key, options),
+      delete: (key) => store.delete(key),
+      keys: (prefix) => store.keys(prefix),
+      get size() {
+        return store.size
+      },
+      get ping() {
+        return store.ping
+      },
+      ...(getEntry !== undefined ? { getEntry: (key: string) => getEntry(key) } : {})
     }
-  )
+    return Object.assign(cache, {
+      getOrLoad: loader.makeGetOrLoad(cache, maxConcurrentLoads, {
+        maxQueued: maxQueuedLoads,
+        maxWaitMillis: maxLoadWait
+      })
+    })
+  })
 
 /**
  * A hit returns the cached value; a miss (or a read shed by an open circuit) runs `load` once per
@@ -376,7 +373,7 @@ export const layer = (
 ): Layer.Layer<Cache | CacheBreaker, CircuitBreaker.InvalidBreakerOptions | InvalidCacheOptions, Store> =>
   Edition.layerScopedContext(
     Effect.gen(function* () {
-      const { l2Writes } = yield* Options.decode("Cache.layer", Options.LayerOptions, options)
+      const { l2Writes } = yield* Options.decodeLayer("Cache.layer", options)
       const breaker = yield* breakerOf(options?.breaker)
       const store = yield* Store
       const guarded = guard(store, breaker, { onError: options?.onError })

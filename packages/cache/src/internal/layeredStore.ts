@@ -6,7 +6,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { CacheEntry, CacheStore, WriteOptions } from "../CacheStore.js"
-import { decode, LayeredOptions } from "./options.js"
+import { decodeLayered } from "./options.js"
 
 /** @internal */
 export interface Options {
@@ -22,7 +22,7 @@ export const make = <E1, E2>(
 ): Effect.Effect<CacheStore<E1 | E2>, never, Scope.Scope> =>
   Effect.gen(function* () {
     // `make` cannot fail (API.md): a bad option is a defect naming the option and the rule.
-    const resolved = yield* decode("LayeredStore", LayeredOptions, options).pipe(
+    const resolved = yield* decodeLayered("LayeredStore", options).pipe(
       Effect.mapError((e) => new Error(e.message)),
       Effect.orDie
     )
