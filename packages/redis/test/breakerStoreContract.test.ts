@@ -1,4 +1,5 @@
 import * as Edition from "@circuitry/core/Edition"
+import type { ServiceOf } from "@circuitry/testkit"
 import { RedisBreakerStore } from "@circuitry/redis"
 import { Effect, Layer } from "effect"
 import { Redis } from "ioredis"
@@ -35,7 +36,7 @@ const admin = Edition.layerScoped(
           "a string where the hash belongs",
           (name) => Effect.promise(() => client.set(key(name), "open")).pipe(Effect.asVoid)
         ]
-      ] satisfies Corruptions["Type"]
+      ] satisfies ServiceOf<typeof Corruptions>
     }
   )
 )

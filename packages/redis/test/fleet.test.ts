@@ -47,6 +47,9 @@ const FleetLive = Edition.layerScoped(
   }).pipe(Effect.orDie)
 )
 
+/** What an effect succeeds with (`Effect.Effect.Success` on Effect 3, `Effect.Success` on 4). */
+type SuccessOf<T> = T extends Effect.Effect<infer A, infer _E, infer _R> ? A : never
+
 const log = (line: string) => Effect.sync(() => process.stdout.write(`[fleet of 50] ${line}\n`))
 const loadAverage = () =>
   os
@@ -146,8 +149,7 @@ layerLive(FleetLive, { timeout: 120_000 })("a fleet of 50 members on one Redis",
         // hosts' scheduling is asserted instead, and the log says so.
         // The first trips of fresh processes run code V8 has not compiled yet: two warm-up trips first.
         yield* round("trip propagation, warm-up", 2)
-        const stalled = (f: Effect.Effect.Success<ReturnType<typeof round>>) =>
-          f.p99 >= 100 && f.lagP99 >= STALLED_MILLIS
+        const stalled = (f: SuccessOf<ReturnType<typeof round>>) => f.p99 >= 100 && f.lagP99 >= STALLED_MILLIS
         let figures = yield* round("trip propagation")
         for (let again = 0; again < 2 && stalled(figures); again++) figures = yield* round("trip propagation")
         assert.isBelow(figures.p50, 100)
