@@ -2,7 +2,7 @@
  * The test side of the edition layer on Effect 3 (testkit.effect4.ts has the same names): what a
  * test needs that differs between the majors. See docs/editions.md.
  */
-import { it as it3, type Vitest } from "@effect/vitest"
+import { it as it3, layer as layer3, type Vitest } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -11,8 +11,8 @@ import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import type * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Metric from "effect/Metric"
@@ -26,6 +26,7 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestContext from "effect/TestContext"
+import type { Subscription } from "./fixture.effect3.js"
 import type { LogEntry, MetricSeries } from "./shared.js"
 
 export { assert, describe } from "@effect/vitest"
@@ -140,15 +141,11 @@ export const withAttributes = <Type, In, Out>(
 export const isHistogramState = (state: unknown): state is MetricState.MetricState.Histogram =>
   MetricState.isHistogramState(state)
 
-/** A subscription to a PubSub (a `Queue.Dequeue` on Effect 3, a `PubSub.Subscription` on 4). */
-export type Subscription<A> = Queue.Dequeue<A>
+export { type Subscription, take } from "./fixture.effect3.js"
 
 /** Everything a subscription holds now, without waiting (Effect 4's `PubSub.takeAll` waits for one). */
 export const drain = <A>(subscription: Subscription<A>): Effect.Effect<Array<A>> =>
   Effect.map(Queue.takeAll(subscription), (chunk) => Array.from(chunk))
-
-/** The next value of a subscription, waiting for it. */
-export const take = <A>(subscription: Subscription<A>): Effect.Effect<A> => Queue.take(subscription)
 
 /** How many values a subscription holds (`Queue.size` on 3, `PubSub.remaining` on 4). */
 export const remaining = <A>(subscription: Subscription<A>): Effect.Effect<number> => Queue.size(subscription)
@@ -291,3 +288,18 @@ export const summary = (
     readonly quantiles: ReadonlyArray<number>
   }
 ): Metric.Metric.Summary<number> => Metric.summary({ name, ...options })
+/** Whether a cause holds a defect (`Cause.isDie` on Effect 3, `Cause.hasDies` on 4). */
+export const hasDies = (cause: Cause.Cause<unknown>): boolean => Cause.isDie(cause)
+
+/** Two causes that happened together (`Cause.parallel` on Effect 3, `Cause.combine` on 4). */
+export const combineCauses = <E, E2>(self: Cause.Cause<E>, that: Cause.Cause<E2>): Cause.Cause<E | E2> =>
+  Cause.parallel(self, that)
+
+/** Whether a cause holds nothing (`Cause.isEmpty` on Effect 3; no reasons on 4). */
+export const isEmptyCause = (cause: Cause.Cause<unknown>): boolean => Cause.isEmpty(cause)
+
+/** The tests of a suite that share one layer, built once, with the live Clock and services (no TestClock). */
+export const layerLive =
+  <R, E>(shared: Layer.Layer<R, E>, options?: { readonly timeout?: Duration.DurationInput }) =>
+  (name: string, f: (it: Vitest.MethodsNonLive<R, true>) => void): void =>
+    layer3(shared, { ...options, excludeTestServices: true })(name, f)

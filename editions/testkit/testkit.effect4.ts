@@ -24,6 +24,7 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
+import type { Subscription } from "./fixture.effect4.js"
 import type { LogEntry, MetricSeries } from "./shared.js"
 
 export { assert, describe } from "@effect/vitest"
@@ -134,15 +135,11 @@ export const isHistogramState = (state: unknown): state is Metric.HistogramState
   Array.isArray((state as Metric.HistogramState).buckets) &&
   typeof (state as Metric.HistogramState).sum === "number"
 
-/** A subscription to a PubSub (a `Queue.Dequeue` on Effect 3, a `PubSub.Subscription` on 4). */
-export type Subscription<A> = PubSub.Subscription<A>
+export { type Subscription, take } from "./fixture.effect4.js"
 
 /** Everything a subscription holds now, without waiting (Effect 4's `PubSub.takeAll` waits for one). */
 export const drain = <A>(subscription: Subscription<A>): Effect.Effect<Array<A>> =>
   Effect.map(PubSub.takeUpTo(subscription, Number.POSITIVE_INFINITY), (values) => Array.from(values))
-
-/** The next value of a subscription, waiting for it. */
-export const take = <A>(subscription: Subscription<A>): Effect.Effect<A> => PubSub.take(subscription)
 
 /** How many values a subscription holds (`Queue.size` on 3, `PubSub.remaining` on 4). */
 export const remaining = <A>(subscription: Subscription<A>): Effect.Effect<number> => PubSub.remaining(subscription)
@@ -293,3 +290,23 @@ export const summary = (
   }
 ): Metric.Summary<number> =>
   Metric.summary(name, { maxAge: options.maxAge, maxSize: options.maxSize, quantiles: options.quantiles })
+/** Whether a cause holds a defect (`Cause.isDie` on Effect 3, `Cause.hasDies` on 4). */
+export const hasDies = (cause: Cause.Cause<unknown>): boolean => Cause.hasDies(cause)
+
+/** Two causes that happened together (`Cause.parallel` on Effect 3, `Cause.combine` on 4). */
+export const combineCauses = <E, E2>(self: Cause.Cause<E>, that: Cause.Cause<E2>): Cause.Cause<E | E2> =>
+  Cause.combine(self, that)
+
+/** Whether a cause holds nothing (`Cause.isEmpty` on Effect 3; no reasons on 4). */
+export const isEmptyCause = (cause: Cause.Cause<unknown>): boolean => cause.reasons.length === 0
+
+/** The tests of a suite that share one layer, built once, with the live Clock and services (no TestClock). */
+export const layerLive =
+  <R, E>(shared: Layer.Layer<R, E>, options?: { readonly timeout?: Duration.Input }) =>
+  (
+    name: string,
+    f: (it: Vitest.MethodsNonLive<R> & { readonly scoped: Vitest.Tester<R | Scope.Scope> }) => void
+  ): void =>
+    it4.layer(shared, { ...options, excludeTestServices: true })(name, (it) =>
+      f(Object.assign(it, { scoped: it.effect }))
+    )

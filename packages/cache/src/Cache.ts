@@ -6,8 +6,8 @@
  * @since 0.1.0
  */
 import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
+import * as Edition from "@circuitry/core/Edition"
 import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -58,7 +58,7 @@ export interface Service extends CacheStore<never> {
  * @since 0.1.0
  * @category tags
  */
-export class Cache extends Context.Tag("@circuitry/cache/Cache")<Cache, Service>() {}
+export class Cache extends Edition.KeyClass<Cache, Service>()("@circuitry/cache/Cache") {}
 
 /**
  * Whether a value is a cache made by `make` (or `layer`).
@@ -75,10 +75,9 @@ export const isCache = (u: unknown): u is Service => Predicate.hasProperty(u, Ty
  * @since 0.1.0
  * @category tags
  */
-export class CacheBreaker extends Context.Tag("@circuitry/cache/CacheBreaker")<
-  CacheBreaker,
-  CircuitBreaker.CircuitBreaker
->() {}
+export class CacheBreaker extends Edition.KeyClass<CacheBreaker, CircuitBreaker.CircuitBreaker>()(
+  "@circuitry/cache/CacheBreaker"
+) {}
 
 /**
  * A report of store errors, made by `guard` instead of one report per failed operation.
@@ -184,7 +183,7 @@ export interface LoadOptions {
    * it, it is rejected with `LoadRejected` (reason `"wait-exceeded"`). Default unbounded. Only with
    * `maxConcurrentLoads`.
    */
-  readonly maxLoadWait?: Duration.DurationInput | undefined
+  readonly maxLoadWait?: Edition.DurationInput | undefined
 }
 
 /**
@@ -263,33 +262,30 @@ export const isLoadRejected = (u: unknown): u is LoadRejected => u instanceof li
  * ```
  */
 export const make = (store: CacheStore<never>, options?: LoadOptions): Effect.Effect<Service, InvalidCacheOptions> =>
-  Effect.map(
-    Options.decode("Cache", Options.LoadOptions, options),
-    ({ maxConcurrentLoads, maxLoadWait, maxQueuedLoads }) => {
-      const getEntry = store.getEntry
-      const cache: Omit<Service, "getOrLoad"> = {
-        [TypeId]: TypeId,
-        get: (key) => store.get(key),
-        set: (key, value, options) => store.set(key, value, options),
-        touch: (key, options) => store.touch(key, options),
-        delete: (key) => store.delete(key),
-        keys: (prefix) => store.keys(prefix),
-        get size() {
-          return store.size
-        },
-        get ping() {
-          return store.ping
-        },
-        ...(getEntry !== undefined ? { getEntry: (key: string) => getEntry(key) } : {})
-      }
-      return Object.assign(cache, {
-        getOrLoad: loader.makeGetOrLoad(cache, maxConcurrentLoads, {
-          maxQueued: maxQueuedLoads,
-          maxWaitMillis: maxLoadWait
-        })
-      })
+  Effect.map(Options.decodeLoad("Cache", options), ({ maxConcurrentLoads, maxLoadWait, maxQueuedLoads }) => {
+    const getEntry = store.getEntry
+    const cache: Omit<Service, "getOrLoad"> = {
+      [TypeId]: TypeId,
+      get: (key) => store.get(key),
+      set: (key, value, options) => store.set(key, value, options),
+      touch: (key, options) => store.touch(key, options),
+      delete: (key) => store.delete(key),
+      keys: (prefix) => store.keys(prefix),
+      get size() {
+        return store.size
+      },
+      get ping() {
+        return store.ping
+      },
+      ...(getEntry !== undefined ? { getEntry: (key: string) => getEntry(key) } : {})
     }
-  )
+    return Object.assign(cache, {
+      getOrLoad: loader.makeGetOrLoad(cache, maxConcurrentLoads, {
+        maxQueued: maxQueuedLoads,
+        maxWaitMillis: maxLoadWait
+      })
+    })
+  })
 
 /**
  * A hit returns the cached value; a miss (or a read shed by an open circuit) runs `load` once per
@@ -375,9 +371,9 @@ export interface LayerOptions extends GuardOptions, LoadOptions {
 export const layer = (
   options?: LayerOptions
 ): Layer.Layer<Cache | CacheBreaker, CircuitBreaker.InvalidBreakerOptions | InvalidCacheOptions, Store> =>
-  Layer.scopedContext(
+  Edition.layerScopedContext(
     Effect.gen(function* () {
-      const { l2Writes } = yield* Options.decode("Cache.layer", Options.LayerOptions, options)
+      const { l2Writes } = yield* Options.decodeLayer("Cache.layer", options)
       const breaker = yield* breakerOf(options?.breaker)
       const store = yield* Store
       const guarded = guard(store, breaker, { onError: options?.onError })

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import * as Context from "effect/Context"
+import * as Edition from "@circuitry/core/Edition"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
@@ -41,7 +41,7 @@ export class InvalidCacheOptions extends Schema.TaggedError<InvalidCacheOptions>
  *   under the key (a write never leaves the value it meant to replace) and returns `false`
  *   (nothing was stored); `touch` removes the entry and returns whether it existed. A `ttl`
  *   computed as "what is left" that has run out thus behaves as expiry does, with no error to
- *   handle. (A negative or NaN duration is zero, as Effect reads every `Duration.DurationInput`.)
+ *   handle. (A negative or NaN duration is zero, on both Effect majors.)
  * - a `ttl` that is not a duration at all (`"soon"`; only reachable past the type checker) is a
  *   defect naming the rule, in every store.
  *
@@ -54,7 +54,7 @@ export interface WriteOptions {
    * writes it (no `| undefined`), so that a store written to the contract under
    * `exactOptionalPropertyTypes` is a `CacheStore`.
    */
-  readonly ttl?: Duration.DurationInput
+  readonly ttl?: Edition.DurationInput
 }
 
 /**
@@ -108,7 +108,7 @@ export interface CacheStore<E = CacheError> {
  * CacheStore.ttlMillis(-5) // 0: already expired
  * ```
  */
-export const ttlMillis: (ttl: Duration.DurationInput | undefined) => number | undefined = ttl.ttlMillis
+export const ttlMillis: (ttl: Edition.DurationInput | undefined) => number | undefined = ttl.ttlMillis
 
 /**
  * The defect message for a `ttl` that is not a duration (`operation` names the store and method).
@@ -125,4 +125,4 @@ export const invalidTtl: (operation: string, ttl: unknown) => string = ttl.inval
  * @since 0.1.0
  * @category tags
  */
-export class Store extends Context.Tag("@circuitry/cache/CacheStore/Store")<Store, CacheStore<unknown>>() {}
+export class Store extends Edition.KeyClass<Store, CacheStore<unknown>>()("@circuitry/cache/CacheStore/Store") {}

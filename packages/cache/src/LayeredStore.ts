@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import type * as Duration from "effect/Duration"
+import type * as Edition from "@circuitry/core/Edition"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { CacheStore } from "./CacheStore.js"
@@ -24,7 +24,7 @@ export interface Options {
    * The longest an entry read from L2 lives in L1. An L1 fill otherwise lives as long as the L2
    * entry has left (when L2 offers `getEntry`) or without expiry (when it does not).
    */
-  readonly fillTtl?: Duration.DurationInput | undefined
+  readonly fillTtl?: Edition.DurationInput | undefined
 }
 
 /**

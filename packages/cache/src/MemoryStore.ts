@@ -10,7 +10,7 @@ import type { CacheStore } from "./CacheStore.js"
 import type { InvalidCacheOptions } from "./CacheStore.js"
 import { Store } from "./CacheStore.js"
 import * as internal from "./internal/memoryStore.js"
-import { decode, MemoryOptions } from "./internal/options.js"
+import { decodeMemory } from "./internal/options.js"
 
 /**
  * @since 0.1.0
@@ -42,7 +42,7 @@ export interface Options {
  * ```
  */
 export const make = (options?: Options): Effect.Effect<CacheStore<never>, InvalidCacheOptions> =>
-  Effect.map(decode("MemoryStore", MemoryOptions, options), (o) => internal.make(o.capacity ?? Infinity))
+  Effect.map(decodeMemory("MemoryStore", options), internal.make)
 
 /**
  * A memory store as the `CacheStore.Store` service (for `Cache.layer`).

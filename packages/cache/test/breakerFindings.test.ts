@@ -3,8 +3,9 @@
  */
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { Cache } from "@circuitry/cache"
-import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, TestClock } from "effect"
+import * as Edition from "@circuitry/core/Edition"
+import { assert, describe, it, TestClock } from "@circuitry/testkit"
+import { Effect, Fiber } from "effect"
 import { makeTestStore } from "./testStore.js"
 
 const openWithSlowDeadStore = Effect.gen(function* () {
@@ -23,7 +24,7 @@ describe("breaker findings", () => {
   it.scoped("sequential repairs against a dead cache: one call per open episode", () =>
     Effect.gen(function* () {
       const { cache, store } = yield* openWithSlowDeadStore
-      const writes = yield* Effect.fork(Effect.forEach([1, 2, 3, 4, 5], (i) => cache.set(`k${i}`, "v")))
+      const writes = yield* Edition.forkChild(Effect.forEach([1, 2, 3, 4, 5], (i) => cache.set(`k${i}`, "v")))
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(writes)
       assert.strictEqual(store.calls.set, 1)
@@ -38,7 +39,7 @@ describe("breaker findings", () => {
   it.scoped("concurrent repairs against a dead cache: one call per open episode", () =>
     Effect.gen(function* () {
       const { cache, store } = yield* openWithSlowDeadStore
-      const writes = yield* Effect.fork(
+      const writes = yield* Edition.forkChild(
         Effect.forEach([1, 2, 3, 4, 5], (i) => cache.set(`k${i}`, "v"), { concurrency: "unbounded" })
       )
       yield* TestClock.adjust("1 second")
@@ -53,10 +54,10 @@ describe("breaker findings: a healthy cache under concurrent repairs", () => {
     Effect.gen(function* () {
       const { cache, store } = yield* openWithSlowDeadStore
       store.failing = false
-      const first = yield* Effect.fork(cache.set("first", "v"))
+      const first = yield* Edition.forkChild(cache.set("first", "v"))
       yield* TestClock.adjust("1 second")
       assert.isTrue(yield* Fiber.join(first))
-      const writes = yield* Effect.fork(
+      const writes = yield* Edition.forkChild(
         Effect.forEach([1, 2, 3, 4, 5], (i) => cache.set(`k${i}`, "v"), { concurrency: "unbounded" })
       )
       yield* TestClock.adjust("1 second")

@@ -1,7 +1,8 @@
 import { Policy } from "@circuitry/breaker"
 import { Cache, CacheStore, MemoryStore } from "@circuitry/cache"
-import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
+import * as Edition from "@circuitry/core/Edition"
+import { assert, describe, it, Result, result, TestClock, yieldNow } from "@circuitry/testkit"
+import { Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { assertEqual } from "./equal.js"
 import { makeTestStore, type TestStore } from "./testStore.js"
 
@@ -28,7 +29,7 @@ const counter = (millis: number | "yields" = 1_000) => {
       state.running++
       state.peak = Math.max(state.peak, state.running)
       if (millis === "yields") {
-        for (let i = 0; i < 5; i++) yield* Effect.yieldNow()
+        for (let i = 0; i < 5; i++) yield* yieldNow
       } else {
         yield* Effect.sleep(millis)
       }
@@ -71,7 +72,7 @@ describe("Cache.getOrLoad", () => {
     withCache({}, (store) =>
       Effect.gen(function* () {
         const { load, state } = counter()
-        const fiber = yield* Effect.fork(
+        const fiber = yield* Edition.forkChild(
           Effect.all(
             Array.from({ length: 100 }, () => Cache.getOrLoad("k", load("v"))),
             { concurrency: "unbounded" }
@@ -94,19 +95,18 @@ describe("Cache.getOrLoad", () => {
         let runs = 0
         const failing = Effect.suspend(() => {
           runs++
-          return Effect.zipRight(Effect.sleep("1 second"), Effect.fail("db down" as const))
+          return Effect.andThen(Effect.sleep("1 second"), Effect.fail("db down" as const))
         })
-        const fiber = yield* Effect.fork(
-          Effect.all([Cache.getOrLoad("k", failing), Cache.getOrLoad("k", failing)], {
-            concurrency: "unbounded",
-            mode: "either"
+        const fiber = yield* Edition.forkChild(
+          Effect.all([result(Cache.getOrLoad("k", failing)), result(Cache.getOrLoad("k", failing))], {
+            concurrency: "unbounded"
           })
         )
         yield* TestClock.adjust("1 second")
         const results = yield* Fiber.join(fiber)
         assert.strictEqual(runs, 1)
         assert.deepStrictEqual(
-          results.map((r) => (r._tag === "Left" ? r.left : "ok")),
+          results.map((r) => Result.match(r, { onFailure: (error) => error, onSuccess: () => "ok" })),
           ["db down", "db down"]
         )
         assert.strictEqual(store.calls.set, 0)
@@ -150,10 +150,10 @@ describe("Cache.getOrLoad", () => {
     withCache({ maxConcurrentLoads: 1 }, (store) =>
       Effect.gen(function* () {
         const { load, state } = counter(1_000)
-        const a = yield* Effect.fork(Cache.getOrLoad("a", load("A")))
+        const a = yield* Edition.forkChild(Cache.getOrLoad("a", load("A")))
         yield* TestClock.adjust("10 millis") // a holds the only permit
-        const b = yield* Effect.fork(Cache.getOrLoad("b", load("B")))
-        const c = yield* Effect.fork(Cache.getOrLoad("c", load("C")))
+        const b = yield* Edition.forkChild(Cache.getOrLoad("b", load("B")))
+        const c = yield* Edition.forkChild(Cache.getOrLoad("c", load("C")))
         yield* TestClock.adjust("10 millis")
         yield* Fiber.interrupt(b)
         yield* TestClock.adjust("2 seconds")
@@ -162,7 +162,7 @@ describe("Cache.getOrLoad", () => {
         assert.strictEqual(state.runs, 2) // b never loaded
         assertEqual(yield* store.inner.get("b"), Option.none())
         // b's key is free again: a new caller loads it.
-        const again = yield* Effect.fork(Cache.getOrLoad("b", load("B2")))
+        const again = yield* Edition.forkChild(Cache.getOrLoad("b", load("B2")))
         yield* TestClock.adjust("1 second")
         assert.strictEqual(yield* Fiber.join(again), "B2")
       })
@@ -173,16 +173,18 @@ describe("Cache.getOrLoad", () => {
     withCache({}, () =>
       Effect.gen(function* () {
         const { load, state } = counter(1_000)
-        const leader = yield* Effect.fork(Cache.getOrLoad("k", load("first")))
+        const leader = yield* Edition.forkChild(Cache.getOrLoad("k", load("first")))
         yield* TestClock.adjust("10 millis")
-        const followers = yield* Effect.fork(
+        const followers = yield* Edition.forkChild(
           Effect.all([Cache.getOrLoad("k", load("second")), Cache.getOrLoad("k", load("second"))], {
             concurrency: "unbounded"
           })
         )
         yield* TestClock.adjust("10 millis")
-        const exit = yield* Fiber.interrupt(leader)
-        assert.isTrue(Exit.isInterrupted(exit))
+        // Effect 4's Fiber.interrupt returns nothing: the fiber's exit is awaited after it.
+        yield* Fiber.interrupt(leader)
+        const exit = yield* Fiber.await(leader)
+        assert.isTrue(Exit.isFailure(exit) && Edition.hasInterrupts(exit.cause))
         yield* TestClock.adjust("1 second")
         assert.deepStrictEqual(yield* Fiber.join(followers), ["second", "second"])
         assert.strictEqual(state.runs, 2) // the interrupted load, and one more for both followers
@@ -194,10 +196,10 @@ describe("Cache.getOrLoad", () => {
     withCache({}, () =>
       Effect.gen(function* () {
         const { load, state } = counter(1_000)
-        const leader = yield* Effect.fork(Cache.getOrLoad("k", load("v")))
+        const leader = yield* Edition.forkChild(Cache.getOrLoad("k", load("v")))
         yield* TestClock.adjust("10 millis")
-        const follower = yield* Effect.fork(Cache.getOrLoad("k", load("v")))
-        const other = yield* Effect.fork(Cache.getOrLoad("k", load("v")))
+        const follower = yield* Edition.forkChild(Cache.getOrLoad("k", load("v")))
+        const other = yield* Edition.forkChild(Cache.getOrLoad("k", load("v")))
         yield* TestClock.adjust("10 millis")
         yield* Fiber.interrupt(follower)
         yield* TestClock.adjust("1 second")
@@ -231,7 +233,7 @@ describe("Cache.getOrLoad", () => {
       Effect.gen(function* () {
         store.delay.set = "1 second"
         const { load, state } = counter(0)
-        const first = yield* Effect.fork(Cache.getOrLoad("k", load("v")))
+        const first = yield* Edition.forkChild(Cache.getOrLoad("k", load("v")))
         yield* TestClock.adjust("10 millis") // loaded; the write-back is on its way
         assert.strictEqual(yield* Cache.getOrLoad("k", load("v")), "v")
         assert.strictEqual(state.runs, 1)
@@ -296,16 +298,16 @@ describe("Cache.layer", () => {
       const store = yield* MemoryStore.make()
       const gate = yield* Deferred.make<void>()
       let runs = 0
-      const load = Effect.zipRight(
+      const load = Effect.andThen(
         Effect.sync(() => runs++),
         Effect.as(Deferred.await(gate), "v")
       )
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Edition.forkChild(
         Effect.all([Cache.getOrLoad("k", load), Cache.getOrLoad("k", load)], { concurrency: "unbounded" }).pipe(
           Effect.provideService(Cache.Cache, yield* Cache.make(store))
         )
       )
-      yield* Effect.yieldNow()
+      yield* yieldNow
       yield* Deferred.succeed(gate, undefined)
       assert.deepStrictEqual(yield* Fiber.join(fiber), ["v", "v"])
       assert.strictEqual(runs, 1)

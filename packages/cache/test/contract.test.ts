@@ -4,8 +4,9 @@
  */
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { Cache, CacheStore, LayeredStore, MemoryStore } from "@circuitry/cache"
-import { assert, describe, expect, it } from "@effect/vitest"
-import type { Duration, Scope } from "effect"
+import type * as Edition from "@circuitry/core/Edition"
+import { assert, describe, expect, it } from "@circuitry/testkit"
+import type { Scope } from "effect"
 import { Effect, Option } from "effect"
 
 interface ContractStore<E = CacheStore.CacheError> {
@@ -13,9 +14,9 @@ interface ContractStore<E = CacheStore.CacheError> {
   readonly set: (
     key: string,
     value: string,
-    options?: { readonly ttl?: Duration.DurationInput }
+    options?: { readonly ttl?: Edition.DurationInput }
   ) => Effect.Effect<boolean, E>
-  readonly touch: (key: string, options?: { readonly ttl?: Duration.DurationInput }) => Effect.Effect<boolean, E>
+  readonly touch: (key: string, options?: { readonly ttl?: Edition.DurationInput }) => Effect.Effect<boolean, E>
   readonly delete: (key: string) => Effect.Effect<boolean, E>
   readonly keys: (prefix?: string) => Effect.Effect<ReadonlyArray<string>, E>
   readonly size: Effect.Effect<number, E>
@@ -51,7 +52,7 @@ describe("API.md contract: @circuitry/cache", () => {
       const getOrLoad: <E, R>(
         key: string,
         load: Effect.Effect<string, E, R>,
-        options?: { ttl?: Duration.DurationInput }
+        options?: { ttl?: Edition.DurationInput }
       ) => Effect.Effect<string, E, R | Cache.Cache> = Cache.getOrLoad
       let loads = 0
       const load = Effect.sync(() => `loaded ${++loads}`)

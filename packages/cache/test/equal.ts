@@ -1,4 +1,4 @@
-import { expect } from "@effect/vitest"
+import { expect } from "@circuitry/testkit"
 
 /**
  * Deep equality that is safe for Effect values. chai's `assert.deepStrictEqual` passes for

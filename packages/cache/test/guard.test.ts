@@ -1,8 +1,9 @@
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { Cache } from "@circuitry/cache"
-import { assert, describe, it } from "@effect/vitest"
+import * as Edition from "@circuitry/core/Edition"
+import { assert, describe, it, TestClock } from "@circuitry/testkit"
 import { assertEqual } from "./equal.js"
-import { Effect, Fiber, Option, TestClock } from "effect"
+import { Effect, Fiber, Option } from "effect"
 import { makeTestStore } from "./testStore.js"
 
 /** A guarded test store and its breaker (opens after `threshold` failures, for 30 seconds). */
@@ -201,9 +202,11 @@ describe("Cache.guard: repair while open", () => {
     Effect.gen(function* () {
       const { cache, store } = yield* setup()
       store.delay.get = "1 second"
-      const fiber = yield* Effect.fork(cache.get("k"))
+      const fiber = yield* Edition.forkChild(cache.get("k"))
       yield* TestClock.adjust("10 millis")
-      const exit = yield* Fiber.interrupt(fiber)
+      // Effect 4's Fiber.interrupt returns nothing: the fiber's exit is awaited after it.
+      yield* Fiber.interrupt(fiber)
+      const exit = yield* Fiber.await(fiber)
       assert.isTrue(exit._tag === "Failure")
       assert.strictEqual(store.interrupted, 1)
     })

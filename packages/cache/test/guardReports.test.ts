@@ -1,8 +1,9 @@
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { Cache } from "@circuitry/cache"
 import type { CacheStore } from "@circuitry/cache"
-import { assert, describe, it } from "@effect/vitest"
-import { Cause, Data, Effect, Exit, FiberId, Logger, Option, TestClock } from "effect"
+import * as Edition from "@circuitry/core/Edition"
+import { assert, combineCauses, describe, interruptCause, it, logTo, TestClock } from "@circuitry/testkit"
+import { Cause, Data, Effect, Exit, Option } from "effect"
 import { assertEqual } from "./equal.js"
 import { makeTestStore } from "./testStore.js"
 
@@ -137,8 +138,8 @@ describe("Cache.guard: what an error report says", () => {
   it.scoped("the default hook logs a warning per report", () =>
     Effect.gen(function* () {
       const logs: Array<[string, string]> = []
-      const logger = Logger.make(({ logLevel, message }) => {
-        logs.push([logLevel.label, Array.isArray(message) ? message.join(" ") : String(message)])
+      const logger = logTo(({ level, messages }) => {
+        logs.push([level, messages.join(" ")])
       })
       const store = yield* makeTestStore()
       const breaker = yield* CircuitBreaker.make({ name: "logged", policy: Policy.consecutiveFailures(5) })
@@ -150,23 +151,16 @@ describe("Cache.guard: what an error report says", () => {
         yield* cache.get("a")
         store.failing = false
         yield* cache.get("a")
-      }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      }).pipe(Effect.provide(logger))
       assertEqual(logs, [
-        ["WARN", `cache "logged": get: CacheError (repeats are counted, not logged, until the cache is healthy again)`],
-        ["WARN", `cache "logged": 2 more get: CacheError while the cache was unhealthy`]
+        ["Warn", `cache "logged": get: CacheError (repeats are counted, not logged, until the cache is healthy again)`],
+        ["Warn", `cache "logged": 2 more get: CacheError while the cache was unhealthy`]
       ])
       // logReport is that hook, usable on its own
       const direct: Array<string> = []
       yield* Cache.logReport(
         Cache.ErrorReport.Suppressed({ breaker: "b", kind: "k", operation: "get", cause: Cause.empty, count: 3 })
-      ).pipe(
-        Effect.provide(
-          Logger.replace(
-            Logger.defaultLogger,
-            Logger.make(({ message }) => void direct.push(String(message)))
-          )
-        )
-      )
+      ).pipe(Effect.provide(logTo(({ messages }) => void direct.push(messages.join(" ")))))
       assertEqual(direct, [`cache "b": 3 more k while the cache was unhealthy`])
     })
   )
@@ -176,12 +170,12 @@ describe("Cache.guard: what an error report says", () => {
       const store = yield* makeTestStore()
       const { cache, reports } = yield* guarded({ ...store, get: () => Effect.interrupt, set: () => Effect.interrupt })
       const read = yield* Effect.exit(cache.get("k"))
-      assert.isTrue(Exit.isFailure(read) && Cause.isInterruptedOnly(read.cause))
+      assert.isTrue(Exit.isFailure(read) && Edition.hasInterruptsOnly(read.cause))
       const write = yield* Effect.exit(cache.set("k", "v"))
-      assert.isTrue(Exit.isFailure(write) && Cause.isInterruptedOnly(write.cause))
+      assert.isTrue(Exit.isFailure(write) && Edition.hasInterruptsOnly(write.cause))
       assert.strictEqual(reports.length, 0)
       // an interruption with a failure beside it is a failure: reported, answered with the fallback
-      const mixed = Cause.parallel(Cause.interrupt(FiberId.none), Cause.fail(new Boom()))
+      const mixed = combineCauses(interruptCause, Cause.fail(new Boom()))
       const both = yield* guarded(failingWith(mixed))
       assertEqual(yield* both.cache.get("k"), Option.none())
       assert.strictEqual(both.reports.length, 1)

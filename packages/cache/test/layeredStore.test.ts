@@ -1,8 +1,9 @@
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { Cache, LayeredStore, MemoryStore } from "@circuitry/cache"
-import { assert, describe, it } from "@effect/vitest"
+import * as Edition from "@circuitry/core/Edition"
+import { assert, describe, drain, it, poll, remaining, TestClock, yieldNow } from "@circuitry/testkit"
 import { assertEqual } from "./equal.js"
-import { Effect, Exit, Fiber, Option, Queue, Scope, TestClock } from "effect"
+import { Effect, Exit, Fiber, Option, Scope } from "effect"
 import { storeSuite } from "./storeSuite.js"
 import { makeTestStore } from "./testStore.js"
 
@@ -70,7 +71,7 @@ describe("LayeredStore", () => {
       l2.delayAfter.getEntry = "3 seconds" // L2 reads the entry with 2 s left, answers 3 s later
       const cache = yield* LayeredStore.make(l1, l2)
       yield* l2.inner.set("k", "v", { ttl: "2 seconds" })
-      const fiber = yield* Effect.fork(cache.get("k"))
+      const fiber = yield* Edition.forkChild(cache.get("k"))
       yield* TestClock.adjust("3 seconds")
       assertEqual(yield* Fiber.join(fiber), Option.none())
       assertEqual(yield* l1.get("k"), Option.none())
@@ -99,10 +100,10 @@ describe("LayeredStore", () => {
       l2.delay.set = "2 seconds"
       const cache = yield* LayeredStore.make(l1, l2)
       yield* l2.inner.set("k", "old")
-      const read = yield* Effect.fork(cache.get("k"))
+      const read = yield* Edition.forkChild(cache.get("k"))
       yield* TestClock.adjust("10 millis")
       // The write puts "new" in L1 at once; L2 still answers the read with "old" a second later.
-      const write = yield* Effect.fork(cache.set("k", "new"))
+      const write = yield* Edition.forkChild(cache.set("k", "new"))
       yield* TestClock.adjust("1 second")
       assertEqual(yield* Fiber.join(read), Option.some("old"))
       yield* TestClock.adjust("1 second")
@@ -165,7 +166,7 @@ describe("LayeredStore", () => {
       l2.failing = true
       for (let i = 0; i < 10; i++) yield* cache.set(`k${i}`, `v${i}`)
       yield* TestClock.adjust(0) // lets the background fibers run
-      for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+      for (let i = 0; i < 20; i++) yield* yieldNow
       assert.strictEqual(l2.total(), threshold + 1)
     })
   )
@@ -175,13 +176,13 @@ describe("LayeredStore", () => {
       const { breaker, cache, l2 } = yield* guarded({ threshold: 1 })
       l2.failing = true
       l2.delay = { get: "1 second", getEntry: "1 second", set: "1 second", delete: "1 second" }
-      const trip = yield* Effect.fork(cache.set("a", "1"))
+      const trip = yield* Edition.forkChild(cache.set("a", "1"))
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(trip)
       assert.strictEqual((yield* breaker.state)._tag, "Open")
       yield* TestClock.adjust("10 seconds") // the cooldown elapses
       const before = l2.total()
-      const burst = yield* Effect.fork(
+      const burst = yield* Edition.forkChild(
         Effect.all([cache.set("b", "2"), cache.set("c", "3"), cache.set("d", "4"), cache.get("e"), cache.delete("f")], {
           concurrency: "unbounded"
         })
@@ -201,12 +202,12 @@ describe("LayeredStore", () => {
       assert.isFalse(yield* cache.set("a", "1"))
       assert.isTrue(yield* cache.set("b", "2"))
       assert.strictEqual(l2.calls.set, 2)
-      assert.strictEqual(yield* Queue.size(transitions), 0)
+      assert.strictEqual(yield* remaining(transitions), 0)
       // The subscription does hear transitions: a real episode is announced, open then close.
       yield* breaker.isolate
       yield* breaker.reset
       assertEqual(
-        (yield* Queue.takeAll(transitions)).pipe((chunk) => Array.from(chunk, (t) => `${t.from}->${t.to}`)),
+        (yield* drain(transitions)).map((t) => `${t.from}->${t.to}`),
         ["Closed->Isolated", "Isolated->Closed"]
       )
     })
@@ -218,10 +219,10 @@ describe("LayeredStore", () => {
       const l2 = yield* makeTestStore()
       l2.delay.set = "5 seconds"
       const cache = yield* LayeredStore.make(l1, l2, { l2Writes: "background" })
-      const write = yield* Effect.fork(cache.set("k", "v"))
-      for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
+      const write = yield* Edition.forkChild(cache.set("k", "v"))
+      for (let i = 0; i < 10; i++) yield* yieldNow
       // Done without the clock moving, while L2 is still busy with the write.
-      assertEqual(yield* Fiber.poll(write), Option.some(Exit.succeed(true)))
+      assertEqual(yield* poll(write), Option.some(Exit.succeed(true)))
       assert.strictEqual(l2.calls.set, 1)
       assertEqual(yield* l2.inner.get("k"), Option.none())
       assertEqual(yield* cache.get("k"), Option.some("v"))
@@ -236,9 +237,9 @@ describe("LayeredStore", () => {
       const l2 = yield* makeTestStore()
       l2.delay.set = "5 seconds"
       const cache = yield* LayeredStore.make(l1, l2)
-      const write = yield* Effect.fork(cache.set("k", "v"))
-      for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
-      assertEqual(yield* Fiber.poll(write), Option.none())
+      const write = yield* Edition.forkChild(cache.set("k", "v"))
+      for (let i = 0; i < 10; i++) yield* yieldNow
+      assertEqual(yield* poll(write), Option.none())
       yield* TestClock.adjust("5 seconds")
       assert.isTrue(yield* Fiber.join(write))
       assertEqual(yield* l2.inner.get("k"), Option.some("v"))
@@ -251,10 +252,12 @@ describe("LayeredStore", () => {
       const l2 = yield* makeTestStore()
       l2.delay.set = "5 seconds"
       const scope = yield* Scope.make()
-      const cache = yield* LayeredStore.make(l1, l2, { l2Writes: "background" }).pipe(Scope.extend(scope))
+      const cache = yield* LayeredStore.make(l1, l2, { l2Writes: "background" }).pipe(
+        Effect.provideService(Scope.Scope, scope)
+      )
       yield* cache.set("a", "1")
       yield* cache.set("b", "2")
-      for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
+      for (let i = 0; i < 10; i++) yield* yieldNow
       assert.strictEqual(l2.calls.set, 2)
       yield* Scope.close(scope, Exit.void)
       assert.strictEqual(l2.interrupted, 2)
@@ -262,7 +265,7 @@ describe("LayeredStore", () => {
       assert.strictEqual(yield* l2.inner.size, 0)
       // After shutdown, writes reach L1 only and start nothing in the background.
       yield* cache.set("c", "3")
-      for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
+      for (let i = 0; i < 10; i++) yield* yieldNow
       assert.strictEqual(l2.calls.set, 2)
     })
   )
@@ -277,7 +280,7 @@ describe("LayeredStore", () => {
       assert.isFalse(yield* cache.delete("k")) // L1 did not have it; L2's answer is not awaited
       assertEqual(yield* cache.get("k"), Option.none())
       yield* TestClock.adjust("1 second")
-      for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
+      for (let i = 0; i < 10; i++) yield* yieldNow
       assertEqual(yield* l2.inner.get("k"), Option.none())
       assertEqual(yield* cache.get("k"), Option.none())
     })

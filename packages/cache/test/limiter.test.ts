@@ -1,9 +1,10 @@
-import { assert, describe, it } from "@effect/vitest"
+import * as Edition from "@circuitry/core/Edition"
+import { assert, describe, it, yieldNow } from "@circuitry/testkit"
 import { Deferred, Effect, Fiber } from "effect"
 import { Limiter } from "../src/internal/limiter.js"
 
 /** Lets every fiber that can run, run (a handful of scheduler turns). */
-const settle = Effect.forEach(Array.from({ length: 20 }), () => Effect.yieldNow(), { discard: true })
+const settle = Effect.forEach(Array.from({ length: 20 }), () => yieldNow, { discard: true })
 
 describe("Limiter (the load cap)", () => {
   it.effect("runs at most max at once and lets the others in first come, first served", () =>
@@ -12,9 +13,9 @@ describe("Limiter (the load cap)", () => {
       const gates = yield* Effect.forEach([0, 1, 2, 3, 4], () => Deferred.make<void>())
       const started: Array<number> = []
       const fibers = yield* Effect.forEach([0, 1, 2, 3, 4], (i) =>
-        Effect.fork(
+        Edition.forkChild(
           limiter.withPermit(
-            Effect.zipRight(
+            Effect.andThen(
               Effect.sync(() => started.push(i)),
               Deferred.await(gates[i]!)
             )
@@ -50,9 +51,9 @@ describe("Limiter (the load cap)", () => {
             running--
           })
         )
-      const holder = yield* Effect.fork(job(Deferred.await(gate)))
+      const holder = yield* Edition.forkChild(job(Deferred.await(gate)))
       yield* settle
-      const waiters = yield* Effect.forEach([1, 2, 3], () => Effect.fork(job(Effect.void)))
+      const waiters = yield* Effect.forEach([1, 2, 3], () => Edition.forkChild(job(Effect.void)))
       yield* settle
       yield* Fiber.interrupt(waiters[0]!)
       yield* Fiber.interrupt(waiters[2]!)
@@ -60,7 +61,7 @@ describe("Limiter (the load cap)", () => {
       yield* Fiber.join(holder)
       yield* Fiber.join(waiters[1]!)
       // The permit came back: two more jobs run, one at a time.
-      yield* Effect.all([job(Effect.yieldNow()), job(Effect.yieldNow())], { concurrency: "unbounded" })
+      yield* Effect.all([job(yieldNow), job(yieldNow)], { concurrency: "unbounded" })
       assert.strictEqual(peak, 1)
       assert.strictEqual(running, 0)
     })
@@ -69,8 +70,8 @@ describe("Limiter (the load cap)", () => {
   it.effect("a job that fails or is interrupted gives its permit back", () =>
     Effect.gen(function* () {
       const limiter = new Limiter(1)
-      yield* Effect.either(limiter.withPermit(Effect.fail("boom")))
-      const stuck = yield* Effect.fork(limiter.withPermit(Effect.never))
+      yield* Effect.exit(limiter.withPermit(Effect.fail("boom")))
+      const stuck = yield* Edition.forkChild(limiter.withPermit(Effect.never))
       yield* settle
       yield* Fiber.interrupt(stuck)
       assert.strictEqual(yield* limiter.withPermit(Effect.succeed("ran")), "ran")

@@ -4,8 +4,9 @@
  * for every caller joined on its key, and nothing reaches the cache.
  */
 import { Cache, MemoryStore } from "@circuitry/cache"
-import { assert, describe, expectTypeOf, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
+import * as Edition from "@circuitry/core/Edition"
+import { assert, defectOf, describe, expectTypeOf, it, poll, TestClock, yieldNow } from "@circuitry/testkit"
+import { Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
 
 class Busy {
   readonly _tag = "Busy"
@@ -13,7 +14,7 @@ class Busy {
 }
 const onRejected = (rejection: Cache.LoadRejected) => new Busy(rejection.reason)
 
-const settle = Effect.forEach(Array.from({ length: 20 }), () => Effect.yieldNow(), { discard: true })
+const settle = Effect.forEach(Array.from({ length: 20 }), () => yieldNow, { discard: true })
 
 describe("getOrLoad: the load cap's line is bounded", () => {
   it.effect("maxQueuedLoads: one more load than the line holds is rejected at once; the others run", () =>
@@ -22,12 +23,12 @@ describe("getOrLoad: the load cap's line is bounded", () => {
       const gate = yield* Deferred.make<void>()
       const ran: Array<string> = []
       const load = (key: string) =>
-        Effect.zipRight(
+        Effect.andThen(
           Effect.sync(() => ran.push(key)),
           Effect.as(Deferred.await(gate), key)
         )
-      const first = yield* Effect.fork(cache.getOrLoad("a", load("a"), { onRejected }))
-      const second = yield* Effect.fork(cache.getOrLoad("b", load("b"), { onRejected }))
+      const first = yield* Edition.forkChild(cache.getOrLoad("a", load("a"), { onRejected }))
+      const second = yield* Edition.forkChild(cache.getOrLoad("b", load("b"), { onRejected }))
       yield* settle
       // the line (1) is full: "c" is turned away without waiting, typed through onRejected
       const third = yield* Effect.exit(cache.getOrLoad("c", load("c"), { onRejected }))
@@ -36,7 +37,7 @@ describe("getOrLoad: the load cap's line is bounded", () => {
       const untyped = yield* Effect.exit(cache.getOrLoad("d", load("d")))
       assert.isTrue(Exit.isFailure(untyped))
       if (Exit.isFailure(untyped)) {
-        const defect = Option.getOrThrow(Cause.dieOption(untyped.cause))
+        const defect = defectOf(untyped.cause)
         assert.isTrue(Cache.isLoadRejected(defect))
         if (Cache.isLoadRejected(defect)) {
           assert.strictEqual(defect.reason, "queue-full")
@@ -59,14 +60,14 @@ describe("getOrLoad: the load cap's line is bounded", () => {
       const cache = yield* Cache.make(yield* MemoryStore.make(), { maxConcurrentLoads: 1, maxLoadWait: "500 millis" })
       let runs = 0
       const slow = Effect.as(Effect.sleep("2 seconds"), "slow")
-      const holder = yield* Effect.fork(cache.getOrLoad("held", slow))
+      const holder = yield* Edition.forkChild(cache.getOrLoad("held", slow))
       yield* settle
       const counted = Effect.sync(() => ++runs).pipe(Effect.as("w"))
       const waiters = yield* Effect.forEach([0, 1, 2], () =>
-        Effect.fork(Effect.exit(cache.getOrLoad("w", counted, { onRejected })))
+        Edition.forkChild(Effect.exit(cache.getOrLoad("w", counted, { onRejected })))
       )
       yield* TestClock.adjust("499 millis")
-      for (const waiter of waiters) assert.isTrue(Option.isNone(yield* Fiber.poll(waiter)))
+      for (const waiter of waiters) assert.isTrue(Option.isNone(yield* poll(waiter)))
       yield* TestClock.adjust("1 millis")
       for (const waiter of waiters) {
         assert.deepStrictEqual(yield* Fiber.join(waiter), Exit.fail(new Busy("wait-exceeded")))
@@ -76,9 +77,9 @@ describe("getOrLoad: the load cap's line is bounded", () => {
       yield* TestClock.adjust("2 seconds")
       assert.strictEqual(yield* Fiber.join(holder), "slow")
       // a turn that comes within the wait is taken as before
-      const quick = yield* Effect.fork(cache.getOrLoad("held2", Effect.as(Effect.sleep("300 millis"), "quick")))
+      const quick = yield* Edition.forkChild(cache.getOrLoad("held2", Effect.as(Effect.sleep("300 millis"), "quick")))
       yield* settle
-      const within = yield* Effect.fork(cache.getOrLoad("w", counted, { onRejected }))
+      const within = yield* Edition.forkChild(cache.getOrLoad("w", counted, { onRejected }))
       yield* TestClock.adjust("300 millis")
       assert.strictEqual(yield* Fiber.join(quick), "quick")
       assert.strictEqual(yield* Fiber.join(within), "w")
@@ -94,7 +95,7 @@ describe("getOrLoad: the load cap's line is bounded", () => {
       const cache = yield* Cache.make(yield* MemoryStore.make(), { maxConcurrentLoads: 1, maxQueuedLoads: 0 })
       const gate = yield* Deferred.make<void>()
       const held: Effect.Effect<string, Db> = Effect.as(Deferred.await(gate), "held")
-      const holder = yield* Effect.fork(cache.getOrLoad("held", held))
+      const holder = yield* Edition.forkChild(cache.getOrLoad("held", held))
       yield* settle
       const typed = cache.getOrLoad("k", Effect.fail(new Db()) as Effect.Effect<string, Db>, {
         onRejected: (rejection) => rejection

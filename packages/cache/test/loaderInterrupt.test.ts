@@ -1,6 +1,7 @@
 import { Cache, MemoryStore } from "@circuitry/cache"
-import { assert, describe, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Fiber, Option, TestClock } from "effect"
+import * as Edition from "@circuitry/core/Edition"
+import { assert, describe, it, Result, result, TestClock, yieldNow } from "@circuitry/testkit"
+import { Effect, Exit, Fiber, Option } from "effect"
 import { assertEqual } from "./equal.js"
 
 describe("getOrLoad: interruption from inside", () => {
@@ -9,31 +10,31 @@ describe("getOrLoad: interruption from inside", () => {
       const store = yield* MemoryStore.make()
       const cache = yield* Cache.make(store)
       let runs = 0
-      const interrupts = Effect.zipRight(
+      const interrupts = Effect.andThen(
         Effect.sleep("1 second"),
         Effect.suspend(() => {
           runs++
           return Effect.interrupt
         })
       )
-      const loads = Effect.zipRight(
+      const loads = Effect.andThen(
         Effect.sleep("1 second"),
         Effect.sync(() => `v${++runs}`)
       )
-      const leader = yield* Effect.fork(cache.getOrLoad("k", interrupts))
-      yield* Effect.yieldNow()
-      const follower = yield* Effect.fork(cache.getOrLoad("k", loads))
-      yield* Effect.yieldNow()
+      const leader = yield* Edition.forkChild(cache.getOrLoad("k", interrupts))
+      yield* yieldNow
+      const follower = yield* Edition.forkChild(cache.getOrLoad("k", loads))
+      yield* yieldNow
       yield* TestClock.adjust("1 second")
       const led = yield* Fiber.await(leader)
-      assert.isTrue(Exit.isFailure(led) && Cause.isInterruptedOnly(led.cause))
+      assert.isTrue(Exit.isFailure(led) && Edition.hasInterruptsOnly(led.cause))
       yield* TestClock.adjust("1 second")
       assert.strictEqual(yield* Fiber.join(follower), "v2")
       assert.strictEqual(runs, 2)
       assertEqual(yield* store.get("k"), Option.some("v2"))
       // nothing is left in flight: the next miss loads again
       yield* store.delete("k")
-      const again = yield* Effect.fork(cache.getOrLoad("k", loads))
+      const again = yield* Edition.forkChild(cache.getOrLoad("k", loads))
       yield* TestClock.adjust("1 second")
       assert.strictEqual(yield* Fiber.join(again), "v3")
     })
@@ -43,16 +44,16 @@ describe("getOrLoad: interruption from inside", () => {
     Effect.gen(function* () {
       const store = yield* MemoryStore.make()
       const cache = yield* Cache.make(store, { maxConcurrentLoads: 1 })
-      const failing = Effect.zipRight(Effect.sleep("1 second"), Effect.fail("down" as const))
-      const fibers = yield* Effect.forEach([1, 2, 3], () => Effect.fork(Effect.either(cache.getOrLoad("k", failing))))
+      const failing = Effect.andThen(Effect.sleep("1 second"), Effect.fail("down" as const))
+      const fibers = yield* Effect.forEach([1, 2, 3], () => Edition.forkChild(result(cache.getOrLoad("k", failing))))
       yield* TestClock.adjust("1 second")
       for (const fiber of fibers) {
-        const result = yield* Fiber.join(fiber)
-        assert.isTrue(result._tag === "Left" && result.left === "down")
+        const outcome = yield* Fiber.join(fiber)
+        assert.isTrue(Result.isFailure(outcome) && Option.getOrUndefined(Result.getFailure(outcome)) === "down")
       }
       assertEqual(yield* store.get("k"), Option.none())
       // the cap's permit went back: another key loads at once
-      const next = yield* Effect.fork(cache.getOrLoad("j", Effect.succeed("ok")))
+      const next = yield* Edition.forkChild(cache.getOrLoad("j", Effect.succeed("ok")))
       assert.strictEqual(yield* Fiber.join(next), "ok")
     })
   )

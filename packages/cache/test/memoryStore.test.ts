@@ -1,7 +1,7 @@
 import { MemoryStore } from "@circuitry/cache"
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it, TestClock } from "@circuitry/testkit"
 import { assertEqual } from "./equal.js"
-import { Duration, Effect, Exit, Option, TestClock } from "effect"
+import { Duration, Effect, Exit, Option } from "effect"
 import { storeSuite } from "./storeSuite.js"
 
 storeSuite("MemoryStore", MemoryStore.make(), { clock: "test" })

@@ -1,7 +1,8 @@
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { Cache, CacheStore, MemoryStore } from "@circuitry/cache"
-import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, TestClock } from "effect"
+import * as Edition from "@circuitry/core/Edition"
+import { assert, describe, it, TestClock } from "@circuitry/testkit"
+import { Effect, Fiber, Layer } from "effect"
 import { makeTestStore } from "./testStore.js"
 
 describe("Cache as a service", () => {
@@ -21,7 +22,7 @@ describe("Cache as a service", () => {
           running--
           return value
         })
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Edition.forkChild(
         Effect.all(
           ["a", "b", "c"].map((key) => Cache.getOrLoad(key, load(key))),
           { concurrency: "unbounded" }

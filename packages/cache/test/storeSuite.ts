@@ -7,9 +7,10 @@
  * ```
  */
 import type { CacheStore } from "@circuitry/cache"
-import { assert, describe, it } from "@effect/vitest"
+import type * as Edition from "@circuitry/core/Edition"
+import { assert, describe, hasDies, it, TestClock } from "@circuitry/testkit"
 import { assertEqual } from "./equal.js"
-import { Cause, Effect, Exit, Option, TestClock } from "effect"
+import { Effect, Exit, Option } from "effect"
 import * as Duration from "effect/Duration"
 import type * as Scope from "effect/Scope"
 
@@ -49,10 +50,10 @@ export const storeSuite = <E, R extends Scope.Scope = never>(
     return store
   })
   /** Lets an entry with `ttl` expire: the TestClock, or a real wait. */
-  const expire = (ttl: Duration.DurationInput): Effect.Effect<void> =>
+  const expire = (ttl: Edition.DurationInput): Effect.Effect<void> =>
     live ? Effect.sleep(ttlMillis * 3) : TestClock.adjust(ttl)
   /** A TTL that `expire` outlives. */
-  const shortTtl: Duration.DurationInput = live ? ttlMillis : "10 seconds"
+  const shortTtl: Edition.DurationInput = live ? ttlMillis : "10 seconds"
   const test = (title: string, body: (store: CacheStore.CacheStore<E>) => Effect.Effect<void, unknown, Scope.Scope>) =>
     runner(title, () => Effect.flatMap(fresh, body) as Effect.Effect<void, unknown, Scope.Scope>)
 
@@ -236,12 +237,12 @@ export const storeSuite = <E, R extends Scope.Scope = never>(
     test("a ttl that is not a duration is a defect naming the rule, and writes nothing", (store) =>
       Effect.gen(function* () {
         const set = yield* Effect.exit(store.set("a", "1", { ttl: "soon" as never }))
-        assert.isTrue(Exit.isFailure(set) && Cause.isDie(set.cause), String(set))
+        assert.isTrue(Exit.isFailure(set) && hasDies(set.cause), String(set))
         assert.include(String(set), "ttl must be a duration")
         assertEqual(yield* store.get("a"), Option.none())
         yield* store.set("b", "1")
         const touch = yield* Effect.exit(store.touch("b", { ttl: "soon" as never }))
-        assert.isTrue(Exit.isFailure(touch) && Cause.isDie(touch.cause), String(touch))
+        assert.isTrue(Exit.isFailure(touch) && hasDies(touch.cause), String(touch))
         assertEqual(yield* store.get("b"), Option.some("1"))
       }))
 

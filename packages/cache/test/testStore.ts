@@ -5,8 +5,8 @@
  */
 import type { CacheStore } from "@circuitry/cache"
 import { CacheStore as CS, MemoryStore } from "@circuitry/cache"
+import type * as Edition from "@circuitry/core/Edition"
 import { Effect } from "effect"
-import type * as Duration from "effect/Duration"
 
 export type Operation = "get" | "getEntry" | "set" | "touch" | "delete" | "keys" | "size" | "ping"
 
@@ -20,9 +20,9 @@ export interface TestStore extends CacheStore.CacheStore<CacheStore.CacheError> 
   failing: boolean
   failNext: number
   /** How long each call takes before it reaches the data (and then answers, or fails). */
-  delay: Partial<Record<Operation, Duration.DurationInput>>
+  delay: Partial<Record<Operation, Edition.DurationInput>>
   /** How long each answer takes to come back after the data was read or written. */
-  delayAfter: Partial<Record<Operation, Duration.DurationInput>>
+  delayAfter: Partial<Record<Operation, Edition.DurationInput>>
 }
 
 export const makeTestStore = (options?: { readonly getEntry?: boolean }): Effect.Effect<TestStore> =>
@@ -72,8 +72,8 @@ export const makeTestStore = (options?: { readonly getEntry?: boolean }): Effect
           return effect
         })
         const after = store.delayAfter[operation]
-        const answered = after === undefined ? answer : Effect.zipLeft(answer, Effect.sleep(after))
-        return (delay === undefined ? answered : Effect.zipRight(Effect.sleep(delay), answered)).pipe(
+        const answered = after === undefined ? answer : Effect.tap(answer, () => Effect.sleep(after))
+        return (delay === undefined ? answered : Effect.andThen(Effect.sleep(delay), answered)).pipe(
           Effect.onInterrupt(() =>
             Effect.sync(() => {
               store.interrupted++

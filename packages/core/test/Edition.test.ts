@@ -1,7 +1,21 @@
 // The edition layer, on whichever major this run is: the same assertions hold on Effect 3 and 4.
 import { Edition } from "@circuitry/core"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, PubSub, Queue, Schedule, Schema } from "effect"
+import {
+  Cause,
+  Context,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  Option,
+  PubSub,
+  Queue,
+  Schedule,
+  Schema
+} from "effect"
 import effect from "effect/package.json" with { type: "json" }
 
 describe("Edition", () => {
@@ -243,6 +257,39 @@ describe("Edition (results, fibers, pubsub, deferreds; added for the breaker)", 
       const semaphore = yield* Edition.makeSemaphore(1)
       assert.strictEqual(yield* semaphore.withPermits(1)(Effect.succeed(2)), 2)
       assert.instanceOf(Edition.timeoutError(), Error)
+    })
+  )
+})
+
+describe("Edition: layers of several services", () => {
+  it.effect("a layer of the context a scoped effect builds, released with the layer", () =>
+    Effect.gen(function* () {
+      class Name extends Edition.KeyClass<Name, string>()("Name") {}
+      class Size extends Edition.KeyClass<Size, number>()("Size") {}
+      let released = false
+      const layer = Edition.layerScopedContext(
+        Effect.gen(function* () {
+          yield* Effect.addFinalizer(() =>
+            Effect.sync(() => {
+              released = true
+            })
+          )
+          return Context.add(Context.make(Name, "n"), Size, 2)
+        })
+      )
+      const both = yield* Effect.provide(Effect.all([Edition.service(Name), Edition.service(Size)]), layer)
+      assert.deepStrictEqual(both, ["n", 2])
+      assert.isTrue(released)
+    })
+  )
+})
+
+describe("Edition: defects", () => {
+  it.effect("a defect with a message: no failure, and the message in the squashed cause", () =>
+    Effect.gen(function* () {
+      const exit = yield* Effect.exit(Edition.dieMessage("ttl must be a duration"))
+      assert.isTrue(Exit.isFailure(exit) && Option.isNone(Edition.findError(exit.cause)))
+      if (Exit.isFailure(exit)) assert.include(String(Cause.squash(exit.cause)), "ttl must be a duration")
     })
   )
 })

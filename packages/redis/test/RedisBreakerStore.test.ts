@@ -1,12 +1,14 @@
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { RedisBreakerStore } from "@circuitry/redis"
-import { assert, describe, expect, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Either, Fiber, Layer, Option, Stream, TestClock } from "effect"
+import * as Edition from "@circuitry/core/Edition"
+import { assert, describe, expect, it, pollUnsafe, Result, result, TestClock } from "@circuitry/testkit"
+import { Deferred, Effect, Fiber, Layer, Option, Stream } from "effect"
 import { Redis } from "ioredis"
 import { spawn } from "node:child_process"
 import * as path from "node:path"
 import * as readline from "node:readline"
 import { fileURLToPath } from "node:url"
+import { failureOf } from "./utils/outcome.js"
 import { cleanup, eventually, startServer, uniquePrefix } from "./utils/server.js"
 import { openTimeOver, pubSub, type Seen, subscribed, waitFor, watchCommands } from "./utils/wait.js"
 
@@ -22,14 +24,14 @@ const scratch = Effect.gen(function* () {
   return prefix
 })
 
-const options = (name: string, openFor: Duration.DurationInput = "10 seconds"): CircuitBreaker.Options => ({
+const options = (name: string, openFor: Edition.DurationInput = "10 seconds"): CircuitBreaker.Options => ({
   name,
   policy: Policy.consecutiveFailures(2),
   openFor
 })
 
 /** An "instance": a breaker with a RedisBreakerStore layer (and so connections) of its own. */
-const instance = (prefix: string, name: string, url = URL, openFor?: Duration.DurationInput) =>
+const instance = (prefix: string, name: string, url = URL, openFor?: Edition.DurationInput) =>
   Effect.gen(function* () {
     const store = yield* Layer.build(RedisBreakerStore.layer({ url, prefix }))
     return yield* CircuitBreaker.make(options(name, openFor)).pipe(Effect.provide(store))
@@ -85,8 +87,8 @@ const becomes = (breaker: CircuitBreaker.CircuitBreaker, tag: CircuitBreaker.Sta
 
 const open = (breaker: CircuitBreaker.CircuitBreaker) =>
   Effect.gen(function* () {
-    yield* Effect.either(CircuitBreaker.withBreaker(failing, breaker))
-    yield* Effect.either(CircuitBreaker.withBreaker(failing, breaker))
+    yield* result(CircuitBreaker.withBreaker(failing, breaker))
+    yield* result(CircuitBreaker.withBreaker(failing, breaker))
     assert.strictEqual(yield* tagOf(breaker), "Open")
   })
 
@@ -105,7 +107,7 @@ describe("RedisBreakerStore", () => {
         yield* open(a)
         const started = performance.now()
         // within 100 ms of what a bare publication takes, sent at the same moment (same machine, same load)
-        const bareFiber = yield* Effect.fork(baseline.once)
+        const bareFiber = yield* Edition.forkChild(baseline.once)
         assert.isTrue(yield* becomes(b, "Open", 1_000))
         const elapsed = performance.now() - started
         const bare = yield* Fiber.join(bareFiber)
@@ -116,13 +118,13 @@ describe("RedisBreakerStore", () => {
         assert.deepStrictEqual(yield* b.state, yield* a.state)
         // b rejects without running the effect
         let runs = 0
-        const result = yield* Effect.either(
+        const outcome = yield* result(
           CircuitBreaker.withBreaker(
             Effect.sync(() => runs++),
             b
           )
         )
-        assert.isTrue(Either.isLeft(result) && result.left._tag === "BreakerOpenError")
+        assert.isTrue(failureOf(outcome)?._tag === "BreakerOpenError")
         assert.strictEqual(runs, 0)
         assert.strictEqual(yield* tagOf(other), "Closed")
       })
@@ -218,17 +220,19 @@ describe("RedisBreakerStore", () => {
         // every instance gets a burst of calls in the same instant
         const fibers = yield* Effect.forEach(
           members.flatMap((m) => [m, m, m]),
-          (m) => Effect.fork(Effect.either(CircuitBreaker.withBreaker(dependency, m)))
+          (m) => Edition.forkChild(result(CircuitBreaker.withBreaker(dependency, m)))
         )
         // all but the one probe are rejected; wait for those, then let the probe succeed
-        assert.isTrue(yield* eventually(Effect.sync(() => fibers.filter((f) => f.unsafePoll() !== null).length === 8)))
+        assert.isTrue(
+          yield* eventually(Effect.sync(() => fibers.filter((f) => pollUnsafe(f) !== undefined).length === 8))
+        )
         assert.strictEqual(calls, 1)
         yield* Deferred.succeed(gate, undefined)
         const results = yield* Effect.forEach(fibers, Fiber.join)
-        assert.strictEqual(results.filter(Either.isRight).length, 1)
-        for (const r of results.filter(Either.isLeft)) {
-          assert.strictEqual(r.left._tag, "BreakerOpenError")
-          assert.strictEqual((r.left as CircuitBreaker.BreakerOpenError).state, "HalfOpen")
+        assert.strictEqual(results.filter((r) => Result.isSuccess(r)).length, 1)
+        for (const r of results.filter((r) => Result.isFailure(r))) {
+          assert.strictEqual(failureOf(r)?._tag, "BreakerOpenError")
+          assert.strictEqual((failureOf(r) as CircuitBreaker.BreakerOpenError).state, "HalfOpen")
         }
         assert.strictEqual(calls, 1)
         for (const m of members) assert.isTrue(yield* becomes(m, "Closed"))
@@ -244,7 +248,7 @@ describe("RedisBreakerStore", () => {
         assert.isTrue(yield* becomes(b, "Open"))
         yield* openTimePasses(prefix)
         // a's probe fails: the circuit reopens everywhere
-        yield* Effect.either(CircuitBreaker.withBreaker(failing, a))
+        yield* result(CircuitBreaker.withBreaker(failing, a))
         assert.strictEqual(yield* tagOf(a), "Open")
         assert.isTrue(
           yield* eventually(Effect.map(b.state, (s) => s._tag === "Open" && s.until > PROBING_OPEN_FOR)),
@@ -254,7 +258,7 @@ describe("RedisBreakerStore", () => {
         // the lease went back: b may probe now, long before the lease would have expired
         assert.isTrue(
           yield* eventually(
-            Effect.map(Effect.either(CircuitBreaker.withBreaker(Effect.succeed("ok"), b)), Either.isRight)
+            Effect.map(result(CircuitBreaker.withBreaker(Effect.succeed("ok"), b)), (r) => Result.isSuccess(r))
           )
         )
         assert.isTrue(yield* becomes(a, "Closed"))
@@ -273,7 +277,7 @@ describe("RedisBreakerStore", () => {
         for (let i = 0; i < 200; i++) yield* CircuitBreaker.withBreaker(Effect.void, a)
         // one failure: reported without the caller waiting for it, and after anything the calls
         // before it made the store owe (one connection, one writer, in order)
-        yield* Effect.either(CircuitBreaker.withBreaker(failing, a))
+        yield* result(CircuitBreaker.withBreaker(failing, a))
         // its report: a script on the circuit's key that does more than read it (counts, or the verdict it made)
         const isReport = (c: Seen) => /^eval/.test(c.name) && c.args[2] === key && c.args.length > 3
         yield* waitFor(
@@ -380,8 +384,8 @@ describe("RedisBreakerStore", () => {
             assert.strictEqual(yield* CircuitBreaker.withBreaker(Effect.succeed(i), b), i)
           }
           yield* open(a)
-          const rejected = yield* Effect.either(CircuitBreaker.withBreaker(Effect.succeed(1), a))
-          assert.isTrue(Either.isLeft(rejected) && rejected.left._tag === "BreakerOpenError")
+          const rejected = yield* result(CircuitBreaker.withBreaker(Effect.succeed(1), a))
+          assert.isTrue(failureOf(rejected)?._tag === "BreakerOpenError")
           assert.strictEqual(yield* tagOf(b), "Closed")
           yield* server.restart
           // a's background writer retries every second of the Clock; b learns the verdict by pub/sub
@@ -624,11 +628,12 @@ describe("RedisBreakerStore", () => {
           [{ prefix: 1 as never }, "prefix must be"],
           [{ timeout: -1 }, "timeout must be"]
         ] as const) {
-          const result = yield* Effect.either(Layer.build(RedisBreakerStore.layer(o)))
-          assert.isTrue(Either.isLeft(result))
-          if (Either.isLeft(result)) {
-            assert.strictEqual(result.left._tag, "InvalidRedisOptions")
-            assert.include(result.left.message, message)
+          const outcome = yield* result(Layer.build(RedisBreakerStore.layer(o)))
+          assert.isTrue(Result.isFailure(outcome))
+          const error = failureOf(outcome)
+          if (error !== undefined) {
+            assert.strictEqual(error._tag, "InvalidRedisOptions")
+            assert.include(error.message, message)
           }
         }
       })

@@ -1,7 +1,8 @@
 import { RedisRetryBudget } from "@circuitry/redis"
 import { Retry, RetryBudget } from "@circuitry/retry"
-import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Metric, Schedule, TestClock } from "effect"
+import * as Edition from "@circuitry/core/Edition"
+import { assert, describe, it, Result, result, TestClock, withAttributes } from "@circuitry/testkit"
+import { Effect, Fiber, Metric, Option, Schedule } from "effect"
 import { Redis } from "ioredis"
 import { cleanup, eventually, startServer, uniquePrefix } from "./utils/server.js"
 
@@ -45,9 +46,7 @@ describe("RedisRetryBudget", () => {
       assert.strictEqual(yield* spend(a, 3), 2)
       assert.strictEqual(yield* a.available, 0)
       assert.strictEqual(yield* spend(b, 1), 0)
-      const denied = Metric.value(
-        RetryBudget.retriesTotal.pipe(Metric.tagged("budget", "payments"), Metric.tagged("outcome", "denied"))
-      )
+      const denied = Metric.value(withAttributes(RetryBudget.retriesTotal, { budget: "payments", outcome: "denied" }))
       assert.isAtLeast((yield* denied).count, 2)
     })
   )
@@ -109,8 +108,8 @@ describe("RedisRetryBudget", () => {
         attempts++
         return Effect.fail("unavailable" as const)
       })
-      const result = yield* Effect.either(failing.pipe(Retry.retry({ schedule: Schedule.recurs(3), budget: a })))
-      assert.deepStrictEqual(result, Either.left("unavailable"))
+      const outcome = yield* result(failing.pipe(Retry.retry({ schedule: Schedule.recurs(3), budget: a })))
+      assert.deepStrictEqual(outcome, Result.fail("unavailable"))
       assert.strictEqual(attempts, 1) // its deposit of 0.5 is not a whole token
 
       // A budget made while Redis is down builds, and works locally.
@@ -135,9 +134,9 @@ describe("RedisRetryBudget", () => {
       yield* deposit(a, 3)
       assert.isTrue(yield* eventually(Effect.map(a.available, (n) => n === 3)))
       yield* server.pause
-      const fiber = yield* Effect.fork(a.tryWithdraw)
+      const fiber = yield* Edition.forkChild(a.tryWithdraw)
       yield* TestClock.adjust("100 millis")
-      const spent = yield* fiber.await
+      const spent = yield* Fiber.await(fiber)
       assert.deepStrictEqual(spent._tag, "Success")
       // Decided locally (a's own deposits), and locally again within the next second, at once.
       assert.strictEqual(yield* spend(a, 3), 2)
@@ -153,11 +152,12 @@ describe("RedisRetryBudget", () => {
         [{ timeout: -5 }, "timeout must be a finite duration > 0, got -5"],
         [{ ratio: -1 }, "ratio must be a finite number >= 0"]
       ] as const) {
-        const result = yield* Effect.either(RedisRetryBudget.make(options as RedisRetryBudget.Options))
-        assert.isTrue(Either.isLeft(result))
-        if (Either.isLeft(result)) {
-          assert.strictEqual(result.left._tag, "InvalidRetryOptions")
-          assert.include(result.left.message, message)
+        const outcome = yield* result(RedisRetryBudget.make(options as RedisRetryBudget.Options))
+        assert.isTrue(Result.isFailure(outcome))
+        const error = Option.getOrUndefined(Result.getFailure(outcome))
+        if (error !== undefined) {
+          assert.strictEqual(error._tag, "InvalidRetryOptions")
+          assert.include(error.message, message)
         }
       }
     })

@@ -1,9 +1,11 @@
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
-import { Cache } from "@circuitry/cache"
+import { Cache, type CacheStore } from "@circuitry/cache"
 import { RedisStore } from "@circuitry/redis"
-import { assert, describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Either, Exit, Fiber, FiberRef, HashSet, Logger, Option, TestClock } from "effect"
+import * as Edition from "@circuitry/core/Edition"
+import { assert, describe, expect, hasDies, it, logTo, Result, result, TestClock, yieldNow } from "@circuitry/testkit"
+import { Effect, Exit, Fiber, Option } from "effect"
 import { Redis } from "ioredis"
+import { failureOf, successOf } from "./utils/outcome.js"
 import { cleanup, eventually, startServer, uniquePrefix } from "./utils/server.js"
 
 const URL = "redis://127.0.0.1:6379"
@@ -18,14 +20,19 @@ const scratch = Effect.gen(function* () {
   return { prefix, admin }
 })
 
+/** Whether a call failed, with its deadline exceeded. */
+const deadlineExceeded = (outcome: Result<unknown, CacheStore.CacheError>): boolean => {
+  const error = failureOf(outcome)
+  return error !== undefined && RedisStore.isDeadlineExceeded(error)
+}
+
 /** Captures what is logged by `self` and by the fibers it forks. */
 const capture = () => {
   const messages: Array<string> = []
-  const logger = Logger.make(({ message }) => {
-    messages.push(Array.isArray(message) ? message.map(String).join(" ") : String(message))
+  const logger = logTo(({ messages: logged }) => {
+    messages.push(logged.map(String).join(" "))
   })
-  const around = <A, E, R>(self: Effect.Effect<A, E, R>) =>
-    Effect.locallyWith(self, FiberRef.currentLoggers, () => HashSet.make(logger))
+  const around = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provide(self, logger)
   return { messages, around }
 }
 
@@ -147,7 +154,7 @@ describe("RedisStore", () => {
         const { prefix } = yield* scratch
         const store = yield* RedisStore.make({ url: URL, prefix })
         const exit = yield* Effect.exit(store.set("k", "v", { ttl: "soon" as never }))
-        assert.isTrue(Exit.isFailure(exit) && Cause.isDie(exit.cause), String(exit))
+        assert.isTrue(Exit.isFailure(exit) && hasDies(exit.cause), String(exit))
         assert.include(String(exit), "ttl must be")
         assert.isTrue(Option.isNone(yield* store.get("k")))
         const touched = yield* Effect.exit(store.touch("k", { ttl: "soon" as never }))
@@ -159,11 +166,12 @@ describe("RedisStore", () => {
   describe("options", () => {
     it.scoped("liveness below the deadline is a typed options error", () =>
       Effect.gen(function* () {
-        const result = yield* Effect.either(RedisStore.make({ url: URL, deadline: "2 seconds", liveness: "1 second" }))
-        assert.isTrue(Either.isLeft(result))
-        if (Either.isLeft(result)) {
-          assert.strictEqual(result.left._tag, "InvalidRedisOptions")
-          assert.include(result.left.message, "liveness (1000 ms) must be at least the deadline (2000 ms)")
+        const outcome = yield* result(RedisStore.make({ url: URL, deadline: "2 seconds", liveness: "1 second" }))
+        assert.isTrue(Result.isFailure(outcome))
+        const error = failureOf(outcome)
+        if (error !== undefined) {
+          assert.strictEqual(error._tag, "InvalidRedisOptions")
+          assert.include(error.message, "liveness (1000 ms) must be at least the deadline (2000 ms)")
         }
         // equal is allowed
         const store = yield* RedisStore.make({ url: URL, deadline: "1 second", liveness: "1 second" })
@@ -181,20 +189,21 @@ describe("RedisStore", () => {
           [{ prefix: 42 as never }, "prefix must be"]
         ]
         for (const [options, message] of cases) {
-          const result = yield* Effect.either(RedisStore.make(options))
-          assert.isTrue(Either.isLeft(result) && result.left._tag === "InvalidRedisOptions", JSON.stringify(options))
-          if (Either.isLeft(result)) assert.include(result.left.message, message)
+          const error = failureOf(yield* result(RedisStore.make(options)))
+          assert.isTrue(error?._tag === "InvalidRedisOptions", JSON.stringify(options))
+          if (error !== undefined) assert.include(error.message, message)
         }
         // An unreachable server is no option error: the store builds (degraded), and its calls fail
         // fast with a CacheError until the server is there (see "a cache is degraded").
         const server = yield* startServer
         yield* server.kill
-        const [unreachable, messages] = yield* logged(Effect.either(RedisStore.make({ url: server.url })))
-        assert.isTrue(Either.isRight(unreachable))
+        const [unreachable, messages] = yield* logged(result(RedisStore.make({ url: server.url })))
+        assert.isTrue(Result.isSuccess(unreachable))
         assert.isTrue(messages.some((m) => m.includes(`cannot connect to ${server.url}`)))
-        if (Either.isRight(unreachable)) {
-          const call = yield* Effect.either(unreachable.right.get("k"))
-          assert.isTrue(Either.isLeft(call) && call.left._tag === "CacheError")
+        const degraded = successOf(unreachable)
+        if (degraded !== undefined) {
+          const call = yield* result(degraded.get("k"))
+          assert.isTrue(failureOf(call)?._tag === "CacheError")
         }
       })
     )
@@ -272,11 +281,13 @@ describe("RedisStore", () => {
         yield* store.set("a", "value of a")
         yield* store.set("b", "value of b")
         yield* server.pause
-        const fiber = yield* Effect.fork(store.get("a"))
-        yield* Effect.yieldNow()
+        const fiber = yield* Edition.forkChild(store.get("a"))
+        yield* yieldNow
         // the server answers nothing, and no Clock time passes: the interruption alone ends the call
-        const exit = yield* Fiber.interrupt(fiber)
-        assert.isTrue(Exit.isInterrupted(exit), String(exit))
+        // Effect 4's Fiber.interrupt returns nothing: the fiber's exit is awaited after it.
+        yield* Fiber.interrupt(fiber)
+        const exit = yield* Fiber.await(fiber)
+        assert.isTrue(Exit.isFailure(exit) && Edition.hasInterrupts(exit.cause), String(exit))
         yield* server.resume
         // the reply to "a" arrives first on the connection; it must not be taken for "b"
         expect(yield* store.get("b")).toStrictEqual(Option.some("value of b"))
@@ -292,15 +303,16 @@ describe("RedisStore", () => {
         const store = yield* RedisStore.make({ url: server.url, deadline: "100 millis", liveness: "10 seconds" })
         yield* store.set("k", "v")
         yield* server.pause
-        const fiber = yield* Effect.fork(Effect.either(store.get("k")))
+        const fiber = yield* Edition.forkChild(result(store.get("k")))
         yield* TestClock.adjust("100 millis")
-        const result = yield* Fiber.join(fiber)
-        assert.isTrue(Either.isLeft(result))
-        if (Either.isLeft(result)) {
-          assert.strictEqual(result.left._tag, "CacheError")
-          assert.strictEqual(result.left.operation, "get")
-          assert.isTrue(RedisStore.isDeadlineExceeded(result.left))
-          assert.strictEqual((result.left.cause as RedisStore.DeadlineExceeded).deadlineMillis, 100)
+        const outcome = yield* Fiber.join(fiber)
+        assert.isTrue(Result.isFailure(outcome))
+        const error = failureOf(outcome)
+        if (error !== undefined) {
+          assert.strictEqual(error._tag, "CacheError")
+          assert.strictEqual(error.operation, "get")
+          assert.isTrue(RedisStore.isDeadlineExceeded(error))
+          assert.strictEqual((error.cause as RedisStore.DeadlineExceeded).deadlineMillis, 100)
         }
         yield* server.resume
       })
@@ -314,12 +326,12 @@ describe("RedisStore", () => {
         for (const key of keys) yield* store.set(key, `value of ${key}`)
         yield* server.pause
         // the first half is abandoned while the server is paused
-        const fiber = yield* Effect.fork(
-          Effect.forEach(keys.slice(0, 4), (k) => Effect.either(store.get(k)), { concurrency: "unbounded" })
+        const fiber = yield* Edition.forkChild(
+          Effect.forEach(keys.slice(0, 4), (k) => result(store.get(k)), { concurrency: "unbounded" })
         )
         yield* TestClock.adjust("100 millis")
         const abandoned = yield* Fiber.join(fiber)
-        assert.isTrue(abandoned.every((r) => Either.isLeft(r) && RedisStore.isDeadlineExceeded(r.left)))
+        assert.isTrue(abandoned.every(deadlineExceeded))
         yield* server.resume
         // the late replies to those four arrive first on the connection; none may be taken for these
         const reads = yield* Effect.forEach([...keys.slice(4), ...keys.slice(0, 4)], (k) =>
@@ -336,16 +348,16 @@ describe("RedisStore", () => {
         yield* store.set("k", "v")
         const connectionsBefore = yield* server.info("total_connections_received")
         yield* server.pause
-        const fiber = yield* Effect.fork(
+        const fiber = yield* Edition.forkChild(
           Effect.all(
-            Array.from({ length: 8 }, () => Effect.either(store.get("k"))),
+            Array.from({ length: 8 }, () => result(store.get("k"))),
             { concurrency: "unbounded" }
           )
         )
         yield* TestClock.adjust("100 millis")
         const stalled = yield* Fiber.join(fiber)
         assert.strictEqual(stalled.length, 8)
-        assert.isTrue(stalled.every((r) => Either.isLeft(r) && RedisStore.isDeadlineExceeded(r.left)))
+        assert.isTrue(stalled.every(deadlineExceeded))
         yield* server.resume
         expect(yield* store.get("k")).toStrictEqual(Option.some("v"))
         assert.isTrue(yield* store.ping)
@@ -363,14 +375,14 @@ describe("RedisStore", () => {
         yield* store.set("k", "v")
         const connectionsBefore = yield* server.info("total_connections_received")
         yield* server.pause
-        const fiber = yield* Effect.fork(
+        const fiber = yield* Edition.forkChild(
           Effect.all(
-            Array.from({ length: 3 }, () => Effect.either(store.get("k"))),
+            Array.from({ length: 3 }, () => result(store.get("k"))),
             { concurrency: "unbounded" }
           )
         )
         yield* TestClock.adjust("100 millis")
-        assert.isTrue((yield* Fiber.join(fiber)).every(Either.isLeft))
+        assert.isTrue((yield* Fiber.join(fiber)).every((r) => Result.isFailure(r)))
         // the replies are still owed: silence passes liveness and the watchdog tears down
         assert.isFalse(log.messages.some((m) => m.includes("torn down")))
         yield* TestClock.adjust("500 millis")
@@ -400,9 +412,9 @@ describe("RedisStore", () => {
           yield* store.set("k", "v")
           yield* server.kill
           // no offline queue: with the TestClock still, a queued call would hang here instead of failing
-          assert.isTrue(yield* eventually(Effect.map(Effect.either(store.get("k")), Either.isLeft)))
-          const failed = yield* Effect.either(store.get("k"))
-          assert.isTrue(Either.isLeft(failed) && !RedisStore.isDeadlineExceeded(failed.left))
+          assert.isTrue(yield* eventually(Effect.map(result(store.get("k")), (r) => Result.isFailure(r))))
+          const failed = failureOf(yield* result(store.get("k")))
+          assert.isTrue(failed !== undefined && !RedisStore.isDeadlineExceeded(failed))
           yield* server.restart
           assert.isTrue(
             yield* eventually(
@@ -433,7 +445,7 @@ describe("RedisStore", () => {
             })
             const cache = Cache.guard(store, breaker, { onError: () => Effect.void })
             // a paused server answers no call: each is held to its deadline (1 s by default) on the Clock
-            const read = Effect.fork(cache.get("k")).pipe(
+            const read = Edition.forkChild(cache.get("k")).pipe(
               Effect.tap(() => TestClock.adjust("1 second")),
               Effect.flatMap(Fiber.join)
             )

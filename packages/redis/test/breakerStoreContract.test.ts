@@ -1,3 +1,5 @@
+import * as Edition from "@circuitry/core/Edition"
+import type { ServiceOf } from "@circuitry/testkit"
 import { RedisBreakerStore } from "@circuitry/redis"
 import { Effect, Layer } from "effect"
 import { Redis } from "ioredis"
@@ -8,7 +10,7 @@ const URL = "redis://127.0.0.1:6379"
 
 // The breaker-store conformance suite, against Redis: a prefix of its own, emptied afterwards.
 const prefix = uniquePrefix("breaker-contract")
-const admin = Layer.scoped(
+const admin = Edition.layerScoped(
   Corruptions,
   Effect.map(
     Effect.acquireRelease(
@@ -34,7 +36,7 @@ const admin = Layer.scoped(
           "a string where the hash belongs",
           (name) => Effect.promise(() => client.set(key(name), "open")).pipe(Effect.asVoid)
         ]
-      ] satisfies Corruptions["Type"]
+      ] satisfies ServiceOf<typeof Corruptions>
     }
   )
 )

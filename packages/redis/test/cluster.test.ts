@@ -1,12 +1,14 @@
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { RedisBreakerStore, RedisRetryBudget, RedisStore } from "@circuitry/redis"
-import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
+import * as Edition from "@circuitry/core/Edition"
+import { assert, describe, expect, it, Result, result } from "@circuitry/testkit"
+import { Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
 import { Cluster } from "ioredis"
 import * as net from "node:net"
 import { afterAll, beforeAll } from "vitest"
 import { Corruptions, storeSuite } from "../../breaker/test/storeSuite.js"
 import { startCluster, type TestCluster } from "./utils/cluster.js"
+import { failureOf } from "./utils/outcome.js"
 import { eventually, uniquePrefix } from "./utils/server.js"
 import { nodesOf, type Seen, subscribed, waitFor, watchCommands } from "./utils/wait.js"
 
@@ -16,7 +18,9 @@ import { nodesOf, type Seen, subscribed, waitFor, watchCommands } from "./utils/
 let cluster: TestCluster
 const scope = Effect.runSync(Scope.make())
 beforeAll(async () => {
-  cluster = await Effect.runPromise(Scope.extend(startCluster({ replicas: false, nodeTimeoutMillis: 5_000 }), scope))
+  cluster = await Effect.runPromise(
+    Effect.provideService(startCluster({ replicas: false, nodeTimeoutMillis: 5_000 }), Scope.Scope, scope)
+  )
 }, 120_000)
 afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)), 30_000)
 
@@ -25,7 +29,7 @@ const SLACK_MILLIS = 1_000
 
 /** A layer built from the cluster once it is up (the layers are built after `beforeAll`). */
 const onCluster = <A, E>(make: (cluster: TestCluster) => Layer.Layer<A, E>): Layer.Layer<A, E> =>
-  Layer.unwrapEffect(Effect.sync(() => make(cluster)))
+  Layer.suspend(() => make(cluster))
 
 /** The port of the primary that serves `key`. */
 const primaryOf = (key: string) => Effect.suspend(() => cluster.primaryOf(key))
@@ -118,7 +122,7 @@ describe("Redis Cluster", () => {
       for (let i = 0; i < 200; i++) yield* CircuitBreaker.withBreaker(Effect.void, breaker)
       // a failure does reach the cluster, after anything the calls before it made the store owe
       // (one writer, in order, to the circuit's one primary)
-      yield* Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), breaker))
+      yield* result(CircuitBreaker.withBreaker(Effect.fail("boom"), breaker))
       // its report: a script on the circuit's key that does more than read it (counts, or the verdict it made)
       const isReport = (c: Seen) => /^eval/.test(c.name) && c.args[2] === key && c.args.length > 3
       yield* waitFor(
@@ -192,7 +196,7 @@ describe("Redis Cluster", () => {
           // Two breaker stores on it: a verdict one saves reaches the other (its own subscriber).
           const a = yield* (yield* RedisBreakerStore.make({ cluster: owned, prefix })).connect("owned")
           const b = yield* (yield* RedisBreakerStore.make({ cluster: owned, prefix })).connect("owned")
-          const told = yield* Effect.fork(Stream.runHead(b.verdicts))
+          const told = yield* Edition.forkChild(Stream.runHead(b.verdicts))
           // both stores' subscribers are in place, on whichever nodes they are
           yield* subscribed(nodesOf(owned), `${prefix}verdicts`, 2)
           yield* a.save({ state: "Open", remainingMillis: 60_000, ageMillis: 0, origin: "a" })
@@ -234,19 +238,19 @@ describe("Redis Cluster down", () => {
       const timed = <A, E>(self: Effect.Effect<A, E>) =>
         Effect.gen(function* () {
           const at = performance.now()
-          const result = yield* Effect.either(self)
-          return [result, performance.now() - at] as const
+          const outcome = yield* result(self)
+          return [outcome, performance.now() - at] as const
         })
       const [get, getMillis] = yield* timed(cache.get("a"))
-      assert.isTrue(Either.isLeft(get) && get.left._tag === "CacheError")
+      assert.isTrue(failureOf(get)?._tag === "CacheError")
       assert.isBelow(getMillis, 1_000 + SLACK_MILLIS)
       const circuit = yield* breakers.connect("c")
       const [load, loadMillis] = yield* timed(circuit.load)
-      assert.isTrue(Either.isLeft(load) && load.left._tag === "BreakerStoreError")
+      assert.isTrue(failureOf(load)?._tag === "BreakerStoreError")
       assert.isBelow(loadMillis, 1_000 + SLACK_MILLIS)
       // The budget decides locally: no deposits, no floor, so no retry; and no wait past its timeout.
       const [spent, spendMillis] = yield* timed(budget.tryWithdraw)
-      assert.deepStrictEqual(spent, Either.right(false))
+      assert.deepStrictEqual(spent, Result.succeed(false))
       assert.isBelow(spendMillis, 100 + SLACK_MILLIS)
     })
   )
@@ -255,27 +259,29 @@ describe("Redis Cluster down", () => {
 describe("Redis Cluster options", () => {
   it.effect("url and cluster together, or a cluster that is no cluster, are the one options error", () =>
     Effect.gen(function* () {
-      const both = yield* Effect.either(
+      const both = yield* result(
         Effect.scoped(RedisStore.make({ url: "redis://127.0.0.1:6379", cluster: [{ host: "127.0.0.1", port: 7000 }] }))
       )
-      assert.isTrue(Either.isLeft(both))
-      if (Either.isLeft(both)) {
-        assert.strictEqual(both.left._tag, "InvalidRedisOptions")
-        assert.include(both.left.message, "url and cluster")
+      assert.isTrue(Result.isFailure(both))
+      const bothError = failureOf(both)
+      if (bothError !== undefined) {
+        assert.strictEqual(bothError._tag, "InvalidRedisOptions")
+        assert.include(bothError.message, "url and cluster")
       }
-      const empty = yield* Effect.either(Effect.scoped(RedisBreakerStore.make({ cluster: [] })))
-      assert.isTrue(Either.isLeft(empty) && empty.left.message.startsWith("cluster must be"))
-      const port = yield* Effect.either(
-        Effect.scoped(RedisBreakerStore.make({ cluster: [{ host: "127.0.0.1", port: 70_000 }] }))
+      const empty = failureOf(yield* result(Effect.scoped(RedisBreakerStore.make({ cluster: [] }))))
+      assert.isTrue(empty !== undefined && empty.message.startsWith("cluster must be"))
+      const port = failureOf(
+        yield* result(Effect.scoped(RedisBreakerStore.make({ cluster: [{ host: "127.0.0.1", port: 70_000 }] })))
       )
-      assert.isTrue(Either.isLeft(port) && port.left.message.includes("cluster"))
-      const budget = yield* Effect.either(
+      assert.isTrue(port !== undefined && port.message.includes("cluster"))
+      const budget = yield* result(
         Effect.scoped(RedisRetryBudget.make({ name: "x", cluster: ["http://127.0.0.1:7000"] }))
       )
-      assert.isTrue(Either.isLeft(budget))
-      if (Either.isLeft(budget)) {
-        assert.strictEqual(budget.left._tag, "InvalidRetryOptions")
-        assert.include(budget.left.message, "cluster")
+      assert.isTrue(Result.isFailure(budget))
+      const budgetError = failureOf(budget)
+      if (budgetError !== undefined) {
+        assert.strictEqual(budgetError._tag, "InvalidRetryOptions")
+        assert.include(budgetError.message, "cluster")
       }
     })
   )

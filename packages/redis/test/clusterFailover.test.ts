@@ -1,9 +1,11 @@
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { RedisBreakerStore } from "@circuitry/redis"
-import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Either, Exit, Fiber, Layer, Option } from "effect"
+import * as Edition from "@circuitry/core/Edition"
+import { assert, describe, it, result } from "@circuitry/testkit"
+import { Duration, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 import { startCluster } from "./utils/cluster.js"
+import { failureOf, successOf } from "./utils/outcome.js"
 import { eventually, uniquePrefix } from "./utils/server.js"
 import { type Seen, watchCommands } from "./utils/wait.js"
 
@@ -70,26 +72,26 @@ describe("Redis Cluster failover", () => {
         let storeFailures = 0
         let running = true
         const load = yield* Effect.forEach(members, (breaker, i) =>
-          Effect.fork(
+          Edition.forkChild(
             Effect.gen(function* () {
               while (running) {
                 const started = performance.now()
                 const call = failing[i] ? Effect.fail("boom" as const) : Effect.succeed("ok" as const)
-                yield* Effect.either(CircuitBreaker.withBreaker(call, breaker))
+                yield* result(CircuitBreaker.withBreaker(call, breaker))
                 slowestCall = Math.max(slowestCall, performance.now() - started)
                 yield* Effect.sleep("10 millis") // the load's pace, on the live Clock
               }
             })
           )
         )
-        const reads = yield* Effect.fork(
+        const reads = yield* Edition.forkChild(
           Effect.gen(function* () {
             while (running) {
               const started = performance.now()
-              const result = yield* Effect.either(watched.load)
+              const error = failureOf(yield* result(watched.load))
               slowestStoreCall = Math.max(slowestStoreCall, performance.now() - started)
-              if (Either.isLeft(result)) {
-                assert.instanceOf(result.left, BreakerStore.BreakerStoreError)
+              if (error !== undefined) {
+                assert.instanceOf(error, BreakerStore.BreakerStoreError)
                 storeFailures++
               }
               yield* Effect.sleep("20 millis") // the reads' pace, on the live Clock
@@ -134,14 +136,15 @@ describe("Redis Cluster failover", () => {
           `the fleet did not converge after the failover: ${(yield* Effect.forEach(members, tagOf)).join(", ")}`
         )
         const after = yield* eventually(
-          Effect.map(
-            Effect.either(reader.load),
-            (v) =>
-              Either.isRight(v) &&
-              Option.isSome(v.right) &&
-              v.right.value.state === "Open" &&
-              Date.now() - v.right.value.ageMillis > beforeAt
-          ),
+          Effect.map(result(reader.load), (outcome) => {
+            const v = successOf(outcome)
+            return (
+              v !== undefined &&
+              Option.isSome(v) &&
+              v.value.state === "Open" &&
+              Date.now() - v.value.ageMillis > beforeAt
+            )
+          }),
           10_000
         )
         assert.isTrue(after, "the stored verdict is not member 1's trip")

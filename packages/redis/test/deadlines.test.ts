@@ -1,6 +1,6 @@
 import { LoopStall } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Effect, Metric, TestClock } from "effect"
+import { assert, describe, it, TestClock, withAttributes } from "@circuitry/testkit"
+import { Effect, Metric } from "effect"
 import { Deadlines } from "../src/internal/deadlines.js"
 
 // The one sweeper behind every call's deadline, on the TestClock.
@@ -46,7 +46,7 @@ describe("Deadlines", () => {
 
   it.scoped("a deadline the loop spent stalled is carried on for the time the stall took, and no longer", () =>
     Effect.gen(function* () {
-      const extended = Metric.value(LoopStall.deadlineExtensions.pipe(Metric.tagged("deadline", "redis_deadline")))
+      const extended = Metric.value(withAttributes(LoopStall.deadlineExtensions, { deadline: "redis_deadline" }))
       const before = (yield* extended).count
       const deadlines = yield* Deadlines.make(100)
       const expired: Array<string> = []

@@ -4,9 +4,10 @@
  */
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { RedisBreakerStore, RedisStore } from "@circuitry/redis"
-import { assert, describe, it } from "@effect/vitest"
-import { Cause, Context, Effect, Either, Layer, Logger } from "effect"
+import { assert, describe, isEmptyCause, it, logTo, Result, result } from "@circuitry/testkit"
+import { Cause, Context, Effect, Layer } from "effect"
 import * as net from "node:net"
+import { failureOf } from "./utils/outcome.js"
 
 /** A port nothing listens on: a fresh ephemeral port, closed at once. */
 const closedPort = Effect.promise(
@@ -27,14 +28,14 @@ interface Logged {
   readonly cause: string
 }
 
-/** Every log line of `effect`: its message as logged (one string, or several) and its cause, pretty. */
+/** Every log line of `effect`: its messages as logged (one string, or several) and its cause, pretty. */
 const logsOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function* () {
     const logs: Array<Logged> = []
-    const logger = Logger.make(({ cause, logLevel, message }) => {
-      logs.push({ level: logLevel.label, message, cause: Cause.isEmpty(cause) ? "" : Cause.pretty(cause) })
+    const logger = logTo(({ cause, level, messages }) => {
+      logs.push({ level, message: messages, cause: isEmptyCause(cause) ? "" : Cause.pretty(cause) })
     })
-    const a = yield* effect.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+    const a = yield* effect.pipe(Effect.provide(logger))
     return [a, logs] as const
   })
 
@@ -52,19 +53,18 @@ describe("Redis down: what happened, in our words, with the address", () => {
       const url = `redis://127.0.0.1:${yield* closedPort}`
       const store = Context.get(yield* Layer.build(RedisBreakerStore.layer({ url })), BreakerStore.BreakerStore)
       const circuit = yield* store.connect("payments")
-      const result = yield* Effect.either(circuit.load)
-      assert.isTrue(Either.isLeft(result))
-      if (Either.isLeft(result)) {
-        assert.strictEqual(
-          result.left.message,
-          `not connected to ${url}: connection refused (the command was not sent)`
-        )
+      const outcome = yield* result(circuit.load)
+      assert.isTrue(Result.isFailure(outcome))
+      const error = failureOf(outcome)
+      if (error !== undefined) {
+        assert.strictEqual(error.message, `not connected to ${url}: connection refused (the command was not sent)`)
       }
       const cache = yield* RedisStore.make({ url })
-      const got = yield* Effect.either(cache.get("k"))
-      assert.isTrue(Either.isLeft(got))
-      if (Either.isLeft(got)) {
-        assert.include(got.left.message, `not connected to ${url}: connection refused (the command was not sent)`)
+      const got = yield* result(cache.get("k"))
+      assert.isTrue(Result.isFailure(got))
+      const refused = failureOf(got)
+      if (refused !== undefined) {
+        assert.include(refused.message, `not connected to ${url}: connection refused (the command was not sent)`)
       }
     })
   )
@@ -73,7 +73,7 @@ describe("Redis down: what happened, in our words, with the address", () => {
     Effect.gen(function* () {
       const url = `redis://127.0.0.1:${yield* closedPort}`
       const [, logs] = yield* logsOf(RedisStore.make({ url }))
-      const warnings = logs.filter((l) => l.level === "WARN").map((l) => single(l.message))
+      const warnings = logs.filter((l) => l.level === "Warn").map((l) => single(l.message))
       assert.deepStrictEqual(warnings, [
         `RedisStore: cannot connect to ${url} (connection refused); the store starts without it and connects when it is back`
       ])
@@ -87,7 +87,7 @@ describe("Redis down: what happened, in our words, with the address", () => {
       const [, logs] = yield* logsOf(
         CircuitBreaker.make({ name: "payments", policy: Policy.consecutiveFailures(1) }).pipe(Effect.provide(store))
       )
-      const warning = logs.find((l) => l.level === "WARN")
+      const warning = logs.find((l) => l.level === "Warn")
       assert.isDefined(warning)
       assert.strictEqual(
         single(warning!.message),

@@ -7,7 +7,7 @@
  */
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { RedisBreakerStore } from "@circuitry/redis"
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it, result } from "@circuitry/testkit"
 import { Effect, Layer } from "effect"
 import { eventually, startServer, uniquePrefix } from "./utils/server.js"
 
@@ -33,7 +33,7 @@ describe("the first load on a blackholed Redis", () => {
         const b = yield* CircuitBreaker.make(options).pipe(
           Effect.provide(yield* Layer.build(RedisBreakerStore.layer({ url: server.url, prefix })))
         )
-        yield* Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), b))
+        yield* result(CircuitBreaker.withBreaker(Effect.fail("boom"), b))
         const stored = Effect.promise(() => server.admin.hget(`${prefix}{payments}:circuit`, "state"))
         assert.isTrue(yield* eventually(Effect.map(stored, (state) => state === "Open")))
 

@@ -5,22 +5,32 @@
  * processes, a real server. Each figure is logged with the machine's load average, and
  * docs/redis.md ("Fleet of 50") keeps the last measured ones.
  */
-import { assert, layer } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import * as Edition from "@circuitry/core/Edition"
+import { assert, layerLive } from "@circuitry/testkit"
+import { Effect } from "effect"
 import * as os from "node:os"
-import { commandStats, type Event, type Fleet, monitorCommands, percentile, startFleet, total } from "./utils/fleet.js"
+import {
+  type CommandMonitor,
+  commandStats,
+  type Event,
+  type Fleet,
+  monitorCommands,
+  percentile,
+  startFleet,
+  total
+} from "./utils/fleet.js"
 import { startServer, type TestServer, uniquePrefix } from "./utils/server.js"
 
-class TheFleet extends Context.Tag("TheFleet")<
+class TheFleet extends Edition.KeyClass<
   TheFleet,
   {
     readonly fleet: Fleet
     readonly server: TestServer
-    readonly commands: Effect.Effect.Success<ReturnType<typeof monitorCommands>>
+    readonly commands: CommandMonitor
   }
->() {}
+>()("TheFleet") {}
 
-const FleetLive = Layer.scoped(
+const FleetLive = Edition.layerScoped(
   TheFleet,
   Effect.gen(function* () {
     const server = yield* startServer
@@ -36,6 +46,9 @@ const FleetLive = Layer.scoped(
     return { fleet, server, commands }
   }).pipe(Effect.orDie)
 )
+
+/** What an effect succeeds with (`Effect.Effect.Success` on Effect 3, `Effect.Success` on 4). */
+type SuccessOf<T> = T extends Effect.Effect<infer A, infer _E, infer _R> ? A : never
 
 const log = (line: string) => Effect.sync(() => process.stdout.write(`[fleet of 50] ${line}\n`))
 const loadAverage = () =>
@@ -69,7 +82,7 @@ const resetCounts = Effect.gen(function* () {
 /** A host whose event loop ran this late (ms, p99) was not scheduled: the machine, not the fleet, was slow. */
 const STALLED_MILLIS = 50
 
-layer(FleetLive, { timeout: 120_000, excludeTestServices: true })("a fleet of 50 members on one Redis", (it) => {
+layerLive(FleetLive, { timeout: 120_000 })("a fleet of 50 members on one Redis", (it) => {
   it.effect(
     "a trip on one member reaches all 50 with p99 < 100 ms",
     () =>
@@ -136,8 +149,7 @@ layer(FleetLive, { timeout: 120_000, excludeTestServices: true })("a fleet of 50
         // hosts' scheduling is asserted instead, and the log says so.
         // The first trips of fresh processes run code V8 has not compiled yet: two warm-up trips first.
         yield* round("trip propagation, warm-up", 2)
-        const stalled = (f: Effect.Effect.Success<ReturnType<typeof round>>) =>
-          f.p99 >= 100 && f.lagP99 >= STALLED_MILLIS
+        const stalled = (f: SuccessOf<ReturnType<typeof round>>) => f.p99 >= 100 && f.lagP99 >= STALLED_MILLIS
         let figures = yield* round("trip propagation")
         for (let again = 0; again < 2 && stalled(figures); again++) figures = yield* round("trip propagation")
         assert.isBelow(figures.p50, 100)

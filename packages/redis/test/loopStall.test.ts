@@ -11,8 +11,19 @@
 import { BreakerRegistry, CircuitBreaker, LoopStall, Policy } from "@circuitry/breaker"
 import { Cache } from "@circuitry/cache"
 import { RedisBreakerStore, RedisStore } from "@circuitry/redis"
-import { assert, describe, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Fiber, Layer, Logger, Metric, Option, TestClock } from "effect"
+import * as Edition from "@circuitry/core/Edition"
+import {
+  assert,
+  describe,
+  it,
+  logTo,
+  metricSeries,
+  pollUnsafe,
+  result,
+  TestClock,
+  withAttributes
+} from "@circuitry/testkit"
+import { Context, Deferred, Effect, Fiber, Layer, Metric, Option } from "effect"
 import type { Scope } from "effect"
 import { Redis } from "ioredis"
 import { startServer, type TestServer, uniquePrefix } from "./utils/server.js"
@@ -50,7 +61,7 @@ const stallAfter = (
           const { args, name } = command as { readonly name: string; readonly args: ReadonlyArray<unknown> }
           if (armed && matches(name, args)) {
             armed = false
-            setImmediate(() => Deferred.unsafeDone(blocked, Effect.succeed(busyLoop())))
+            setImmediate(() => Effect.runSync(Deferred.succeed(blocked, busyLoop())))
           }
           return result
         }
@@ -67,10 +78,10 @@ const stallAfter = (
 const watchLogs = () => {
   const lines: Array<string> = []
   const waiters: Array<{ readonly text: string; readonly done: Deferred.Deferred<void> }> = []
-  const logger = Logger.make(({ message }) => {
-    const line = Array.isArray(message) ? String(message[0]) : String(message)
+  const layer = logTo(({ messages }) => {
+    const line = String(messages[0])
     lines.push(line)
-    for (const w of waiters) if (line.includes(w.text)) Deferred.unsafeDone(w.done, Effect.void)
+    for (const w of waiters) if (line.includes(w.text)) Effect.runSync(Deferred.succeed(w.done, undefined))
   })
   const logged = (text: string) =>
     Effect.gen(function* () {
@@ -79,7 +90,7 @@ const watchLogs = () => {
       if (lines.some((line) => line.includes(text))) return
       yield* Deferred.await(done)
     })
-  return { lines, logged, layer: Logger.replace(Logger.defaultLogger, logger) }
+  return { lines, logged, layer }
 }
 
 /** A read through the cache in `context`. */
@@ -87,7 +98,7 @@ const get = (context: Context.Context<Cache.Cache>, key: string) =>
   Effect.flatMap(Cache.Cache, (cache) => cache.get(key)).pipe(Effect.provide(context))
 
 const reachable = (name: string) =>
-  Effect.map(Metric.value(CircuitBreaker.storeReachable.pipe(Metric.tagged("breaker", name))), (s) => s.value)
+  Effect.map(Metric.value(withAttributes(CircuitBreaker.storeReachable, { breaker: name })), (s) => s.value)
 
 /** The cache of the issue: RedisStore under a breaker whose state is shared through RedisBreakerStore. */
 const cacheOn = (server: TestServer, prefix: string, name: string) =>
@@ -208,7 +219,7 @@ describe("the store-reachability gauge on a real Redis", () => {
 
           yield* server.pause
           // A trip: its verdict goes to the stopped store.
-          yield* Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), a))
+          yield* result(CircuitBreaker.withBreaker(Effect.fail("boom"), a))
           yield* logs.logged("unreachable")
           assert.strictEqual(yield* reachable("gauge-a"), 0)
           yield* server.resume
@@ -218,13 +229,13 @@ describe("the store-reachability gauge on a real Redis", () => {
           // Another name evicts gauge-a (maxBreakers 1): its gauge leaves Effect's registry with it.
           yield* registry.get("gauge-b")
           const series = (breaker: string) =>
-            Metric.unsafeSnapshot().filter(
-              (pair) =>
-                pair.metricKey.name === "circuitry_breaker_store_reachable" &&
-                pair.metricKey.tags.some((t) => t.key === "breaker" && t.value === breaker)
+            Effect.map(metricSeries, (all) =>
+              all.filter(
+                (one) => one.name === "circuitry_breaker_store_reachable" && one.attributes["breaker"] === breaker
+              )
             )
-          assert.deepStrictEqual(series("gauge-a"), [])
-          assert.strictEqual(series("gauge-b").length, 1)
+          assert.deepStrictEqual(yield* series("gauge-a"), [])
+          assert.strictEqual((yield* series("gauge-b")).length, 1)
         }).pipe(Effect.scoped, Effect.provide(logs.layer))
       }),
     30_000
@@ -240,7 +251,7 @@ describe("the liveness watchdog and the deadlines, on the TestClock with an inje
         const store = yield* RedisStore.make({ url: server.url, deadline: "100 millis", liveness: "400 millis" })
         yield* store.set("k", "v")
         yield* server.pause
-        const calls = yield* Effect.fork(
+        const calls = yield* Edition.forkChild(
           Effect.all(
             Array.from({ length: 3 }, () => store.get("k")),
             { concurrency: "unbounded" }
@@ -252,7 +263,7 @@ describe("the liveness watchdog and the deadlines, on the TestClock with an inje
           logs.lines.some((line) => line.includes("torn down")),
           logs.lines.join("\n")
         )
-        assert.isNull(calls.unsafePoll())
+        assert.isUndefined(pollUnsafe(calls))
         yield* server.resume
         // The replies Redis owed are read on the same connection.
         const values = yield* Fiber.join(calls)

@@ -6,8 +6,8 @@
  */
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { RedisBreakerStore } from "@circuitry/redis"
-import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect, Either, Layer, Option, TestClock } from "effect"
+import { assert, describe, it, Result, result, TestClock } from "@circuitry/testkit"
+import { Clock, Effect, Layer, Option } from "effect"
 import { Redis } from "ioredis"
 import { tcpProxy } from "../../../test-support/proxy.js"
 import { cleanup, startServer, uniquePrefix } from "./utils/server.js"
@@ -72,7 +72,7 @@ const watch = (prefix: string, url = URL) =>
 const tagOf = (breaker: CircuitBreaker.CircuitBreaker) => Effect.map(breaker.state, (s) => s._tag)
 const tags = (members: ReadonlyArray<CircuitBreaker.CircuitBreaker>) => Effect.forEach(members, tagOf)
 const fail = (breaker: CircuitBreaker.CircuitBreaker) =>
-  Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), breaker))
+  result(CircuitBreaker.withBreaker(Effect.fail("boom"), breaker))
 const trip = (breaker: CircuitBreaker.CircuitBreaker) =>
   Effect.gen(function* () {
     yield* fail(breaker)
@@ -104,7 +104,7 @@ describe("sharing.quorum on Redis", () => {
             const held = yield* Effect.orDie(store.circuit.acquireProbe({ permits: 1, leaseMillis: 60_000, now }))
             assert.isTrue(Option.isSome(held))
             let runs = 0
-            yield* Effect.either(
+            yield* result(
               CircuitBreaker.withBreaker(
                 Effect.suspend(() => Effect.fail(++runs)),
                 bad!
@@ -122,7 +122,7 @@ describe("sharing.quorum on Redis", () => {
           assert.isTrue(Option.isNone(yield* store.load), "no fleet verdict")
           assert.deepStrictEqual(yield* tags(healthy), Array(9).fill("Closed"))
           for (const m of healthy)
-            assert.isTrue(Either.isRight(yield* CircuitBreaker.withBreaker(Effect.succeed(1), m).pipe(Effect.either)))
+            assert.isTrue(Result.isSuccess(yield* CircuitBreaker.withBreaker(Effect.succeed(1), m).pipe(result)))
           assert.deepStrictEqual((yield* bad!.snapshot).store, { connected: true, local: true })
           yield* TestClock.adjust(OPEN_FOR)
         }
@@ -184,7 +184,7 @@ describe("sharing.quorum on Redis", () => {
         const results = yield* Effect.forEach(
           [...members, late],
           (m) =>
-            Effect.either(
+            result(
               CircuitBreaker.withBreaker(
                 Effect.sync(() => ++runs),
                 m
@@ -193,7 +193,7 @@ describe("sharing.quorum on Redis", () => {
           { concurrency: "unbounded" }
         )
         assert.strictEqual(runs, 1)
-        assert.strictEqual(results.filter(Either.isRight).length, 1)
+        assert.strictEqual(results.filter((r) => Result.isSuccess(r)).length, 1)
         yield* until("every member closes", allAre([...members, late], "Closed"))
       }),
     60_000
@@ -291,7 +291,7 @@ describe("sharing.quorum on Redis", () => {
         yield* path.cut
         // cut off: it judges its calls alone, at once, and opens itself
         yield* trip(cutOff)
-        assert.isTrue(Either.isLeft(yield* Effect.either(CircuitBreaker.withBreaker(Effect.succeed(1), cutOff))))
+        assert.isTrue(Result.isFailure(yield* result(CircuitBreaker.withBreaker(Effect.succeed(1), cutOff))))
         yield* until(
           "it knows the store is gone",
           Effect.map(cutOff.snapshot, (s) => s.store?.connected === false)
@@ -311,7 +311,7 @@ describe("sharing.quorum on Redis", () => {
         yield* path.restore
         yield* until(
           "the fleet opens",
-          Effect.zipRight(
+          Effect.andThen(
             TestClock.adjust("100 millis"), // the writer retries every second of the Clock
             allAre(everyone, "Open")
           ),

@@ -4,8 +4,8 @@
  */
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { RedisStore } from "@circuitry/redis"
-import { assert, describe, it } from "@effect/vitest"
-import { Effect, FiberRef, HashSet, Logger } from "effect"
+import { assert, describe, it, logTo, result } from "@circuitry/testkit"
+import { Effect } from "effect"
 import { Redis } from "ioredis"
 import { cleanup, eventually, uniquePrefix } from "./utils/server.js"
 
@@ -20,8 +20,8 @@ describe("BreakerRegistry.watchConfig over a Redis key", () => {
     "a change of the key reaches every member; a bad document is reported and skipped; a deleted key restores the layer's options",
     () => {
       const warnings: Array<string> = []
-      const logger = Logger.make(({ cause, logLevel, message }) => {
-        if (logLevel._tag === "Warning") warnings.push(`${String(message)} ${String(cause)}`)
+      const logger = logTo(({ cause, level, messages }) => {
+        if (level === "Warn") warnings.push(`${messages.map(String).join(" ")} ${String(cause)}`)
       })
       return Effect.gen(function* () {
         const prefix = uniquePrefix("registry-config")
@@ -45,7 +45,7 @@ describe("BreakerRegistry.watchConfig over a Redis key", () => {
         const opensOnFirstFailure = (registry: BreakerRegistry.BreakerRegistry) =>
           Effect.gen(function* () {
             const breaker = yield* registry.get(`probe-${n++}`)
-            yield* Effect.either(CircuitBreaker.withBreaker(Effect.fail("down"), breaker))
+            yield* result(CircuitBreaker.withBreaker(Effect.fail("down"), breaker))
             return (yield* breaker.state)._tag === "Open"
           })
         const everyMember = (expected: boolean) =>
@@ -76,7 +76,7 @@ describe("BreakerRegistry.watchConfig over a Redis key", () => {
           yield* eventually(everyMember(false), 10_000, 20),
           "every member went back to the layer's options"
         )
-      }).pipe(Effect.scoped, Effect.locally(FiberRef.currentLoggers, HashSet.make(logger)))
+      }).pipe(Effect.scoped, Effect.provide(logger))
     },
     30_000
   )

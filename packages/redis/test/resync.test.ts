@@ -6,7 +6,7 @@
  */
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { RedisBreakerStore } from "@circuitry/redis"
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it, result } from "@circuitry/testkit"
 import { Effect, Layer } from "effect"
 import { Redis } from "ioredis"
 import { tcpProxy } from "../../../test-support/proxy.js"
@@ -71,7 +71,7 @@ describe("RedisBreakerStore: the resync waits for the subscription", () => {
           "a's resync to subscribe or read the store",
           Effect.sync(() => subscribes >= subscribesBefore + 2 || reads > readsBefore)
         )
-        yield* Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), b))
+        yield* result(CircuitBreaker.withBreaker(Effect.fail("boom"), b))
         assert.strictEqual(yield* tagOf(b), "Open")
         const stored = Effect.promise(() => admin.hget(`${prefix}{payments}:circuit`, "state"))
         assert.isTrue(

@@ -1,4 +1,5 @@
 import { CircuitBreaker } from "@circuitry/breaker"
+import * as Edition from "@circuitry/core/Edition"
 import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -44,7 +45,7 @@ export const logReport = (report: ErrorReport): Effect.Effect<void> =>
 
 /** The kind of a failure: the operation and the error's tag (or "defect"). */
 const kindOf = (operation: string, cause: Cause.Cause<unknown>): string => {
-  const failure = Cause.failureOption(cause)
+  const failure = Edition.findError(cause)
   if (Option.isNone(failure)) return `${operation}: defect`
   const error = failure.value
   const tag =
@@ -57,7 +58,7 @@ const kindOf = (operation: string, cause: Cause.Cause<unknown>): string => {
 }
 
 const isShed = (cause: Cause.Cause<unknown>): boolean => {
-  const failure = Cause.failureOption(cause)
+  const failure = Edition.findError(cause)
   return Option.isSome(failure) && failure.value instanceof CircuitBreaker.BreakerOpenError
 }
 
@@ -83,10 +84,7 @@ class Reporter {
 
   private emit(report: ErrorReport): Effect.Effect<void> {
     // A hook that fails or dies must not turn a fallback into a failure.
-    return Effect.catchAllCause(
-      Effect.suspend(() => this.hook(report)),
-      () => Effect.void
-    )
+    return Effect.asVoid(Effect.exit(Effect.suspend(() => this.hook(report))))
   }
 
   failed(operation: string, cause: Cause.Cause<unknown>): Effect.Effect<void> {
@@ -141,7 +139,7 @@ export const guard = <E>(
     onSuccess: (a: A): Effect.Effect<A> =>
       reporter.episode === undefined ? Effect.succeed(a) : Effect.as(reporter.succeeded, a),
     onFailure: (cause: Cause.Cause<unknown>): Effect.Effect<A> => {
-      if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause) as Effect.Effect<never>
+      if (Edition.hasInterruptsOnly(cause)) return Effect.failCause(cause) as Effect.Effect<never>
       if (isShed(cause)) return Effect.succeed(fallback)
       return Effect.as(reporter.failed(operation, cause), fallback)
     }

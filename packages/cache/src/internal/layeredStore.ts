@@ -1,4 +1,4 @@
-import * as Cause from "effect/Cause"
+import * as Edition from "@circuitry/core/Edition"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -6,12 +6,12 @@ import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { CacheEntry, CacheStore, WriteOptions } from "../CacheStore.js"
-import { decode, LayeredOptions } from "./options.js"
+import { decodeLayered } from "./options.js"
 
 /** @internal */
 export interface Options {
   readonly l2Writes?: "await" | "background" | undefined
-  readonly fillTtl?: Duration.DurationInput | undefined
+  readonly fillTtl?: Edition.DurationInput | undefined
 }
 
 /** @internal */
@@ -22,9 +22,9 @@ export const make = <E1, E2>(
 ): Effect.Effect<CacheStore<E1 | E2>, never, Scope.Scope> =>
   Effect.gen(function* () {
     // `make` cannot fail (API.md): a bad option is a defect naming the option and the rule.
-    const resolved = yield* Effect.orDieWith(
-      decode("LayeredStore", LayeredOptions, options),
-      (e) => new Error(e.message)
+    const resolved = yield* decodeLayered("LayeredStore", options).pipe(
+      Effect.mapError((e) => new Error(e.message)),
+      Effect.orDie
     )
     const background = resolved.l2Writes === "background"
     const fillCap = resolved.fillTtl ?? Infinity
@@ -60,11 +60,13 @@ export const make = <E1, E2>(
         if (n <= 1) pending.delete(key)
         else pending.set(key, n - 1)
       })
-      const job = Effect.catchAllCause(write, (cause) =>
-        Cause.isInterruptedOnly(cause)
-          ? Effect.void
-          : Effect.logWarning(`LayeredStore: background L2 ${operation} of "${key}" failed`, cause)
-      ).pipe(Effect.ensuring(settle))
+      const job = Effect.matchCauseEffect(write, {
+        onFailure: (cause) =>
+          Edition.hasInterruptsOnly(cause)
+            ? Effect.void
+            : Effect.logWarning(`LayeredStore: background L2 ${operation} of "${key}" failed`, cause),
+        onSuccess: () => Effect.void
+      }).pipe(Effect.ensuring(settle))
       // Counted and forked in one uninterruptible step, so the count never outlives its fiber.
       const run = Effect.uninterruptible(
         Effect.suspend(() => {

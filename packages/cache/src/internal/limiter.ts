@@ -1,3 +1,5 @@
+import { OptionRules } from "@circuitry/breaker"
+import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -10,7 +12,8 @@ import * as Schema from "effect/Schema"
  */
 export class LoadRejected extends Schema.TaggedError<LoadRejected>()("LoadRejected", {
   key: Schema.String,
-  reason: Schema.Literal("queue-full", "wait-exceeded"),
+  // One of two strings, by the option rules (`Schema.Literal` takes one literal on Effect 4).
+  reason: OptionRules.OneOf("queue-full", "wait-exceeded"),
   message: Schema.String
 }) {}
 
@@ -51,7 +54,7 @@ export class Limiter {
   }
 
   /** True when a permit was taken; false when the line is full. */
-  private readonly acquire: Effect.Effect<boolean> = Effect.async<boolean>((resume) => {
+  private readonly acquire: Effect.Effect<boolean> = Edition.callback<boolean, never>((resume) => {
     if (this.running < this.max) {
       this.running++
       resume(Effect.succeed(true))
@@ -101,7 +104,7 @@ export class Limiter {
   /** Runs `self` with a permit; `key` names the load in a rejection. */
   readonly withPermit = <A, E, R>(self: Effect.Effect<A, E, R>, key = ""): Effect.Effect<A, E | LoadRejected, R> =>
     Effect.uninterruptibleMask((restore) =>
-      Effect.zipRight(
+      Effect.andThen(
         restore(this.bounded(key)),
         Effect.ensuring(
           restore(self),

@@ -1,9 +1,8 @@
 import { CircuitBreaker } from "@circuitry/breaker"
-import * as Cause from "effect/Cause"
+import * as Edition from "@circuitry/core/Edition"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import type { CacheStore, WriteOptions } from "../CacheStore.js"
 import { type Bounds, Limiter, LoadRejected } from "./limiter.js"
@@ -73,40 +72,43 @@ const joinOrLead = <E, R>(
   load: Effect.Effect<string, E, R>,
   options: LoadCallOptions<E> | undefined
 ): Effect.Effect<string, E, R> =>
-  Effect.uninterruptibleMask((restore) => {
-    const current = loader.flights.get(key)
-    if (current !== undefined) {
-      return restore(
-        Effect.flatMap(Deferred.await(current), (result) =>
-          Option.isSome(result)
-            ? (result.value as Exit.Exit<string, E>)
-            : // The fiber that was loading was interrupted: start over (one of us will load).
-              lookup(cache, loader, key, load, options)
-        )
-      )
-    }
-    const flight: Flight = Deferred.unsafeMake(FiberId.none)
-    loader.flights.set(key, flight)
-    const land = Effect.sync(() => {
-      if (loader.flights.get(key) === flight) loader.flights.delete(key)
-    })
-    // A load the cap turns away fails like the load itself: every fiber joined on the key gets it.
-    const limited =
-      loader.permits === undefined
-        ? load
-        : Effect.catchIf(
-            loader.permits.withPermit(load, key),
-            (e): e is LoadRejected => e instanceof LoadRejected,
-            (rejection) =>
-              options?.onRejected === undefined ? Effect.die(rejection) : Effect.fail(options.onRejected(rejection))
+  Effect.uninterruptibleMask((restore) =>
+    // The flight is made first; the check and the registration below then happen in one
+    // synchronous step (the callback yields nowhere), so there is one load per key.
+    Effect.flatMap(Deferred.make<Option.Option<Exit.Exit<string, unknown>>>(), (flight: Flight) => {
+      const current = loader.flights.get(key)
+      if (current !== undefined) {
+        return restore(
+          Effect.flatMap(Deferred.await(current), (result) =>
+            Option.isSome(result)
+              ? (result.value as Exit.Exit<string, E>)
+              : // The fiber that was loading was interrupted: start over (one of us will load).
+                lookup(cache, loader, key, load, options)
           )
-    return Effect.flatMap(Effect.exit(restore(limited)), (exit) => {
-      if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) {
-        return land.pipe(Effect.zipRight(Deferred.succeed(flight, Option.none())), Effect.zipRight(exit))
+        )
       }
-      const told = Deferred.succeed(flight, Option.some(exit))
-      if (Exit.isFailure(exit)) return land.pipe(Effect.zipRight(told), Effect.zipRight(exit))
-      const writeBack = CircuitBreaker.repairing(cache.set(key, exit.value, options))
-      return told.pipe(Effect.zipRight(Effect.exit(restore(writeBack))), Effect.zipRight(land), Effect.as(exit.value))
+      loader.flights.set(key, flight)
+      const land = Effect.sync(() => {
+        if (loader.flights.get(key) === flight) loader.flights.delete(key)
+      })
+      // A load the cap turns away fails like the load itself: every fiber joined on the key gets it.
+      const limited =
+        loader.permits === undefined
+          ? load
+          : Effect.catchIf(
+              loader.permits.withPermit(load, key),
+              (e): e is LoadRejected => e instanceof LoadRejected,
+              (rejection) =>
+                options?.onRejected === undefined ? Effect.die(rejection) : Effect.fail(options.onRejected(rejection))
+            )
+      return Effect.flatMap(Effect.exit(restore(limited)), (exit) => {
+        if (Exit.isFailure(exit) && Edition.hasInterruptsOnly(exit.cause)) {
+          return land.pipe(Effect.andThen(Deferred.succeed(flight, Option.none())), Effect.andThen(exit))
+        }
+        const told = Deferred.succeed(flight, Option.some(exit))
+        if (Exit.isFailure(exit)) return land.pipe(Effect.andThen(told), Effect.andThen(exit))
+        const writeBack = CircuitBreaker.repairing(cache.set(key, exit.value, options))
+        return told.pipe(Effect.andThen(Effect.exit(restore(writeBack))), Effect.andThen(land), Effect.as(exit.value))
+      })
     })
-  })
+  )

@@ -1,3 +1,4 @@
+import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -53,14 +54,14 @@ export const make = (capacity: number): CacheStore<never> => {
   ): Effect.Effect<A> =>
     Effect.clockWith((clock) => {
       const ttl = ttlMillis(options?.ttl)
-      if (ttl === undefined) return Effect.dieMessage(invalidTtl(`MemoryStore.${operation}`, options?.ttl))
-      return Effect.sync(() => f(ttl, clock.unsafeCurrentTimeMillis()))
+      if (ttl === undefined) return Edition.dieMessage(invalidTtl(`MemoryStore.${operation}`, options?.ttl))
+      return Effect.sync(() => f(ttl, Edition.nowUnsafe(clock)))
     })
 
   const getEntry = (key: string): Effect.Effect<Option.Option<CacheEntry>> =>
     Effect.clockWith((clock) =>
       Effect.sync(() => {
-        const now = clock.unsafeCurrentTimeMillis()
+        const now = Edition.nowUnsafe(clock)
         const entry = live(key, now)
         if (entry === undefined) return Option.none()
         use(key, entry)
@@ -75,7 +76,7 @@ export const make = (capacity: number): CacheStore<never> => {
     get: (key) =>
       Effect.clockWith((clock) =>
         Effect.sync(() => {
-          const entry = live(key, clock.unsafeCurrentTimeMillis())
+          const entry = live(key, Edition.nowUnsafe(clock))
           if (entry === undefined) return Option.none()
           use(key, entry)
           return Option.some(entry.value)
@@ -109,7 +110,7 @@ export const make = (capacity: number): CacheStore<never> => {
     delete: (key) =>
       Effect.clockWith((clock) =>
         Effect.sync(() => {
-          const existed = live(key, clock.unsafeCurrentTimeMillis()) !== undefined
+          const existed = live(key, Edition.nowUnsafe(clock)) !== undefined
           entries.delete(key)
           return existed
         })
@@ -117,14 +118,14 @@ export const make = (capacity: number): CacheStore<never> => {
     keys: (prefix) =>
       Effect.clockWith((clock) =>
         Effect.sync(() => {
-          sweep(clock.unsafeCurrentTimeMillis())
+          sweep(Edition.nowUnsafe(clock))
           const all = Array.from(entries.keys())
           return prefix === undefined || prefix === "" ? all : all.filter((key) => key.startsWith(prefix))
         })
       ),
     size: Effect.clockWith((clock) =>
       Effect.sync(() => {
-        sweep(clock.unsafeCurrentTimeMillis())
+        sweep(Edition.nowUnsafe(clock))
         return entries.size
       })
     ),

@@ -1,17 +1,21 @@
+import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 
 /**
  * The one TTL rule of every `CacheStore` (see `CacheStore.ttlMillis`): `Infinity` when there is no
- * TTL or it is infinite, 0 when it is zero or less (read as Effect reads any duration: a negative
- * or NaN duration is zero), `undefined` when the input is not a duration at all.
+ * TTL or it is infinite, 0 when it is zero or less (a negative or NaN duration is zero, on both
+ * Effect majors), `undefined` when the input is not a duration at all.
  *
  * @internal
  */
-export const ttlMillis = (ttl: Duration.DurationInput | undefined): number | undefined => {
+export const ttlMillis = (ttl: Edition.DurationInput | undefined): number | undefined => {
   if (ttl === undefined) return Infinity
-  const decoded = Duration.decodeUnknown(ttl)
-  return Option.isNone(decoded) ? undefined : Duration.toMillis(decoded.value)
+  const decoded = Edition.durationFromUnknown(ttl)
+  if (Option.isNone(decoded)) return undefined
+  // Effect 3 reads a negative duration as zero; Effect 4 keeps its sign: zero on both.
+  const millis = Duration.toMillis(decoded.value)
+  return millis > 0 ? millis : 0
 }
 
 /** @internal */

@@ -336,3 +336,23 @@ export const isTimeoutError = (u: unknown): boolean => Cause.isTimeoutError(u)
 // semaphores the breaker's port added: in files of their own, to keep this one short.
 export * from "./edition.results.effect4.js"
 export * from "./edition.fibers.effect4.js"
+
+/**
+ * A layer of the services in the context a scoped effect builds (its scope is the layer's):
+ * `Layer.scopedContext` on Effect 3, `Layer.effectContext` on 4.
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export const layerScopedContext = <A, E, R>(
+  make: Effect.Effect<Context.Context<A>, E, R>
+): Layer.Layer<A, E, Exclude<R, Scope.Scope>> => Layer.effectContext(make)
+
+/**
+ * A defect with a message (`Effect.dieMessage`, a `RuntimeException`, on Effect 3; an `Error` on
+ * 4, which has no `dieMessage`).
+ *
+ * @since 0.2.0
+ * @category effects
+ */
+export const dieMessage = (message: string): Effect.Effect<never> => Effect.die(new Error(message))

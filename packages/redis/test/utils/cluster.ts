@@ -166,7 +166,7 @@ export const startCluster = (options: {
         return true
       }, 60_000)
     )
-    if (!ready) return yield* Effect.dieMessage("the test cluster did not become ready within 60 seconds")
+    if (!ready) return yield* Effect.die(new Error("the test cluster did not become ready within 60 seconds"))
 
     const alive = () =>
       Array.from(children.entries()).filter(([, child]) => child.exitCode === null && child.signalCode === null)

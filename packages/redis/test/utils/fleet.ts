@@ -138,16 +138,12 @@ export const percentile = (values: ReadonlyArray<number>, p: number): number => 
  * harness's own INFO and CONFIG. `take` returns the counts since the last `take`; `takeOf` only
  * those of the commands that name one circuit's keys (its hash tag, `{circuit}`).
  */
-export const monitorCommands = (
-  url: string
-): Effect.Effect<
-  {
-    readonly take: Effect.Effect<Record<string, number>>
-    readonly takeOf: (circuit: string) => Effect.Effect<Record<string, number>>
-  },
-  never,
-  Scope.Scope
-> =>
+export interface CommandMonitor {
+  readonly take: Effect.Effect<Record<string, number>>
+  readonly takeOf: (circuit: string) => Effect.Effect<Record<string, number>>
+}
+
+export const monitorCommands = (url: string): Effect.Effect<CommandMonitor, never, Scope.Scope> =>
   Effect.gen(function* () {
     let seen: Array<{ readonly name: string; readonly args: ReadonlyArray<string> }> = []
     const client = yield* Effect.acquireRelease(

@@ -3,7 +3,7 @@
  * network and the server run in it) until what it names has happened, and fails the test with
  * that name once its deadline has passed.
  */
-import { Chunk, Effect, Fiber, FiberStatus, type Scope, TestClock } from "effect"
+import { Effect, type Scope } from "effect"
 import { type Cluster, Redis } from "ioredis"
 import { eventually } from "./server.js"
 
@@ -17,21 +17,7 @@ export const waitFor = <E, R>(
   millis = WAIT_MILLIS
 ): Effect.Effect<void, E, R> =>
   Effect.flatMap(eventually(condition, millis, 5), (held) =>
-    held ? Effect.void : Effect.dieMessage(`waited ${millis} ms for ${what}, in vain`)
-  )
-
-/**
- * Waits until `fiber` is suspended: for a fiber whose first asynchronous step is a store call,
- * the command is written and its deadline started (both happen before the call suspends).
- */
-export const suspended = <A, E>(fiber: Fiber.RuntimeFiber<A, E>, what: string): Effect.Effect<void> =>
-  waitFor(what, Effect.map(Fiber.status(fiber), FiberStatus.isSuspended))
-
-/** Waits until a sleep on the TestClock ends at `at`: a timer the test is about to move the Clock past is set. */
-export const clockWaitsUntil = (at: number, what: string): Effect.Effect<void> =>
-  waitFor(
-    what,
-    Effect.map(TestClock.sleeps(), (sleeps) => Chunk.some(sleeps, (end) => end === at))
+    held ? Effect.void : Effect.die(new Error(`waited ${millis} ms for ${what}, in vain`))
   )
 
 /** How many connections the servers of `clients` have subscribed to `channel` (PUBSUB NUMSUB, summed). */
