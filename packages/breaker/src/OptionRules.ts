@@ -13,6 +13,16 @@ import * as Schema from "effect/Schema"
 import * as S from "#schema"
 import { show as showInput } from "./internal/show.js"
 
+/**
+ * A rule: a schema that reads an option's input `I` as `A` (`Schema.Schema<A, I>` on Effect 3,
+ * `Schema.Codec<A, I>` on 4). Named here so that a package's own option schemas, built from these
+ * rules, have types that name only public modules.
+ *
+ * @since 0.2.0
+ * @category rules
+ */
+export type Codec<A, I = A> = S.Codec<A, I>
+
 const isNegative = (input: unknown): boolean =>
   ((typeof input === "number" || typeof input === "bigint") && !(input >= 0)) ||
   (typeof input === "string" && input.trim().startsWith("-"))
@@ -24,7 +34,7 @@ const isNegative = (input: unknown): boolean =>
  * @since 0.1.0
  * @category durations
  */
-export const Millis: S.Codec<number, Edition.DurationInput> = S.transform(
+export const Millis: Codec<number, Edition.DurationInput> = S.transform(
   S.declare(
     (u): u is Edition.DurationInput => Option.isSome(Edition.durationFromUnknown(u)) && !isNegative(u),
     "a duration >= 0"
@@ -40,7 +50,7 @@ export const Millis: S.Codec<number, Edition.DurationInput> = S.transform(
  * @since 0.1.0
  * @category durations
  */
-export const FiniteMillis: S.Codec<number, Edition.DurationInput> = S.refine(
+export const FiniteMillis: Codec<number, Edition.DurationInput> = S.refine(
   Millis,
   (ms) => Number.isFinite(ms),
   "a finite duration >= 0"
@@ -52,7 +62,7 @@ export const FiniteMillis: S.Codec<number, Edition.DurationInput> = S.refine(
  * @since 0.1.0
  * @category durations
  */
-export const PositiveMillis: S.Codec<number, Edition.DurationInput> = S.refine(
+export const PositiveMillis: Codec<number, Edition.DurationInput> = S.refine(
   Millis,
   (ms) => Number.isFinite(ms) && ms > 0,
   "a finite duration > 0"
@@ -64,7 +74,7 @@ export const PositiveMillis: S.Codec<number, Edition.DurationInput> = S.refine(
  * @since 0.1.0
  * @category numbers
  */
-export const Whole = (min: number): S.Codec<number> =>
+export const Whole = (min: number): Codec<number> =>
   S.refine(Schema.Number, (n) => Number.isInteger(n) && n >= min, `a whole number >= ${min}`)
 
 /**
@@ -73,7 +83,7 @@ export const Whole = (min: number): S.Codec<number> =>
  * @since 0.1.0
  * @category strings
  */
-export const OneOf = <const L extends ReadonlyArray<string>>(...values: L): S.Codec<L[number]> =>
+export const OneOf = <const L extends ReadonlyArray<string>>(...values: L): Codec<L[number]> =>
   S.declare((u): u is L[number] => values.includes(u as string), values.map((v) => JSON.stringify(v)).join(" or "))
 
 /**
@@ -82,7 +92,7 @@ export const OneOf = <const L extends ReadonlyArray<string>>(...values: L): S.Co
  * @since 0.1.0
  * @category strings
  */
-export const Text: S.Codec<string> = S.withMessage(Schema.String, "a string")
+export const Text: Codec<string> = S.withMessage(Schema.String, "a string")
 
 /**
  * A boolean.
@@ -90,7 +100,7 @@ export const Text: S.Codec<string> = S.withMessage(Schema.String, "a string")
  * @since 0.1.0
  * @category strings
  */
-export const Flag: S.Codec<boolean> = S.withMessage(Schema.Boolean, "a boolean")
+export const Flag: Codec<boolean> = S.withMessage(Schema.Boolean, "a boolean")
 
 /**
  * Shows an input in an option error as the user wrote it: a number as a number (`got -5`), a
@@ -136,7 +146,7 @@ const at = (input: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
  * ```
  */
 export const decode = <A, I, E>(
-  schema: S.Codec<A, I>,
+  schema: Codec<A, I>,
   input: unknown,
   error: (message: string) => E
 ): Edition.Result<A, E> => {
