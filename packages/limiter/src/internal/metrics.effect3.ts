@@ -70,7 +70,9 @@ export const series = (
   )
   const hook = registry.get(key) as MetricHook.MetricHook<number, unknown>
   return {
-    update: (value) => hook.update(value),
+    // The hook's own function (Effect 3's hooks are closures that never read `this`): a wrapper
+    // would be one more call on every update.
+    update: hook.update,
     remove: () => {
       const map = mapOf(registry)
       if (map === undefined) return

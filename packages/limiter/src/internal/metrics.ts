@@ -29,31 +29,31 @@ export const roundTrip = Series.histogram(ROUND_TRIP)
 
 export type Outcome = "success" | "failure" | "dropped" | "rejected" | "interrupted"
 
-type Update = (value: number) => void
-
 /** The series of one limiter, or of one of its partitions. */
 class Tagged {
-  private inFlight: Update | undefined
-  private rtt: Update | undefined
+  private inFlight: Series.Updater | undefined
+  private rtt: Series.Updater | undefined
   /** The outcome of nearly every call, in a field of its own (a keyed lookup costs more). */
-  private success: Update | undefined
-  private readonly calls: Partial<Record<Outcome, Update>> = {}
+  private success: Series.Updater | undefined
+  private readonly calls: Partial<Record<Outcome, Series.Updater>> = {}
   constructor(
     private readonly holdings: Series.Holdings,
     readonly attributes: ReadonlyArray<readonly [string, string]>
   ) {}
-  private counter(outcome: Outcome): Update {
+  private counter(outcome: Outcome): Series.Updater {
     return (this.calls[outcome] ??= this.holdings.series(callsTotal, CALLS.name, [
       ...this.attributes,
       ["outcome", outcome]
     ]))
   }
   call(outcome: Outcome, rtt: number | undefined): void {
-    ;(outcome === "success" ? (this.success ??= this.counter("success")) : this.counter(outcome))(1)
-    if (rtt !== undefined) (this.rtt ??= this.holdings.series(roundTrip, ROUND_TRIP.name, this.attributes))(rtt)
+    ;(outcome === "success" ? (this.success ??= this.counter("success")) : this.counter(outcome)).update(1)
+    if (rtt !== undefined) {
+      ;(this.rtt ??= this.holdings.series(roundTrip, ROUND_TRIP.name, this.attributes)).update(rtt)
+    }
   }
   running(n: number): void {
-    ;(this.inFlight ??= this.holdings.series(inFlightGauge, IN_FLIGHT.name, this.attributes))(n)
+    ;(this.inFlight ??= this.holdings.series(inFlightGauge, IN_FLIGHT.name, this.attributes)).update(n)
   }
 }
 
@@ -63,7 +63,7 @@ export class LimiterMetrics {
   private released = false
   private own: Tagged | undefined
   private byPartition: Map<string, Tagged> | undefined
-  private limitSeries: Update | undefined
+  private limitSeries: Series.Updater | undefined
   constructor(
     readonly name: string,
     private readonly registry: Series.Registry
@@ -102,7 +102,7 @@ export class LimiterMetrics {
   }
 
   limit(limit: number): void {
-    ;(this.limitSeries ??= this.holdingsOf().series(limitGauge, LIMIT.name, [["limiter", this.name]]))(limit)
+    ;(this.limitSeries ??= this.holdingsOf().series(limitGauge, LIMIT.name, [["limiter", this.name]])).update(limit)
   }
 
   /** Takes this limiter's series out of the registry (those no live limiter of its name holds). */

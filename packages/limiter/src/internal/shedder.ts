@@ -73,8 +73,6 @@ export const loopDelay = Series.gauge(DELAY)
 /** @internal */
 export const loopUtilization = Series.gauge(UTILIZATION)
 
-type Update = (value: number) => void
-
 class ShedderImpl implements S.Shedder {
   readonly [TypeId]: typeof TypeId = TypeId
   readonly name: string
@@ -86,11 +84,11 @@ class ShedderImpl implements S.Shedder {
   /** The whole wait of the request judged last, loop delay included, for its LoadShedError. */
   private lastWaited = 0
   private readonly hooks: {
-    readonly standing: Update
-    readonly overdue: Update
-    readonly waited: Update
-    readonly delay: Update
-    readonly utilization: Update
+    readonly standing: Series.Updater
+    readonly overdue: Series.Updater
+    readonly waited: Series.Updater
+    readonly delay: Series.Updater
+    readonly utilization: Series.Updater
   }
 
   constructor(
@@ -122,8 +120,8 @@ class ShedderImpl implements S.Shedder {
     this.signal = signal
     this.saturated = signal.utilization >= this.options.utilization
     if (!this.saturated) this.state = Codel.empty(now)
-    this.hooks.delay(signal.delayMillis)
-    this.hooks.utilization(signal.utilization)
+    this.hooks.delay.update(signal.delayMillis)
+    this.hooks.utilization.update(signal.utilization)
   }
 
   /**
@@ -139,12 +137,12 @@ class ShedderImpl implements S.Shedder {
     const late = this.sampledAt === undefined ? 0 : now - this.sampledAt - this.options.sampleEvery
     const waited = late > 0 ? waitedMillis + late : waitedMillis
     this.lastWaited = waited
-    this.hooks.waited(waited)
+    this.hooks.waited.update(waited)
     // Without a loop input, a request served within target is the only sign of an empty queue.
     if (this.options.loop === undefined && waited <= this.options.target) this.state = Codel.empty(now)
     const verdict = Codel.decide(this.options, this.state, now, waited)
     if (verdict === "admit") return undefined
-    this.hooks[verdict](1)
+    this.hooks[verdict].update(1)
     return verdict
   }
 
