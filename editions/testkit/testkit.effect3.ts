@@ -2,20 +2,35 @@
  * The test side of the edition layer on Effect 3 (testkit.effect4.ts has the same names): what a
  * test needs that differs between the majors. See docs/editions.md.
  */
-import { it as it3 } from "@effect/vitest"
+import { it as it3, type Vitest } from "@effect/vitest"
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import type * as Exit from "effect/Exit"
-import type * as Fiber from "effect/Fiber"
+import * as Fiber from "effect/Fiber"
+import type * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Metric from "effect/Metric"
+import * as MetricState from "effect/MetricState"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as TestContext from "effect/TestContext"
+import type { LogEntry, MetricSeries } from "./shared.js"
 
 export { assert, describe } from "@effect/vitest"
+export type { LogEntry, MetricSeries }
 export * as TestClock from "effect/TestClock"
 
-/** `it` of @effect/vitest; `it.scoped` gives a test a Scope (Effect 4's `it.effect` always does). */
+/**
+ * `it` of @effect/vitest; `it.scoped` gives a test a Scope (Effect 4's `it.effect` always does), and
+ * `it.scopedLive` a Scope and the live services (Effect 4's `it.live`).
+ */
 export const it = it3
 
 /** Runs an effect outside `it` (in a property) with a fresh TestClock and a Scope. */
@@ -38,6 +53,129 @@ export const defectOf = (cause: Cause.Cause<unknown>): unknown => Option.getOrUn
 /** Yields to the other fibers once. */
 export const yieldNow: Effect.Effect<void> = Effect.yieldNow()
 
-/** A fiber's exit if it is done, without waiting (`unsafePoll` on Effect 3, `pollUnsafe` on 4). */
+export { expect, expectTypeOf } from "@effect/vitest"
+
+/**
+ * What an effect ended with, as a value: `Effect.either` on Effect 3, `Effect.result` on 4. Read it
+ * with `Result` (Effect 4's names over `Either` here).
+ */
+export const result = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<Result<A, E>, never, R> =>
+  Effect.either(self)
+
+/** A success or a failure as a value: `Either` on Effect 3, `Result` on 4 (a public result of the breaker too). */
+export type Result<A, E> = Either.Either<A, E>
+
+/** Reading a `Result` (`Either` on Effect 3) by Effect 4's names. */
+export const Result = {
+  succeed: <A>(a: A): Result<A, never> => Either.right(a),
+  fail: <E>(e: E): Result<never, E> => Either.left(e),
+  isSuccess: <A, E>(self: Result<A, E>): self is Either.Right<E, A> => Either.isRight(self),
+  isFailure: <A, E>(self: Result<A, E>): self is Either.Left<E, A> => Either.isLeft(self),
+  getSuccess: <A, E>(self: Result<A, E>): Option.Option<A> => Either.getRight(self),
+  getFailure: <A, E>(self: Result<A, E>): Option.Option<E> => Either.getLeft(self),
+  getOrThrow: <A, E>(self: Result<A, E>): A => Either.getOrThrow(self),
+  match: <A, E, B, C = B>(
+    self: Result<A, E>,
+    cases: { readonly onSuccess: (a: A) => B; readonly onFailure: (e: E) => C }
+  ): B | C => Either.match(self, { onRight: cases.onSuccess, onLeft: cases.onFailure })
+}
+
+/** A fiber's exit if it has ended (`Fiber.poll` on Effect 3, `pollUnsafe` on 4). */
+export const poll = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Effect.Effect<Option.Option<Exit.Exit<A, E>>> =>
+  Fiber.poll(fiber)
+
+/** Runs `self` on `clock` (`Effect.withClock` on Effect 3; `Clock.Clock` is a Reference on 4). */
+export const withClock = <A, E, R>(self: Effect.Effect<A, E, R>, clock: Clock.Clock): Effect.Effect<A, E, R> =>
+  Effect.withClock(self, clock)
+
+/** A clock that reads `millis()` and sleeps on `base` (the clock interface differs between the majors). */
+export const makeClock = (base: Clock.Clock, millis: () => number): Clock.Clock => ({
+  [Clock.ClockTypeId]: Clock.ClockTypeId,
+  unsafeCurrentTimeMillis: millis,
+  unsafeCurrentTimeNanos: () => BigInt(millis()) * 1_000_000n,
+  currentTimeMillis: Effect.sync(millis),
+  currentTimeNanos: Effect.sync(() => BigInt(millis()) * 1_000_000n),
+  sleep: (duration) => base.sleep(duration)
+})
+
+/** A layer that replaces the default logger with `f` (`Logger.replace` on Effect 3, `Logger.layer` on 4). */
+export const logTo = (f: (entry: LogEntry) => void): Layer.Layer<never> =>
+  Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ annotations, cause, logLevel, message }) =>
+      f({
+        messages: Array.isArray(message) ? message : [message],
+        level: logLevel._tag === "Warning" ? "Warn" : logLevel._tag,
+        annotations: Object.fromEntries(annotations),
+        cause
+      })
+    )
+  )
+
+/** Every series of Effect's global metric registry (`Metric.unsafeSnapshot` on 3, `Metric.snapshot` on 4). */
+export const metricSeries: Effect.Effect<ReadonlyArray<MetricSeries>> = Effect.sync(() =>
+  Metric.unsafeSnapshot().map((pair) => ({
+    name: pair.metricKey.name,
+    attributes: Object.fromEntries(pair.metricKey.tags.map((tag) => [tag.key, tag.value])),
+    state: pair.metricState
+  }))
+)
+
+/** One series of a metric (`Metric.tagged` per tag on Effect 3, `Metric.withAttributes` on 4). */
+export const withAttributes = <Type, In, Out>(
+  metric: Metric.Metric<Type, In, Out>,
+  attributes: Record<string, string>
+): Metric.Metric<Type, In, Out> => {
+  let tagged = metric
+  for (const [key, value] of Object.entries(attributes)) tagged = Metric.tagged(tagged, key, value)
+  return tagged
+}
+
+/** Whether a metric's state is a histogram's (`MetricState.isHistogramState` on Effect 3). */
+export const isHistogramState = (state: unknown): state is MetricState.MetricState.Histogram =>
+  MetricState.isHistogramState(state)
+
+/** A subscription to a PubSub (a `Queue.Dequeue` on Effect 3, a `PubSub.Subscription` on 4). */
+export type Subscription<A> = Queue.Dequeue<A>
+
+/** Everything a subscription holds now, without waiting (Effect 4's `PubSub.takeAll` waits for one). */
+export const drain = <A>(subscription: Subscription<A>): Effect.Effect<Array<A>> =>
+  Effect.map(Queue.takeAll(subscription), (chunk) => Array.from(chunk))
+
+/** The next value of a subscription, waiting for it. */
+export const take = <A>(subscription: Subscription<A>): Effect.Effect<A> => Queue.take(subscription)
+
+/** How many values a subscription holds (`Queue.size` on 3, `PubSub.remaining` on 4). */
+export const remaining = <A>(subscription: Subscription<A>): Effect.Effect<number> => Queue.size(subscription)
+
+/** A stream of what a subscription receives. */
+export const subscriptionStream = <A>(subscription: Subscription<A>): Stream.Stream<A> => Stream.fromQueue(subscription)
+
+/**
+ * Whether a fiber waits to take from `queue`: a negative `Queue.size` on Effect 3; Effect 4's
+ * `Queue.size` never goes below 0, so its open state's takers are read.
+ */
+export const hasTaker = <A>(queue: Queue.Queue<A>): Effect.Effect<boolean> =>
+  Effect.map(Queue.size(queue), (size) => size < 0)
+
+/** The tests of a suite that share one layer, built once; their `it` has `it.scoped`. */
+export const layer =
+  <R, E>(shared: Layer.Layer<R, E>, options?: { readonly timeout?: Duration.DurationInput }) =>
+  (name: string, f: (it: Vitest.MethodsNonLive<R>) => void): void =>
+    it3.layer(shared, options)(name, f)
+
+/** A fiber's exit if it has ended, read synchronously (`unsafePoll`, null while running, on Effect 3). */
 export const pollUnsafe = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Exit.Exit<A, E> | undefined =>
   fiber.unsafePoll() ?? undefined
+
+/** The service a key gives (`Context.Tag.Service` on Effect 3, `Context.Service.Shape` on 4). */
+export type ServiceOf<K> = K extends Context.Tag<infer _Id, infer Shape> ? Shape : never
+
+/**
+ * A schedule that recurs while both do, after the longer of their delays (`Schedule.intersect` on
+ * Effect 3, `Schedule.max` on 4).
+ */
+export const intersectSchedules = <R, R2>(
+  self: Schedule.Schedule<unknown, unknown, R>,
+  that: Schedule.Schedule<unknown, unknown, R2>
+): Schedule.Schedule<unknown, unknown, R | R2> => Schedule.intersect(self, that)

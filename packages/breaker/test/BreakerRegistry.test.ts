@@ -1,6 +1,7 @@
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Cause, Effect, Either, Exit, Layer } from "effect"
+import { assert, describe, it, result, Result } from "@circuitry/testkit"
+import { Effect, Exit, Layer, Option } from "effect"
 import { call, fail, tagOf } from "./utils.js"
 
 const provideRegistry = (options?: Parameters<typeof BreakerRegistry.layer>[0]) =>
@@ -51,19 +52,19 @@ describe("BreakerRegistry", () => {
 
   it.effect("withBreakerFor runs through the named breaker", () =>
     Effect.gen(function* () {
-      yield* Effect.either(fail.pipe(BreakerRegistry.withBreakerFor("db")))
-      const result = yield* Effect.either(Effect.succeed(1).pipe(BreakerRegistry.withBreakerFor("db")))
-      assert.isTrue(result._tag === "Left" && result.left instanceof CircuitBreaker.BreakerOpenError)
-      const other = yield* Effect.either(Effect.succeed(1).pipe(BreakerRegistry.withBreakerFor("cache")))
-      assert.deepStrictEqual<unknown>(other, Either.right(1))
+      yield* result(fail.pipe(BreakerRegistry.withBreakerFor("db")))
+      const rejected = yield* result(Effect.succeed(1).pipe(BreakerRegistry.withBreakerFor("db")))
+      assert.isTrue(Option.getOrUndefined(Result.getFailure(rejected)) instanceof CircuitBreaker.BreakerOpenError)
+      const other = yield* result(Effect.succeed(1).pipe(BreakerRegistry.withBreakerFor("cache")))
+      assert.deepStrictEqual<unknown>(other, Result.succeed(1))
     }).pipe(provideRegistry({ defaults: { policy: Policy.consecutiveFailures(1) } }))
   )
 
   it.effect("withBreakerFor is dual; the registry hands out CircuitBreakers", () =>
     Effect.gen(function* () {
-      yield* Effect.either(BreakerRegistry.withBreakerFor(fail, "db"))
-      const result = yield* Effect.either(BreakerRegistry.withBreakerFor(Effect.succeed(1), "db"))
-      assert.isTrue(result._tag === "Left" && result.left instanceof CircuitBreaker.BreakerOpenError)
+      yield* result(BreakerRegistry.withBreakerFor(fail, "db"))
+      const rejected = yield* result(BreakerRegistry.withBreakerFor(Effect.succeed(1), "db"))
+      assert.isTrue(Option.getOrUndefined(Result.getFailure(rejected)) instanceof CircuitBreaker.BreakerOpenError)
       const registry = yield* BreakerRegistry.BreakerRegistry
       assert.isTrue(CircuitBreaker.isCircuitBreaker(yield* registry.get("db")))
       assert.strictEqual(yield* tagOf(yield* registry.get("db")), "Open")
@@ -103,7 +104,7 @@ describe("BreakerRegistry", () => {
       const joined: Array<string> = []
       const recording = BreakerStore.BreakerStore.of({
         connect: (name) =>
-          Effect.zipRight(
+          Effect.andThen(
             Effect.sync(() => joined.push(name)),
             memory.connect(name)
           )
@@ -131,7 +132,7 @@ describe("BreakerRegistry", () => {
       for (const options of attempts) {
         const exit = yield* Effect.exit(Effect.scoped(Layer.build(BreakerRegistry.layer(options))))
         if (Exit.isSuccess(exit)) return assert.fail(`expected a failure for ${JSON.stringify(options)}`)
-        const error = Cause.failureOption(exit.cause)
+        const error = Edition.findError(exit.cause)
         assert.strictEqual(error._tag === "Some" ? error.value._tag : "none", "InvalidBreakerOptions")
       }
     })

@@ -1,11 +1,12 @@
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, BreakerStore, BreakerStoreKit, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Clock, Deferred, Effect, Either, Fiber, Option, Stream, TestClock } from "effect"
+import { assert, describe, it, Result, TestClock, yieldNow } from "@circuitry/testkit"
+import { Clock, Deferred, Effect, Fiber, Option, Stream } from "effect"
 import { call, dependency, fail, rejectedWith, succeed, tagOf } from "./utils.js"
 
 /** Lets the breakers' background fibers (store followers and writers) run. */
 const settle = Effect.gen(function* () {
-  for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+  for (let i = 0; i < 20; i++) yield* yieldNow
 })
 
 const options: CircuitBreaker.Options = {
@@ -46,17 +47,17 @@ describe("BreakerStore (memory)", () => {
       yield* TestClock.adjust("10 seconds")
       const dep = yield* dependency
       const gate = yield* Deferred.make<void>()
-      const probe = dep.effect.pipe(Effect.zipLeft(Deferred.await(gate)))
+      const probe = dep.effect.pipe(Effect.tap(() => Deferred.await(gate)))
       const calls = yield* Effect.forEach(
         members.flatMap((m) => [m, m, m]),
-        (m) => Effect.fork(call(m, probe)),
+        (m) => Edition.forkChild(call(m, probe)),
         { concurrency: "unbounded" }
       )
       yield* settle
       assert.strictEqual(yield* dep.calls, 1)
       yield* Deferred.succeed(gate, undefined)
-      const results = yield* Fiber.join(Fiber.all(calls))
-      assert.strictEqual(results.filter(Either.isRight).length, 1)
+      const results = yield* Effect.forEach(calls, Fiber.join)
+      assert.strictEqual(results.filter(Result.isSuccess).length, 1)
       yield* settle
       for (const m of members) assert.strictEqual(yield* tagOf(m), "Closed")
     }).pipe(Effect.provide(BreakerStore.layerMemory))
@@ -71,11 +72,11 @@ describe("BreakerStore (memory)", () => {
       yield* call(a, fail)
       yield* settle
       yield* TestClock.adjust("10 seconds")
-      const hung = yield* Effect.fork(call(a, Effect.never))
+      const hung = yield* Edition.forkChild(call(a, Effect.never))
       yield* settle
       rejectedWith(yield* call(b, succeed)) // a holds the fleet's lease
       yield* TestClock.adjust("5 seconds")
-      assert.deepStrictEqual<unknown>(yield* call(b, succeed), Either.right("ok"))
+      assert.deepStrictEqual<unknown>(yield* call(b, succeed), Result.succeed("ok"))
       yield* Fiber.interrupt(hung)
     }).pipe(Effect.provide(BreakerStore.layerMemory))
   )
@@ -107,17 +108,17 @@ describe("BreakerStore (memory)", () => {
             Effect.map(memory.connect(name), (circuit) => ({
               ...circuit,
               save: (v: BreakerStore.Verdict) =>
-                Effect.zipRight(
+                Effect.andThen(
                   Effect.sync(() => sends.push(`save ${v.state}`)),
                   circuit.save(v)
                 ),
               recordFailures: (n: number, at: number) =>
-                Effect.zipRight(
+                Effect.andThen(
                   Effect.sync(() => sends.push(`failures ${n}`)),
                   circuit.recordFailures(n, at)
                 ),
               recordSuccess: (at: number) =>
-                Effect.zipRight(
+                Effect.andThen(
                   Effect.sync(() => sends.push("success")),
                   circuit.recordSuccess(at)
                 )
@@ -174,15 +175,15 @@ describe("BreakerStore (memory)", () => {
             ...circuit,
             // the reopening (every save after the first) takes a while to reach the store
             save: (v: BreakerStore.Verdict) =>
-              Effect.zipRight(
+              Effect.andThen(
                 saves++ > 0 ? Deferred.await(saving) : Effect.void,
-                Effect.zipRight(
+                Effect.andThen(
                   Effect.sync(() => order.push(`save ${v.state}`)),
                   circuit.save(v)
                 )
               ),
             releaseProbe: (lease: string) =>
-              Effect.zipRight(
+              Effect.andThen(
                 Effect.sync(() => order.push("release")),
                 circuit.releaseProbe(lease)
               )
@@ -198,7 +199,7 @@ describe("BreakerStore (memory)", () => {
       yield* settle
       yield* TestClock.adjust("10 seconds")
       // a probes and fails: it reopens, but the store does not have that yet
-      assert.deepStrictEqual<unknown>(yield* call(a, fail), Either.left("boom"))
+      assert.deepStrictEqual<unknown>(yield* call(a, fail), Result.fail("boom"))
       yield* settle
       assert.deepStrictEqual(order, ["save Open"])
       // b has not heard: its half-open call asks the lease, which a still holds
@@ -232,7 +233,7 @@ describe("BreakerStore (memory)", () => {
       const breaker = yield* CircuitBreaker.make({ name: "late" })
       assert.strictEqual(yield* tagOf(breaker), "HalfOpen")
       // Its probe decides for it: one call goes through, and closes it.
-      assert.deepStrictEqual<unknown>(yield* call(breaker, succeed), Either.right("ok"))
+      assert.deepStrictEqual<unknown>(yield* call(breaker, succeed), Result.succeed("ok"))
       assert.strictEqual(yield* tagOf(breaker), "Closed")
     }).pipe(Effect.provide(BreakerStore.layerMemory))
   )
@@ -278,11 +279,11 @@ describe("BreakerStore (memory)", () => {
                   ? Effect.fail(
                       new BreakerStore.BreakerStoreError({ store: "flaky", operation: "save", message: "down" })
                     )
-                  : Effect.zipRight(
+                  : Effect.andThen(
                       Effect.clockWith((clock) =>
                         Effect.sync(() => {
                           saved.push(verdict.state)
-                          sent.push({ ageMillis: verdict.ageMillis, at: clock.unsafeCurrentTimeMillis() })
+                          sent.push({ ageMillis: verdict.ageMillis, at: Edition.nowUnsafe(clock) })
                         })
                       ),
                       circuit.save(verdict)
@@ -293,7 +294,7 @@ describe("BreakerStore (memory)", () => {
       })
       const makeBreaker = Effect.provideService(CircuitBreaker.make(options), BreakerStore.BreakerStore, flaky)
       // Made while the store does not answer: make waits at most the store deadline.
-      const breakerFiber = yield* Effect.fork(makeBreaker)
+      const breakerFiber = yield* Edition.forkChild(makeBreaker)
       yield* TestClock.adjust("250 millis")
       const breaker = yield* Fiber.join(breakerFiber)
       yield* call(breaker, fail)
@@ -303,9 +304,9 @@ describe("BreakerStore (memory)", () => {
       assert.deepStrictEqual(saved, [])
       // Half-open with a store that never answers the lease: the probe goes ahead after the deadline.
       yield* TestClock.adjust("10 seconds")
-      const probe = yield* Effect.fork(call(breaker, succeed))
+      const probe = yield* Edition.forkChild(call(breaker, succeed))
       yield* TestClock.adjust("250 millis")
-      assert.deepStrictEqual<unknown>(yield* Fiber.join(probe), Either.right("ok"))
+      assert.deepStrictEqual<unknown>(yield* Fiber.join(probe), Result.succeed("ok"))
       assert.strictEqual(yield* tagOf(breaker), "Closed")
       const closedAt = yield* Clock.currentTimeMillis
       // The store comes back: the writer's next retry sends the latest verdict only, as old as it is
@@ -330,7 +331,7 @@ describe("BreakerStore (memory)", () => {
       yield* settle
       const verdict = yield* circuit.load
       assert.isTrue(Option.isSome(verdict) && verdict.value.state === "Open")
-      const first = yield* Stream.runHead(Stream.take(circuit.verdicts, 1)).pipe(Effect.fork)
+      const first = yield* Stream.runHead(Stream.take(circuit.verdicts, 1)).pipe(Edition.forkChild)
       yield* settle
       yield* TestClock.adjust("30 seconds")
       yield* call(yield* registry.get("api"), succeed)
@@ -345,7 +346,7 @@ describe("BreakerStore (memory)", () => {
       const circuit = yield* store.connect("stale")
       const newer: BreakerStore.Verdict = { state: "Open", remainingMillis: 7_000, ageMillis: 0, origin: "a" }
       yield* circuit.save(newer)
-      const told = yield* Stream.runHead(circuit.verdicts).pipe(Effect.fork)
+      const told = yield* Stream.runHead(circuit.verdicts).pipe(Edition.forkChild)
       yield* settle
       // made a second before the stored one
       yield* circuit.save({ state: "Closed", remainingMillis: 0, ageMillis: 1_000, origin: "b" })

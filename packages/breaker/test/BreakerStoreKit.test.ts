@@ -1,5 +1,5 @@
 import { BreakerStoreKit } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@circuitry/testkit"
 import { Effect, Exit, Option, Scope } from "effect"
 
 describe("BreakerStoreKit", () => {
@@ -92,9 +92,9 @@ describe("BreakerStoreKit", () => {
       const members = BreakerStoreKit.makeMembers<number>({ onEmpty: (name) => emptied.push(name) })
       const one = yield* Scope.make()
       const two = yield* Scope.make()
-      yield* Scope.extend(members.join("a", 1), one)
-      yield* Scope.extend(members.join("a", 2), two)
-      yield* Scope.extend(members.join("b", 3), two)
+      yield* Effect.provideService(members.join("a", 1), Scope.Scope, one)
+      yield* Effect.provideService(members.join("a", 2), Scope.Scope, two)
+      yield* Effect.provideService(members.join("b", 3), Scope.Scope, two)
       assert.deepStrictEqual([...members.of("a")], [1, 2])
       assert.deepStrictEqual(members.names(), ["a", "b"])
       assert.deepStrictEqual([...members.all()], [1, 2, 3])

@@ -3,22 +3,10 @@
  * openFor, transitions, manual control, repair traffic, withBreaker. Over 350 lines because it is the
  * contract's one place; the machine's own cases are in machine.test.ts.
  */
+import * as Edition from "@circuitry/core/Edition"
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import {
-  Cause,
-  Context,
-  Deferred,
-  Effect,
-  Either,
-  Exit,
-  Fiber,
-  Layer,
-  Queue,
-  Schedule,
-  Stream,
-  TestClock
-} from "effect"
+import { assert, describe, intersectSchedules, it, result, Result, TestClock, yieldNow } from "@circuitry/testkit"
+import { Clock, Deferred, Effect, Exit, Fiber, Layer, Option, Schedule, Stream } from "effect"
 import { call, dependency, drain, fail, rejectedWith, succeed, tagOf } from "./utils.js"
 
 describe("CircuitBreaker", () => {
@@ -26,8 +14,8 @@ describe("CircuitBreaker", () => {
     it.scoped("runs the effect and passes its result through", () =>
       Effect.gen(function* () {
         const breaker = yield* CircuitBreaker.make()
-        assert.deepStrictEqual<unknown>(yield* call(breaker, succeed), Either.right("ok"))
-        assert.deepStrictEqual<unknown>(yield* call(breaker, fail), Either.left("boom"))
+        assert.deepStrictEqual<unknown>(yield* call(breaker, succeed), Result.succeed("ok"))
+        assert.deepStrictEqual<unknown>(yield* call(breaker, fail), Result.fail("boom"))
         assert.strictEqual(yield* tagOf(breaker), "Closed")
       })
     )
@@ -65,8 +53,8 @@ describe("CircuitBreaker", () => {
       Effect.gen(function* () {
         const breaker = yield* CircuitBreaker.make({ policy: Policy.consecutiveFailures(2) })
         for (let i = 0; i < 5; i++) {
-          const fiber = yield* Effect.fork(CircuitBreaker.withBreaker(Effect.never, breaker))
-          yield* Effect.yieldNow()
+          const fiber = yield* Edition.forkChild(CircuitBreaker.withBreaker(Effect.never, breaker))
+          yield* yieldNow
           yield* Fiber.interrupt(fiber)
           // An effect that is interrupted from within (not by its caller) is not a failure either.
           yield* Effect.exit(CircuitBreaker.withBreaker(Effect.interrupt, breaker))
@@ -82,7 +70,7 @@ describe("CircuitBreaker", () => {
       Effect.gen(function* () {
         const breaker = yield* CircuitBreaker.make({
           policy: Policy.consecutiveFailures(2),
-          isFailure: (cause) => Cause.failureOption(cause).pipe((o) => o._tag === "Some" && o.value !== "not-found")
+          isFailure: (cause) => Edition.findError(cause).pipe((o) => o._tag === "Some" && o.value !== "not-found")
         })
         yield* call(breaker, Effect.fail("timeout"))
         yield* call(breaker, Effect.fail("not-found")) // resets the count like a success
@@ -96,9 +84,9 @@ describe("CircuitBreaker", () => {
     it.scoped("outcomes of calls admitted before a transition do not count after it", () =>
       Effect.gen(function* () {
         const breaker = yield* CircuitBreaker.make({ policy: Policy.consecutiveFailures(2), openFor: "1 second" })
-        const slowFailure = Effect.sleep("5 seconds").pipe(Effect.zipRight(fail))
-        const slow = yield* Effect.fork(call(breaker, slowFailure))
-        yield* Effect.yieldNow()
+        const slowFailure = Effect.sleep("5 seconds").pipe(Effect.andThen(fail))
+        const slow = yield* Edition.forkChild(call(breaker, slowFailure))
+        yield* yieldNow
         yield* breaker.reset // a transition-free reset still starts a new window
         yield* call(breaker, fail)
         yield* TestClock.adjust("5 seconds")
@@ -171,9 +159,12 @@ describe("CircuitBreaker", () => {
           const breaker = yield* opened({ halfOpen: { permits: 2 } })
           const gate = yield* Deferred.make<void>()
           const dep = yield* dependency
-          const probe = dep.effect.pipe(Effect.zipLeft(Deferred.await(gate)))
-          const probes = yield* Effect.all([Effect.fork(call(breaker, probe)), Effect.fork(call(breaker, probe))])
-          yield* Effect.yieldNow()
+          const probe = dep.effect.pipe(Effect.tap(() => Deferred.await(gate)))
+          const probes = yield* Effect.all([
+            Edition.forkChild(call(breaker, probe)),
+            Edition.forkChild(call(breaker, probe))
+          ])
+          yield* yieldNow
           const extra = yield* call(breaker, probe)
           const error = rejectedWith(extra)
           assert.strictEqual(error.state, "HalfOpen")
@@ -181,7 +172,7 @@ describe("CircuitBreaker", () => {
           assert.strictEqual(yield* dep.calls, 2)
           assert.isFalse(yield* breaker.isCallAllowed)
           yield* Deferred.succeed(gate, undefined)
-          yield* Fiber.join(Fiber.zip(probes[0], probes[1]))
+          yield* Effect.all([Fiber.join(probes[0]), Fiber.join(probes[1])])
           assert.strictEqual(yield* tagOf(breaker), "Closed")
         })
     )
@@ -212,13 +203,13 @@ describe("CircuitBreaker", () => {
       Effect.gen(function* () {
         const breaker = yield* opened({})
         const dep = yield* dependency
-        const probe = yield* Effect.fork(call(breaker, Effect.zipRight(dep.effect, Effect.never)))
-        yield* Effect.yieldNow()
+        const probe = yield* Edition.forkChild(call(breaker, Effect.andThen(dep.effect, Effect.never)))
+        yield* yieldNow
         rejectedWith(yield* call(breaker, succeed)) // the permit is taken
         yield* Fiber.interrupt(probe)
         assert.strictEqual(yield* tagOf(breaker), "HalfOpen")
         assert.isTrue(yield* breaker.isCallAllowed)
-        assert.deepStrictEqual<unknown>(yield* call(breaker, succeed), Either.right("ok"))
+        assert.deepStrictEqual<unknown>(yield* call(breaker, succeed), Result.succeed("ok"))
         assert.strictEqual(yield* tagOf(breaker), "Closed")
       })
     )
@@ -231,8 +222,8 @@ describe("CircuitBreaker", () => {
             const breaker = yield* opened({ halfOpen: { permits } })
             const dep = yield* dependency
             yield* dep.down
-            const slowDep = Effect.sleep("1 second").pipe(Effect.zipRight(dep.effect))
-            const results = yield* Effect.fork(
+            const slowDep = Effect.sleep("1 second").pipe(Effect.andThen(dep.effect))
+            const results = yield* Edition.forkChild(
               Effect.all(
                 Array.from({ length: 10_000 }, () => call(breaker, slowDep)),
                 { concurrency: "unbounded" }
@@ -242,7 +233,7 @@ describe("CircuitBreaker", () => {
             const outcomes = yield* Fiber.join(results)
             assert.strictEqual(yield* dep.calls, permits)
             const rejected = outcomes.filter(
-              (r) => Either.isLeft(r) && r.left instanceof CircuitBreaker.BreakerOpenError
+              (r) => Option.getOrUndefined(Result.getFailure(r)) instanceof CircuitBreaker.BreakerOpenError
             )
             assert.strictEqual(rejected.length, 10_000 - permits)
             assert.strictEqual(yield* tagOf(breaker), "Open")
@@ -265,7 +256,7 @@ describe("CircuitBreaker", () => {
         yield* TestClock.adjust("2 seconds")
         yield* call(breaker, succeed) // closes
         assert.strictEqual(yield* tagOf(breaker), "Closed")
-        const now = yield* TestClock.currentTimeMillis
+        const now = yield* Clock.currentTimeMillis
         yield* call(breaker, fail)
         assert.deepStrictEqual<unknown>(yield* breaker.state, CircuitBreaker.State.Open({ until: now + 1000 }))
       })
@@ -275,13 +266,13 @@ describe("CircuitBreaker", () => {
       Effect.gen(function* () {
         const breaker = yield* CircuitBreaker.make({
           policy: Policy.consecutiveFailures(1),
-          openFor: Schedule.exponential("1 second").pipe(Schedule.intersect(Schedule.recurs(2)))
+          openFor: intersectSchedules(Schedule.exponential("1 second"), Schedule.recurs(2))
         })
         const waits: Array<number> = []
         yield* call(breaker, fail)
         for (let i = 0; i < 4; i++) {
           const state = yield* breaker.state
-          const now = yield* TestClock.currentTimeMillis
+          const now = yield* Clock.currentTimeMillis
           if (state._tag !== "Open") return assert.fail(`expected Open, got ${state._tag}`)
           waits.push(state.until - now)
           yield* TestClock.adjust(state.until - now)
@@ -297,9 +288,9 @@ describe("CircuitBreaker", () => {
       Effect.gen(function* () {
         const breaker = yield* CircuitBreaker.make({ policy: Policy.consecutiveFailures(1), openFor: "1 second" })
         const queue = yield* breaker.subscribe
-        const fromStream = yield* Effect.fork(Stream.runCollect(Stream.take(breaker.changes, 7)))
+        const fromStream = yield* Edition.forkChild(Stream.runCollect(Stream.take(breaker.changes, 7)))
         // Let the stream's fiber start and subscribe before anything happens.
-        for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+        for (let i = 0; i < 20; i++) yield* yieldNow
         yield* call(breaker, fail)
         yield* TestClock.adjust("1 second")
         yield* call(breaker, fail)
@@ -347,7 +338,7 @@ describe("CircuitBreaker", () => {
         yield* TestClock.adjust("1 day")
         assert.strictEqual(yield* tagOf(breaker), "Isolated")
         yield* breaker.reset
-        assert.deepStrictEqual<unknown>(yield* call(breaker, succeed), Either.right("ok"))
+        assert.deepStrictEqual<unknown>(yield* call(breaker, succeed), Result.succeed("ok"))
       })
     )
 
@@ -365,7 +356,7 @@ describe("CircuitBreaker", () => {
         yield* call(breaker, fail)
         assert.strictEqual(yield* tagOf(breaker), "Closed") // the count was cleared
         yield* call(breaker, fail)
-        const now = yield* TestClock.currentTimeMillis
+        const now = yield* Clock.currentTimeMillis
         assert.deepStrictEqual<unknown>(yield* breaker.state, CircuitBreaker.State.Open({ until: now + 1000 }))
       })
     )
@@ -391,7 +382,7 @@ describe("CircuitBreaker", () => {
         yield* breaker.resetBy("ops@example")
         yield* breaker.isolate
         yield* breaker.reset
-        assert.deepStrictEqual(Array.from(yield* Queue.takeAll(changes)), [
+        assert.deepStrictEqual(yield* drain(changes), [
           { from: "Closed", to: "Isolated", at: 0, by: "ops@example" },
           { from: "Isolated", to: "Closed", at: 0, by: "ops@example" },
           { from: "Closed", to: "Isolated", at: 0 },
@@ -400,7 +391,7 @@ describe("CircuitBreaker", () => {
         // an extension with a name is no transition either
         yield* call(breaker, fail)
         yield* breaker.extendOpen(60_000, { by: "ops@example" })
-        assert.deepStrictEqual(Array.from(yield* Queue.takeAll(changes)), [{ from: "Closed", to: "Open", at: 0 }])
+        assert.deepStrictEqual(yield* drain(changes), [{ from: "Closed", to: "Open", at: 0 }])
         assert.deepStrictEqual<unknown>(yield* breaker.state, CircuitBreaker.State.Open({ until: 60_000 }))
       })
     )
@@ -415,7 +406,7 @@ describe("CircuitBreaker", () => {
         for (let i = 0; i < 3; i++) assert.isTrue(yield* breaker.isCallAllowed)
         const snapshot = yield* breaker.snapshot
         assert.strictEqual(snapshot.probes, 0)
-        assert.deepStrictEqual<unknown>(yield* call(breaker, succeed), Either.right("ok"))
+        assert.deepStrictEqual<unknown>(yield* call(breaker, succeed), Result.succeed("ok"))
       })
     )
   })
@@ -435,13 +426,13 @@ describe("CircuitBreaker", () => {
         for (let i = 0; i < 5; i++) {
           assert.deepStrictEqual<unknown>(
             yield* call(breaker, CircuitBreaker.repairing(dep.effect)),
-            Either.right("ok")
+            Result.succeed("ok")
           )
         }
         assert.strictEqual(yield* dep.calls, 5)
         // Marking the fiber works too: everything run inside `repairing` is repair traffic.
-        const outside = yield* Effect.either(CircuitBreaker.repairing(CircuitBreaker.withBreaker(dep.effect, breaker)))
-        assert.deepStrictEqual<unknown>(outside, Either.right("ok"))
+        const outside = yield* result(CircuitBreaker.repairing(CircuitBreaker.withBreaker(dep.effect, breaker)))
+        assert.deepStrictEqual<unknown>(outside, Result.succeed("ok"))
         assert.strictEqual(yield* dep.calls, 6)
         rejectedWith(yield* call(breaker, dep.effect))
         assert.strictEqual(yield* dep.calls, 6)
@@ -456,14 +447,14 @@ describe("CircuitBreaker", () => {
         const dep = yield* dependency
         yield* dep.down
         const repair = CircuitBreaker.withBreaker(CircuitBreaker.repairing(dep.effect), breaker)
-        for (let i = 0; i < 5; i++) yield* Effect.either(repair)
+        for (let i = 0; i < 5; i++) yield* result(repair)
         assert.strictEqual(yield* dep.calls, 1)
         assert.isFalse(yield* CircuitBreaker.repairing(breaker.isCallAllowed))
         // The next episode tries again.
         yield* TestClock.adjust("30 seconds")
         yield* call(breaker, fail) // the probe fails: a new open episode
         assert.strictEqual(yield* tagOf(breaker), "Open")
-        yield* Effect.either(repair)
+        yield* result(repair)
         assert.strictEqual(yield* dep.calls, 2)
       })
     )
@@ -472,15 +463,15 @@ describe("CircuitBreaker", () => {
       Effect.gen(function* () {
         const breaker = yield* openBreaker
         const dep = yield* dependency
-        const hung = dep.effect.pipe(Effect.zipLeft(Effect.sleep("1 second")))
-        const first = yield* Effect.fork(call(breaker, CircuitBreaker.repairing(hung)))
-        yield* Effect.yieldNow()
+        const hung = dep.effect.pipe(Effect.tap(() => Effect.sleep("1 second")))
+        const first = yield* Edition.forkChild(call(breaker, CircuitBreaker.repairing(hung)))
+        yield* yieldNow
         for (let i = 0; i < 5; i++) rejectedWith(yield* call(breaker, CircuitBreaker.repairing(hung)))
         assert.strictEqual(yield* dep.calls, 1)
         yield* TestClock.adjust("1 second")
-        assert.deepStrictEqual<unknown>(yield* Fiber.join(first), Either.right("ok"))
+        assert.deepStrictEqual<unknown>(yield* Fiber.join(first), Result.succeed("ok"))
         // One repair succeeded: now they run side by side.
-        const many = yield* Effect.fork(
+        const many = yield* Edition.forkChild(
           Effect.all(
             Array.from({ length: 5 }, () => call(breaker, CircuitBreaker.repairing(hung))),
             {
@@ -488,7 +479,7 @@ describe("CircuitBreaker", () => {
             }
           )
         )
-        for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+        for (let i = 0; i < 20; i++) yield* yieldNow
         assert.strictEqual(yield* dep.calls, 6)
         yield* TestClock.adjust("1 second")
         yield* Fiber.join(many)
@@ -515,24 +506,24 @@ describe("CircuitBreaker", () => {
   })
 
   describe("withBreaker", () => {
-    class Payments extends Context.Tag("Payments")<Payments, CircuitBreaker.CircuitBreaker>() {}
+    class Payments extends Edition.KeyClass<Payments, CircuitBreaker.CircuitBreaker>()("Payments") {}
 
     it.effect("works data-first and data-last, with a value or a Tag provided by layer", () =>
       Effect.gen(function* () {
         const breaker = yield* Payments
         assert.deepStrictEqual<unknown>(
-          yield* Effect.either(CircuitBreaker.withBreaker(succeed, Payments)),
-          Either.right("ok")
+          yield* result(CircuitBreaker.withBreaker(succeed, Payments)),
+          Result.succeed("ok")
         )
         assert.deepStrictEqual<unknown>(
-          yield* Effect.either(succeed.pipe(CircuitBreaker.withBreaker(Payments))),
-          Either.right("ok")
+          yield* result(succeed.pipe(CircuitBreaker.withBreaker(Payments))),
+          Result.succeed("ok")
         )
         assert.deepStrictEqual<unknown>(
-          yield* Effect.either(succeed.pipe(CircuitBreaker.withBreaker(breaker))),
-          Either.right("ok")
+          yield* result(succeed.pipe(CircuitBreaker.withBreaker(breaker))),
+          Result.succeed("ok")
         )
-        yield* Effect.either(fail.pipe(CircuitBreaker.withBreaker(Payments)))
+        yield* result(fail.pipe(CircuitBreaker.withBreaker(Payments)))
         assert.strictEqual(breaker.name, "payments")
         assert.strictEqual(yield* tagOf(breaker), "Open")
       }).pipe(
@@ -559,7 +550,7 @@ describe("CircuitBreaker", () => {
         )
         assert.isTrue(Exit.isFailure(exit))
         if (Exit.isFailure(exit)) {
-          const error = Cause.failureOption(exit.cause)
+          const error = Edition.findError(exit.cause)
           assert.strictEqual(error._tag === "Some" ? error.value._tag : "none", "InvalidBreakerOptions")
         }
       })

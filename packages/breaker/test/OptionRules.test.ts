@@ -1,6 +1,6 @@
 import { OptionRules } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Duration, Either, Schema } from "effect"
+import { assert, describe, it, Result } from "@circuitry/testkit"
+import { Duration, Schema } from "effect"
 
 const Options = Schema.Struct({
   deadline: Schema.optional(OptionRules.PositiveMillis),
@@ -13,9 +13,9 @@ const Options = Schema.Struct({
 })
 
 const message = (input: unknown): string =>
-  Either.match(
+  Result.match(
     OptionRules.decode(Options, input, (m) => m),
-    { onLeft: (m) => m, onRight: () => "valid" }
+    { onFailure: (m) => m, onSuccess: () => "valid" }
   )
 
 describe("OptionRules", () => {
@@ -27,11 +27,11 @@ describe("OptionRules", () => {
     )
     assert.deepStrictEqual(
       decoded,
-      Either.right({ deadline: 1_000, wait: 0, ttl: Infinity, size: 3, mode: "await", prefix: "", migrate: false })
+      Result.succeed({ deadline: 1_000, wait: 0, ttl: Infinity, size: 3, mode: "await", prefix: "", migrate: false })
     )
     assert.deepStrictEqual(
       OptionRules.decode(Options, undefined, (m) => m),
-      Either.right({})
+      Result.succeed({})
     )
   })
 

@@ -1,18 +1,19 @@
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Cause, Duration, Effect, Exit, Layer, Schedule, TestClock } from "effect"
+import { assert, describe, it, TestClock } from "@circuitry/testkit"
+import { Cause, Effect, Exit, Layer, Schedule } from "effect"
 import { call, fail, succeed, tagOf } from "./utils.js"
 
-const slow = (duration: Duration.DurationInput) => Effect.sleep(duration).pipe(Effect.zipRight(succeed))
+const slow = (duration: Edition.DurationInput) => Effect.sleep(duration).pipe(Effect.andThen(succeed))
 
 /** Runs `effect` through the breaker, moving the TestClock so that sleeps inside it complete. */
 const timedCall = <A, E>(
   breaker: CircuitBreaker.CircuitBreaker,
   effect: Effect.Effect<A, E>,
-  duration: Duration.DurationInput
+  duration: Edition.DurationInput
 ) =>
   Effect.gen(function* () {
-    const fiber = yield* Effect.fork(call(breaker, effect))
+    const fiber = yield* Edition.forkChild(call(breaker, effect))
     yield* TestClock.adjust(duration)
     return yield* fiber
   })
@@ -162,7 +163,7 @@ describe("options are validated into InvalidBreakerOptions", () => {
     ],
     ["negative openFor", { openFor: -5 }, "openFor must be a finite duration"],
     ["infinite openFor", { openFor: "Infinity" as never }, "openFor must be a finite duration"],
-    ["schedule with no delay", { openFor: Schedule.stop }, "openFor schedule must give at least one delay"],
+    ["schedule with no delay", { openFor: Schedule.recurs(0) }, "openFor schedule must give at least one delay"],
     ["permits 0", { halfOpen: { permits: 0 } }, "halfOpen.permits must be a whole number >= 1"],
     ["successesToClose 0.5", { halfOpen: { successesToClose: 0.5 } }, "halfOpen.successesToClose"],
     ["probeLease 0", { halfOpen: { probeLease: 0 } }, "halfOpen.probeLease must be a finite duration > 0"],
@@ -245,7 +246,7 @@ describe("options are validated into InvalidBreakerOptions", () => {
       Effect.gen(function* () {
         const exit = yield* Effect.exit(CircuitBreaker.make(options))
         if (Exit.isSuccess(exit)) return assert.fail("expected InvalidBreakerOptions")
-        const error = Cause.failureOption(exit.cause)
+        const error = Edition.findError(exit.cause)
         if (error._tag === "None") return assert.fail(`expected a failure, got ${Cause.pretty(exit.cause)}`)
         assert.strictEqual(error.value._tag, "InvalidBreakerOptions")
         assert.include(error.value.message, expected)
@@ -274,7 +275,7 @@ describe("options are validated into InvalidBreakerOptions", () => {
         Effect.scoped(Layer.build(BreakerRegistry.layer({ defaults: { policy: Policy.failureRate(config) } })))
       )
       if (Exit.isSuccess(exit)) return assert.fail("expected InvalidBreakerOptions")
-      const error = Cause.failureOption(exit.cause)
+      const error = Edition.findError(exit.cause)
       if (error._tag === "None") return assert.fail(`expected a failure, got ${Cause.pretty(exit.cause)}`)
       assert.strictEqual(error.value._tag, "InvalidBreakerOptions")
       assert.include(error.value.message, "failureRate window must be")

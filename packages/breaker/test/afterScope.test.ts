@@ -1,6 +1,7 @@
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Either, Exit, Fiber, Layer, Scope, TestClock } from "effect"
+import { assert, describe, it, result, Result, TestClock, yieldNow } from "@circuitry/testkit"
+import { Cause, Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { call, fail, rejectedWith, succeed, tagOf } from "./utils.js"
 
 // Issue 22, item 5: a breaker with a shared store, used after the scope it was made in closed,
@@ -11,7 +12,10 @@ const closedScopeBreaker = (options: CircuitBreaker.Options) =>
   Effect.gen(function* () {
     const ctx = yield* Layer.build(BreakerStore.layerMemory)
     const scope = yield* Scope.make()
-    const breaker = yield* CircuitBreaker.make(options).pipe(Effect.provide(ctx), Scope.extend(scope))
+    const breaker = yield* CircuitBreaker.make(options).pipe(
+      Effect.provide(ctx),
+      Effect.provideService(Scope.Scope, scope)
+    )
     return { breaker, close: Scope.close(scope, Exit.void), store: ctx }
   })
 
@@ -26,14 +30,14 @@ describe("a shared-store breaker used after its scope closed", () => {
     Effect.gen(function* () {
       const { breaker, close } = yield* closedScopeBreaker(options)
       yield* close
-      yield* Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), breaker))
+      yield* result(CircuitBreaker.withBreaker(Effect.fail("boom"), breaker))
       yield* TestClock.adjust("1 second")
       const exit = yield* Effect.exit(CircuitBreaker.withBreaker(Effect.succeed("probe"), breaker))
       assert.isTrue(Exit.isSuccess(exit), Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "")
       assert.deepStrictEqual(exit, Exit.succeed("probe"))
       assert.strictEqual(yield* tagOf(breaker), "Closed")
       // and every later call too
-      for (let i = 0; i < 3; i++) assert.deepStrictEqual<unknown>(yield* call(breaker, succeed), Either.right("ok"))
+      for (let i = 0; i < 3; i++) assert.deepStrictEqual<unknown>(yield* call(breaker, succeed), Result.succeed("ok"))
     })
   )
 
@@ -42,9 +46,9 @@ describe("a shared-store breaker used after its scope closed", () => {
       const { breaker, close } = yield* closedScopeBreaker({ ...options, policy: Policy.consecutiveFailures(2) })
       yield* close
       // counted: one failure does not open it, two do
-      assert.deepStrictEqual<unknown>(yield* call(breaker, fail), Either.left("boom"))
+      assert.deepStrictEqual<unknown>(yield* call(breaker, fail), Result.fail("boom"))
       assert.strictEqual(yield* tagOf(breaker), "Closed")
-      assert.deepStrictEqual<unknown>(yield* call(breaker, fail), Either.left("boom"))
+      assert.deepStrictEqual<unknown>(yield* call(breaker, fail), Result.fail("boom"))
       assert.strictEqual(yield* tagOf(breaker), "Open")
       assert.strictEqual(rejectedWith(yield* call(breaker, succeed)).state, "Open")
       // a failed probe reopens it
@@ -54,7 +58,7 @@ describe("a shared-store breaker used after its scope closed", () => {
       assert.strictEqual(yield* tagOf(breaker), "Open")
       // a successful one closes it, and failures count again from there
       yield* TestClock.adjust("1 second")
-      assert.deepStrictEqual<unknown>(yield* call(breaker, succeed), Either.right("ok"))
+      assert.deepStrictEqual<unknown>(yield* call(breaker, succeed), Result.succeed("ok"))
       assert.strictEqual(yield* tagOf(breaker), "Closed")
       yield* call(breaker, fail)
       yield* call(breaker, fail)
@@ -75,18 +79,18 @@ describe("a shared-store breaker used after its scope closed", () => {
           Effect.map(memory.connect(name), (circuit) => ({
             ...circuit,
             acquireProbe: (lease: Parameters<BreakerStore.SharedCircuit["acquireProbe"]>[0]) =>
-              Effect.zipRight(Deferred.await(gate), circuit.acquireProbe(lease))
+              Effect.andThen(Deferred.await(gate), circuit.acquireProbe(lease))
           }))
       })
       const scope = yield* Scope.make()
       const breaker = yield* CircuitBreaker.make(options).pipe(
         Effect.provideService(BreakerStore.BreakerStore, held),
-        Scope.extend(scope)
+        Effect.provideService(Scope.Scope, scope)
       )
       yield* call(breaker, fail)
       yield* TestClock.adjust("1 second")
-      const probe = yield* Effect.fork(CircuitBreaker.withBreaker(succeed, breaker))
-      yield* Effect.yieldNow()
+      const probe = yield* Edition.forkChild(CircuitBreaker.withBreaker(succeed, breaker))
+      yield* yieldNow
       yield* Scope.close(scope, Exit.void)
       const exit = yield* Fiber.await(probe)
       assert.deepStrictEqual(exit, Exit.succeed("ok"))
@@ -99,7 +103,10 @@ describe("a shared-store breaker used after its scope closed", () => {
       const ctx = yield* Layer.build(BreakerStore.layerMemory)
       const scope = yield* Scope.make()
       yield* Scope.close(scope, Exit.void)
-      const breaker = yield* CircuitBreaker.make(options).pipe(Effect.provide(ctx), Scope.extend(scope))
+      const breaker = yield* CircuitBreaker.make(options).pipe(
+        Effect.provide(ctx),
+        Effect.provideService(Scope.Scope, scope)
+      )
       yield* call(breaker, fail)
       assert.strictEqual(yield* tagOf(breaker), "Open")
       yield* TestClock.adjust("1 second")

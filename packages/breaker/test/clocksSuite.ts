@@ -12,31 +12,36 @@
  * moment when each one's `until`, less its offset, is the same instant of the fleet's clock, within
  * the backend's `boundMillis`.
  */
+import * as Edition from "@circuitry/core/Edition"
 import type { BreakerStore } from "@circuitry/breaker"
 import { BreakerStore as Store, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect, Option, Queue, TestClock } from "effect"
+import {
+  assert,
+  describe,
+  drain,
+  it,
+  makeClock,
+  result,
+  type ServiceOf,
+  type Subscription,
+  take,
+  TestClock,
+  withClock,
+  yieldNow
+} from "@circuitry/testkit"
+import { Clock, Effect, Option } from "effect"
 import type { Scope } from "effect"
 
 /**
  * A clock `offset` milliseconds off `base` (ahead when positive), plus `drift()` milliseconds (the
  * real time a backend's fleet clock follows); it sleeps on `base`.
  */
-export const offsetClock = (base: Clock.Clock, offset: number, drift: () => number = () => 0): Clock.Clock => {
-  const millis = () => base.unsafeCurrentTimeMillis() + offset + drift()
-  return {
-    [Clock.ClockTypeId]: Clock.ClockTypeId,
-    unsafeCurrentTimeMillis: millis,
-    unsafeCurrentTimeNanos: () => BigInt(millis()) * 1_000_000n,
-    currentTimeMillis: Effect.sync(millis),
-    currentTimeNanos: Effect.sync(() => BigInt(millis()) * 1_000_000n),
-    sleep: (duration) => base.sleep(duration)
-  }
-}
+export const offsetClock = (base: Clock.Clock, offset: number, drift: () => number = () => 0): Clock.Clock =>
+  makeClock(base, () => Edition.nowUnsafe(base) + offset + drift())
 
 /** One member's way into the shared store, and how to make it read the store now (a poll), if it must. */
 export interface Joined {
-  readonly store: BreakerStore.BreakerStore["Type"]
+  readonly store: ServiceOf<typeof BreakerStore.BreakerStore>
   readonly nudge: Effect.Effect<void>
 }
 
@@ -73,10 +78,10 @@ interface FleetClock {
 }
 
 const fleetClock = (realTime: boolean): Effect.Effect<FleetClock> =>
-  Effect.map(Effect.clock, (base) => {
+  Effect.map(Effect.clockWith(Effect.succeed), (base) => {
     const started = performance.now()
     const drift = realTime ? () => Math.floor(performance.now() - started) : () => 0
-    const now = Effect.sync(() => base.unsafeCurrentTimeMillis() + drift())
+    const now = Effect.sync(() => Edition.nowUnsafe(base) + drift())
     return {
       drift,
       now,
@@ -88,7 +93,7 @@ const fleetClock = (realTime: boolean): Effect.Effect<FleetClock> =>
 interface Member {
   readonly offset: number
   readonly breaker: CircuitBreaker.CircuitBreaker
-  readonly changes: Queue.Dequeue<CircuitBreaker.Transition>
+  readonly changes: Subscription<CircuitBreaker.Transition>
   readonly nudge: Effect.Effect<void>
   readonly run: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
@@ -96,8 +101,8 @@ interface Member {
 const member = (join: Effect.Effect<Joined, unknown, Scope.Scope>, clock: FleetClock, name: string, offset: number) =>
   Effect.gen(function* () {
     const joined = yield* join
-    const own = offsetClock(yield* Effect.clock, offset, clock.drift)
-    const run = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.withClock(effect, own)
+    const own = offsetClock(yield* Effect.clockWith(Effect.succeed), offset, clock.drift)
+    const run = <A, E, R>(effect: Effect.Effect<A, E, R>) => withClock(effect, own)
     const breaker = yield* run(
       CircuitBreaker.make({ name, policy: Policy.consecutiveFailures(2), openFor: OPEN_FOR }).pipe(
         Effect.provideService(Store.BreakerStore, joined.store)
@@ -126,7 +131,7 @@ const halfOpensAt = (m: Member) =>
   m.run(Effect.map(m.breaker.state, (s) => (s._tag === "Open" ? s.until - m.offset : Number.NaN)))
 
 const trip = (m: Member) =>
-  m.run(Effect.repeatN(Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), m.breaker)), 1))
+  m.run(Effect.repeat(result(CircuitBreaker.withBreaker(Effect.fail("boom"), m.breaker)), { times: 1 }))
 
 /**
  * Waits until `done` holds, nudging every member (a poll) and letting real time pass (delivery may
@@ -137,7 +142,7 @@ const eventually = (members: ReadonlyArray<Member>, done: Effect.Effect<boolean>
     for (let i = 0; i < 1_000; i++) {
       if (yield* done) return
       for (const m of members) yield* m.nudge
-      for (let j = 0; j < 20; j++) yield* Effect.yieldNow()
+      for (let j = 0; j < 20; j++) yield* yieldNow
       if (yield* done) return
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
     }
@@ -151,7 +156,7 @@ const allAre = (members: ReadonlyArray<Member>, tag: CircuitBreaker.StateTag) =>
 const nextTo = (m: Member, to: CircuitBreaker.StateTag) =>
   Effect.gen(function* () {
     for (;;) {
-      const t = yield* Queue.take(m.changes)
+      const t = yield* take(m.changes)
       if (t.to === to) return t
     }
   })
@@ -265,7 +270,7 @@ export const clocksSuite = (backends: ReadonlyArray<FleetBackend>): void => {
           )
           // an extension is no transition: nobody announced anything since opening
           for (const m of fleet) {
-            const announced = Array.from(yield* Queue.takeAll(m.changes), (t) => t.to)
+            const announced = Array.from(yield* drain(m.changes), (t) => t.to)
             assert.deepStrictEqual(announced, ["Open"])
           }
           // past the first episode's end every member is still open; at the extended end all half-open

@@ -3,17 +3,18 @@
  * repository uses it: each signature is checked by the compiler (an assignment to the type API.md
  * gives), and each value is used once at run time.
  */
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import type { Cause, Duration, Queue, Schedule, Scope, Stream } from "effect"
-import { Context, Effect, Layer } from "effect"
+import { assert, describe, it, type Subscription } from "@circuitry/testkit"
+import type { Cause, Schedule, Scope, Stream } from "effect"
+import { Effect, Layer } from "effect"
 
 type StateTag = "Closed" | "Open" | "HalfOpen" | "Isolated"
 
 interface ContractOptions {
   readonly name?: string
   readonly policy?: Policy.Policy
-  readonly openFor?: Duration.DurationInput | Schedule.Schedule<unknown, unknown>
+  readonly openFor?: Edition.DurationInput | Schedule.Schedule<unknown, unknown>
   readonly halfOpen?: { readonly permits?: number; readonly successesToClose?: number }
   readonly isFailure?: (cause: Cause.Cause<unknown>) => boolean
 }
@@ -23,12 +24,12 @@ interface ContractBreaker {
   readonly state: Effect.Effect<CircuitBreaker.State>
   readonly isCallAllowed: Effect.Effect<boolean>
   readonly changes: Stream.Stream<{ readonly from: StateTag; readonly to: StateTag; readonly at: number }>
-  readonly subscribe: Effect.Effect<Queue.Dequeue<CircuitBreaker.Transition>, never, Scope.Scope>
+  readonly subscribe: Effect.Effect<Subscription<CircuitBreaker.Transition>, never, Scope.Scope>
   readonly isolate: Effect.Effect<void>
   readonly reset: Effect.Effect<void>
 }
 
-class Tagged extends Context.Tag("contract/Tagged")<Tagged, CircuitBreaker.CircuitBreaker>() {}
+class Tagged extends Edition.KeyClass<Tagged, CircuitBreaker.CircuitBreaker>()("contract/Tagged") {}
 
 describe("API.md contract: @circuitry/breaker", () => {
   it.scoped("CircuitBreaker", () =>
@@ -39,7 +40,7 @@ describe("API.md contract: @circuitry/breaker", () => {
       ) => Effect.Effect<CircuitBreaker.CircuitBreaker, CircuitBreaker.InvalidBreakerOptions, Scope.Scope> =
         CircuitBreaker.make
       const layer: <I>(
-        tag: Context.Tag<I, CircuitBreaker.CircuitBreaker>,
+        tag: Edition.Key<I, CircuitBreaker.CircuitBreaker>,
         options?: ContractOptions
       ) => Layer.Layer<I, CircuitBreaker.InvalidBreakerOptions> = CircuitBreaker.layer
       const repairing: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = CircuitBreaker.repairing
@@ -67,10 +68,10 @@ describe("API.md contract: @circuitry/breaker", () => {
       readonly threshold: number
       readonly minimumCalls?: number
       readonly window: Policy.Window
-      readonly slowCall?: { readonly duration: Duration.DurationInput; readonly threshold: number }
+      readonly slowCall?: { readonly duration: Edition.DurationInput; readonly threshold: number }
     }) => Policy.Policy = Policy.failureRate
     const countWindow: (size: number) => Policy.Window = Policy.countWindow
-    const timeWindow: (duration: Duration.DurationInput) => Policy.Window = Policy.timeWindow
+    const timeWindow: (duration: Edition.DurationInput) => Policy.Window = Policy.timeWindow
     assert.strictEqual(consecutive(3)._tag, "ConsecutiveFailures")
     assert.strictEqual(rate({ threshold: 0.5, window: countWindow(10) })._tag, "FailureRate")
     assert.strictEqual(timeWindow("1 minute")._tag, "TimeWindow")
@@ -89,7 +90,7 @@ describe("API.md contract: @circuitry/breaker", () => {
         self: Effect.Effect<A, E, R>
       ) => Effect.Effect<A, E | CircuitBreaker.BreakerOpenError, R | BreakerRegistry.BreakerRegistry> =
         BreakerRegistry.withBreakerFor
-      const tag: Context.Tag<BreakerRegistry.BreakerRegistry, BreakerRegistry.BreakerRegistry> =
+      const tag: Edition.Key<BreakerRegistry.BreakerRegistry, BreakerRegistry.BreakerRegistry> =
         BreakerRegistry.BreakerRegistry
       const program = Effect.gen(function* () {
         const registry = yield* tag

@@ -5,9 +5,10 @@
  * breaker adopts the verdict stored meanwhile. In virtual time; on a real blackholed Redis, see
  * packages/redis/test/firstLoad.test.ts.
  */
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, TestClock } from "effect"
+import { assert, describe, it, pollUnsafe, result, type ServiceOf, TestClock } from "@circuitry/testkit"
+import { Effect, Fiber } from "effect"
 import { tagOf } from "./utils.js"
 
 const options = { name: "payments", policy: Policy.consecutiveFailures(1), openFor: "5 minutes" } as const
@@ -16,9 +17,9 @@ const options = { name: "payments", policy: Policy.consecutiveFailures(1), openF
  * The memory store, but its first `unanswered` loads never answer, and giving one up takes 5 s
  * (a driver's cancel).
  */
-const stalling = (memory: BreakerStore.BreakerStore["Type"], unanswered: number) => {
+const stalling = (memory: ServiceOf<typeof BreakerStore.BreakerStore>, unanswered: number) => {
   let loads = 0
-  const store: BreakerStore.BreakerStore["Type"] = {
+  const store: ServiceOf<typeof BreakerStore.BreakerStore> = {
     connect: (name) =>
       Effect.map(memory.connect(name), (circuit) => ({
         ...circuit,
@@ -37,15 +38,15 @@ describe("the first load on a store that does not answer", () => {
       Effect.gen(function* () {
         const memory = yield* BreakerStore.makeMemory
         const b = yield* CircuitBreaker.make(options).pipe(Effect.provideService(BreakerStore.BreakerStore, memory))
-        yield* Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), b))
+        yield* result(CircuitBreaker.withBreaker(Effect.fail("boom"), b))
         assert.strictEqual(yield* tagOf(b), "Open")
 
         const { loads, store } = stalling(memory, 2)
-        const making = yield* Effect.fork(
+        const making = yield* Edition.forkChild(
           CircuitBreaker.make(options).pipe(Effect.provideService(BreakerStore.BreakerStore, store))
         )
         yield* TestClock.adjust("249 millis")
-        assert.isNull(making.unsafePoll())
+        assert.isUndefined(pollUnsafe(making))
         yield* TestClock.adjust("1 millis")
         // at the deadline, though the load's cleanup takes 5 s more
         const a = yield* Fiber.join(making)

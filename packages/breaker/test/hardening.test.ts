@@ -2,9 +2,10 @@
  * Faults that used to hold a call, or the circuit, up: a probe that never finishes, a slow probe,
  * and a call whose interruption takes long (the breaker's `timeout`). All in virtual time.
  */
+import * as Edition from "@circuitry/core/Edition"
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Cause, Deferred, Duration, Effect, Either, Exit, Fiber, Option, Schedule, TestClock } from "effect"
+import { assert, describe, it, pollUnsafe, Result, TestClock, yieldNow } from "@circuitry/testkit"
+import { Deferred, Effect, Exit, Fiber, Option, Schedule } from "effect"
 import { call, fail, succeed, tagOf } from "./utils.js"
 
 /** A breaker opened at t=0 and half-open at t=10s. */
@@ -22,14 +23,14 @@ const halfOpen = (options: CircuitBreaker.TimeoutOptions) =>
   })
 
 const timeoutError = (exit: Exit.Exit<unknown, unknown>) =>
-  Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+  Exit.isFailure(exit) ? Option.getOrUndefined(Edition.findError(exit.cause)) : undefined
 
 describe("half-open probes are bounded", () => {
   it.scoped("a probe that never returns stops holding the circuit after the open time: it reopens", () =>
     Effect.gen(function* () {
       const breaker = yield* halfOpen({})
-      const hung = yield* Effect.fork(call(breaker, Effect.never))
-      yield* Effect.yieldNow()
+      const hung = yield* Edition.forkChild(call(breaker, Effect.never))
+      yield* yieldNow
       assert.strictEqual((yield* breaker.snapshot).probes, 1)
       yield* TestClock.adjust("9999 millis")
       assert.strictEqual(yield* tagOf(breaker), "HalfOpen")
@@ -41,7 +42,7 @@ describe("half-open probes are bounded", () => {
       yield* TestClock.adjust("10 seconds")
       assert.strictEqual(yield* CircuitBreaker.withBreaker(succeed, breaker), "ok")
       assert.strictEqual(yield* tagOf(breaker), "Closed")
-      assert.isNull(hung.unsafePoll())
+      assert.isUndefined(pollUnsafe(hung))
       yield* Fiber.interrupt(hung)
       assert.strictEqual(yield* tagOf(breaker), "Closed")
     })
@@ -51,16 +52,16 @@ describe("half-open probes are bounded", () => {
     Effect.gen(function* () {
       const breaker = yield* halfOpen({ halfOpen: { probeTimeout: "2 seconds" } })
       const gate = yield* Deferred.make<void>()
-      const late = yield* Effect.fork(call(breaker, Effect.zipRight(Deferred.await(gate), succeed)))
-      yield* Effect.yieldNow()
+      const late = yield* Edition.forkChild(call(breaker, Effect.andThen(Deferred.await(gate), succeed)))
+      yield* yieldNow
       yield* TestClock.adjust("2 seconds")
       assert.deepStrictEqual<unknown>(yield* breaker.state, CircuitBreaker.State.Open({ until: 22_000 }))
       // its late success is ignored: the circuit stays open, and the caller gets its answer
       yield* Deferred.succeed(gate, undefined)
-      assert.deepStrictEqual(yield* Fiber.join(late), Either.right("ok" as const))
+      assert.deepStrictEqual(yield* Fiber.join(late), Result.succeed("ok" as const))
       assert.strictEqual(yield* tagOf(breaker), "Open")
       yield* TestClock.adjust("10 seconds")
-      const quick = yield* Effect.fork(call(breaker, Effect.zipRight(Effect.sleep("1 second"), succeed)))
+      const quick = yield* Edition.forkChild(call(breaker, Effect.andThen(Effect.sleep("1 second"), succeed)))
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(quick)
       assert.strictEqual(yield* tagOf(breaker), "Closed")
@@ -72,8 +73,8 @@ describe("half-open probes are bounded", () => {
       const breaker = yield* halfOpen({ openFor: Schedule.exponential("4 seconds") })
       yield* TestClock.adjust("0 millis")
       // first episode waited 4 s (opened at 0, half-open at 4 s); halfOpen() moved to 10 s
-      yield* Effect.fork(call(breaker, Effect.never))
-      yield* Effect.yieldNow()
+      yield* Edition.forkChild(call(breaker, Effect.never))
+      yield* yieldNow
       yield* TestClock.adjust("3999 millis")
       assert.strictEqual(yield* tagOf(breaker), "HalfOpen")
       yield* TestClock.adjust("1 millis")
@@ -104,9 +105,9 @@ describe("slow probes", () => {
   it.scoped("with a slow-call rule, a probe slower than its duration is a failed probe", () =>
     Effect.gen(function* () {
       const breaker = yield* halfOpen({ policy: slowPolicy })
-      const probe = yield* Effect.fork(call(breaker, Effect.zipRight(Effect.sleep("1001 millis"), succeed)))
+      const probe = yield* Edition.forkChild(call(breaker, Effect.andThen(Effect.sleep("1001 millis"), succeed)))
       yield* TestClock.adjust("1001 millis")
-      assert.deepStrictEqual(yield* Fiber.join(probe), Either.right("ok" as const))
+      assert.deepStrictEqual(yield* Fiber.join(probe), Result.succeed("ok" as const))
       assert.deepStrictEqual<unknown>(yield* breaker.state, CircuitBreaker.State.Open({ until: 21_001 }))
     })
   )
@@ -114,7 +115,7 @@ describe("slow probes", () => {
   it.scoped("a probe within the slow-call duration closes the circuit", () =>
     Effect.gen(function* () {
       const breaker = yield* halfOpen({ policy: slowPolicy })
-      const probe = yield* Effect.fork(call(breaker, Effect.zipRight(Effect.sleep("1 second"), succeed)))
+      const probe = yield* Edition.forkChild(call(breaker, Effect.andThen(Effect.sleep("1 second"), succeed)))
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(probe)
       assert.strictEqual(yield* tagOf(breaker), "Closed")
@@ -124,9 +125,9 @@ describe("slow probes", () => {
 
 describe("the breaker's timeout", () => {
   /** An effect that never ends, and whose interruption takes `cleanup` of the Clock. */
-  const stubborn = (cleanup: Duration.DurationInput, cleaned: Deferred.Deferred<void>) =>
+  const stubborn = (cleanup: Edition.DurationInput, cleaned: Deferred.Deferred<void>) =>
     Effect.never.pipe(
-      Effect.onInterrupt(() => Effect.zipRight(Effect.sleep(cleanup), Deferred.succeed(cleaned, undefined)))
+      Effect.onInterrupt(() => Effect.andThen(Effect.sleep(cleanup), Deferred.succeed(cleaned, undefined)))
     )
 
   it.scoped("answers at the deadline, whatever the call's cleanup costs, and counts a failure", () =>
@@ -138,7 +139,9 @@ describe("the breaker's timeout", () => {
         isFailure: () => false // a timeout counts whatever isFailure says
       })
       const cleaned = yield* Deferred.make<void>()
-      const fiber = yield* Effect.fork(Effect.exit(CircuitBreaker.withBreaker(stubborn("6 seconds", cleaned), breaker)))
+      const fiber = yield* Edition.forkChild(
+        Effect.exit(CircuitBreaker.withBreaker(stubborn("6 seconds", cleaned), breaker))
+      )
       yield* TestClock.adjust("1 second")
       const exit = yield* Fiber.join(fiber)
       // a typed failure, not a defect
@@ -158,7 +161,7 @@ describe("the breaker's timeout", () => {
       yield* TestClock.adjust("6 seconds")
       assert.isTrue(yield* Deferred.isDone(cleaned))
       // a second timeout trips the circuit
-      const again = yield* Effect.fork(Effect.exit(CircuitBreaker.withBreaker(Effect.never, breaker)))
+      const again = yield* Edition.forkChild(Effect.exit(CircuitBreaker.withBreaker(Effect.never, breaker)))
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(again)
       assert.strictEqual(yield* tagOf(breaker), "Open")
@@ -169,11 +172,11 @@ describe("the breaker's timeout", () => {
     Effect.gen(function* () {
       const breaker = yield* CircuitBreaker.make({ name: "db" })
       const cleaned = yield* Deferred.make<void>()
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Edition.forkChild(
         Effect.exit(CircuitBreaker.withBreaker(Effect.timeout(stubborn("6 seconds", cleaned), "1 second"), breaker))
       )
       yield* TestClock.adjust("1 second")
-      assert.isNull(fiber.unsafePoll())
+      assert.isUndefined(pollUnsafe(fiber))
       yield* TestClock.adjust("6 seconds")
       assert.isTrue(Exit.isFailure(yield* Fiber.join(fiber)))
     })
@@ -182,15 +185,15 @@ describe("the breaker's timeout", () => {
   it.scoped("a call within the timeout is untouched; repair traffic and probes are bounded too", () =>
     Effect.gen(function* () {
       const breaker = yield* halfOpen({ timeout: "1 second" })
-      const fast = yield* Effect.fork(
-        CircuitBreaker.withBreaker(Effect.zipRight(Effect.sleep("999 millis"), succeed), breaker)
+      const fast = yield* Edition.forkChild(
+        CircuitBreaker.withBreaker(Effect.andThen(Effect.sleep("999 millis"), succeed), breaker)
       )
       yield* TestClock.adjust("999 millis")
       assert.strictEqual(yield* Fiber.join(fast), "ok")
       assert.strictEqual(yield* tagOf(breaker), "Closed")
       yield* call(breaker, fail)
       assert.strictEqual(yield* tagOf(breaker), "Open")
-      const repair = yield* Effect.fork(
+      const repair = yield* Edition.forkChild(
         Effect.exit(CircuitBreaker.repairing(CircuitBreaker.withBreaker(Effect.never, breaker)))
       )
       yield* TestClock.adjust("1 second")

@@ -4,7 +4,7 @@
  * bad option through.
  */
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@circuitry/testkit"
 import { Effect } from "effect"
 import { call, fail, tagOf } from "./utils.js"
 

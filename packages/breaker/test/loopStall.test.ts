@@ -3,9 +3,21 @@
  * rule on the TestClock with stalls the test injects (`LoopStall.scripted`), and the process's
  * monitor on a real busy loop.
  */
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerStore, CircuitBreaker, LoopStall, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, type Layer, Logger, Metric, Scope, TestClock } from "effect"
+import {
+  assert,
+  describe,
+  it,
+  logTo,
+  metricSeries,
+  pollUnsafe,
+  result,
+  type ServiceOf,
+  TestClock,
+  withAttributes
+} from "@circuitry/testkit"
+import { Effect, Exit, Fiber, type Layer, Metric, Scope } from "effect"
 
 const DEADLINE = 200
 const timed = CircuitBreaker.make({ name: "db", policy: Policy.consecutiveFailures(1), timeout: DEADLINE })
@@ -13,13 +25,13 @@ const timed = CircuitBreaker.make({ name: "db", policy: Policy.consecutiveFailur
 describe("LoopStall: the breaker's timeout", () => {
   it.scoped("a timeout whose span the loop spent mostly stalled is not counted: the answer gets through", () =>
     Effect.gen(function* () {
-      const extended = Metric.value(LoopStall.deadlineExtensions.pipe(Metric.tagged("deadline", "breaker_timeout")))
+      const extended = Metric.value(withAttributes(LoopStall.deadlineExtensions, { deadline: "breaker_timeout" }))
       const before = (yield* extended).count
       const breaker = yield* timed
       // The dependency answers at 300 ms; the loop was stalled from 50 to 350 ms of its span.
-      const call = yield* Effect.fork(CircuitBreaker.withBreaker(Effect.as(Effect.sleep(300), "answer"), breaker))
+      const call = yield* Edition.forkChild(CircuitBreaker.withBreaker(Effect.as(Effect.sleep(300), "answer"), breaker))
       yield* TestClock.adjust(DEADLINE)
-      assert.isNull(call.unsafePoll(), "at its Clock deadline the call is given the time the stall took")
+      assert.isUndefined(pollUnsafe(call), "at its Clock deadline the call is given the time the stall took")
       yield* TestClock.adjust(100)
       assert.strictEqual(yield* Fiber.join(call), "answer")
       assert.strictEqual((yield* breaker.state)._tag, "Closed")
@@ -32,7 +44,7 @@ describe("LoopStall: the breaker's timeout", () => {
   it.scoped("the same timeout without a stall opens the breaker", () =>
     Effect.gen(function* () {
       const breaker = yield* timed
-      const call = yield* Effect.fork(CircuitBreaker.withBreaker(Effect.as(Effect.sleep(300), "answer"), breaker))
+      const call = yield* Edition.forkChild(CircuitBreaker.withBreaker(Effect.as(Effect.sleep(300), "answer"), breaker))
       yield* TestClock.adjust(DEADLINE)
       const exit = yield* Fiber.await(call)
       assert.isTrue(Exit.isFailure(exit))
@@ -44,9 +56,9 @@ describe("LoopStall: the breaker's timeout", () => {
     Effect.gen(function* () {
       const breaker = yield* timed
       // Stalled 0-150 ms: 150 ms of the span were the loop's own, so the deadline is at 350 ms.
-      const call = yield* Effect.fork(CircuitBreaker.withBreaker(Effect.never, breaker))
+      const call = yield* Edition.forkChild(CircuitBreaker.withBreaker(Effect.never, breaker))
       yield* TestClock.adjust(349)
-      assert.isNull(call.unsafePoll())
+      assert.isUndefined(pollUnsafe(call))
       assert.strictEqual((yield* breaker.state)._tag, "Closed")
       yield* TestClock.adjust(1)
       const exit = yield* Fiber.await(call)
@@ -59,7 +71,7 @@ describe("LoopStall: the breaker's timeout", () => {
     Effect.gen(function* () {
       yield* TestClock.adjust(1_000)
       const breaker = yield* timed
-      const call = yield* Effect.fork(CircuitBreaker.withBreaker(Effect.never, breaker))
+      const call = yield* Edition.forkChild(CircuitBreaker.withBreaker(Effect.never, breaker))
       yield* TestClock.adjust(DEADLINE)
       assert.isTrue(Exit.isFailure(yield* Fiber.await(call)))
       assert.strictEqual((yield* breaker.state)._tag, "Open")
@@ -106,21 +118,24 @@ describe("LoopStall.live", () => {
 /** Log messages at warning, kept for the test to read. */
 const logged = (): { readonly lines: Array<string>; readonly layer: Layer.Layer<never> } => {
   const lines: Array<string> = []
-  const logger = Logger.make(({ message }) => {
-    lines.push(Array.isArray(message) ? String(message[0]) : String(message))
+  const layer = logTo(({ messages }) => {
+    lines.push(String(messages[0]))
   })
-  return { lines, layer: Logger.replace(Logger.defaultLogger, logger) }
+  return { lines, layer }
 }
 
 const reachable = (name: string) =>
-  Effect.map(Metric.value(CircuitBreaker.storeReachable.pipe(Metric.tagged("breaker", name))), (s) => s.value)
+  Effect.map(Metric.value(withAttributes(CircuitBreaker.storeReachable, { breaker: name })), (s) => s.value)
 
 /** The memory store, whose loads answer after `millis`. */
-const slowLoads = (memory: BreakerStore.BreakerStore["Type"], millis: number): BreakerStore.BreakerStore["Type"] => ({
+const slowLoads = (
+  memory: ServiceOf<typeof BreakerStore.BreakerStore>,
+  millis: number
+): ServiceOf<typeof BreakerStore.BreakerStore> => ({
   connect: (name) =>
     Effect.map(memory.connect(name), (circuit) => ({
       ...circuit,
-      load: Effect.zipRight(Effect.sleep(millis), circuit.load)
+      load: Effect.andThen(Effect.sleep(millis), circuit.load)
     }))
 })
 
@@ -130,7 +145,7 @@ describe("LoopStall: the shared store's waits and health", () => {
       const memory = yield* BreakerStore.makeMemory
       const log = logged()
       // The store answers the first load at 300 ms, past its 250 ms wait.
-      const making = yield* Effect.fork(
+      const making = yield* Edition.forkChild(
         CircuitBreaker.make({ name }).pipe(
           Effect.provideService(BreakerStore.BreakerStore, slowLoads(memory, 300)),
           Effect.provideService(LoopStall.LoopStall, stalls),
@@ -167,7 +182,7 @@ describe("the store-reachability gauge", () => {
     Effect.gen(function* () {
       const memory = yield* BreakerStore.makeMemory
       let down = false
-      const flaky: BreakerStore.BreakerStore["Type"] = {
+      const flaky: ServiceOf<typeof BreakerStore.BreakerStore> = {
         connect: (name) =>
           Effect.map(memory.connect(name), (circuit) => ({
             ...circuit,
@@ -181,21 +196,19 @@ describe("the store-reachability gauge", () => {
       const scope = yield* Scope.make()
       const breaker = yield* CircuitBreaker.make({ name, policy: Policy.consecutiveFailures(1) }).pipe(
         Effect.provideService(BreakerStore.BreakerStore, flaky),
-        Scope.extend(scope)
+        Effect.provideService(Scope.Scope, scope)
       )
       assert.strictEqual(yield* reachable(name), 1)
       down = true
-      yield* Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), breaker)) // trips: its verdict is sent
+      yield* result(CircuitBreaker.withBreaker(Effect.fail("boom"), breaker)) // trips: its verdict is sent
       yield* TestClock.adjust(0)
       assert.strictEqual(yield* reachable(name), 0)
       down = false
       yield* TestClock.adjust("1 second") // the outbox tries again
       assert.strictEqual(yield* reachable(name), 1)
       yield* Scope.close(scope, Exit.void)
-      const left = Metric.unsafeSnapshot().filter(
-        (pair) =>
-          pair.metricKey.name === "circuitry_breaker_store_reachable" &&
-          pair.metricKey.tags.some((t) => t.key === "breaker" && t.value === name)
+      const left = (yield* metricSeries).filter(
+        (series) => series.name === "circuitry_breaker_store_reachable" && series.attributes["breaker"] === name
       )
       assert.deepStrictEqual(left, [])
     }).pipe(Effect.provide(logged().layer))
@@ -218,7 +231,7 @@ describe("the live monitor on another Clock", () => {
         policy: Policy.consecutiveFailures(1),
         timeout: "100 millis"
       })
-      const call = yield* Effect.fork(Effect.exit(CircuitBreaker.withBreaker(Effect.never, breaker)))
+      const call = yield* Edition.forkChild(Effect.exit(CircuitBreaker.withBreaker(Effect.never, breaker)))
       yield* TestClock.adjust(100)
       const exit = yield* Fiber.join(call)
       assert.isTrue(Exit.isFailure(exit), "timed out at 100 ms of the virtual clock")

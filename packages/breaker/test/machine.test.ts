@@ -2,7 +2,7 @@
  * The state machine, driven directly (it is given `now` and holds no Effect services): the cases
  * the model test rarely reaches, each pinned by name. Found by mutation testing (see MUTANTS.md).
  */
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@circuitry/testkit"
 import * as Machine from "../src/internal/machine.js"
 import * as Tracker from "../src/internal/tracker.js"
 

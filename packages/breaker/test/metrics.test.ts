@@ -1,19 +1,25 @@
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Metric, MetricState, Scope, TestClock } from "effect"
-import * as internalMetrics from "../src/internal/metrics.js"
+import {
+  assert,
+  describe,
+  isHistogramState,
+  it,
+  metricSeries,
+  result,
+  TestClock,
+  withAttributes
+} from "@circuitry/testkit"
+import { Effect, Exit, Fiber, Metric, Scope } from "effect"
 import { call, fail, succeed } from "./utils.js"
 
 /** The series of `metric` in Effect's global registry, with their tags. */
-const series = (metric: string) => Metric.unsafeSnapshot().filter((pair) => pair.metricKey.name === metric)
+const series = (metric: string) => Effect.map(metricSeries, (all) => all.filter((one) => one.name === metric))
 
-const breakerSeries = () =>
-  Metric.unsafeSnapshot().filter((pair) => pair.metricKey.name.startsWith("circuitry_breaker_"))
+const breakerSeries = Effect.map(metricSeries, (all) => all.filter((one) => one.name.startsWith("circuitry_breaker_")))
 
 const calls = (breaker: string, outcome: string) =>
-  Metric.value(
-    CircuitBreaker.callsTotal.pipe(Metric.tagged("breaker", breaker), Metric.tagged("outcome", outcome))
-  ).pipe(Effect.map((state) => state.count))
+  Metric.value(withAttributes(CircuitBreaker.callsTotal, { breaker, outcome })).pipe(Effect.map((state) => state.count))
 
 describe("metrics", () => {
   it.scoped("count calls by outcome, transitions and the current state, labelled by breaker", () =>
@@ -33,18 +39,14 @@ describe("metrics", () => {
       assert.strictEqual(yield* calls(name, "failure"), 2)
       assert.strictEqual(yield* calls(name, "rejected"), 1)
       assert.strictEqual(yield* calls(name, "repair"), 1)
-      const gauge = Metric.value(CircuitBreaker.stateGauge.pipe(Metric.tagged("breaker", name)))
+      const gauge = Metric.value(withAttributes(CircuitBreaker.stateGauge, { breaker: name }))
       assert.strictEqual((yield* gauge).value, 1)
       yield* TestClock.adjust("1 second")
       yield* call(breaker, succeed) // probe closes it
       assert.strictEqual((yield* gauge).value, 0)
       assert.strictEqual(yield* calls(name, "success"), 2)
       const opened = Metric.value(
-        CircuitBreaker.transitionsTotal.pipe(
-          Metric.tagged("breaker", name),
-          Metric.tagged("from", "Closed"),
-          Metric.tagged("to", "Open")
-        )
+        withAttributes(CircuitBreaker.transitionsTotal, { breaker: name, from: "Closed", to: "Open" })
       )
       assert.strictEqual((yield* opened).count, 1)
     })
@@ -55,7 +57,7 @@ describe("metrics", () => {
       const breaker = yield* CircuitBreaker.make({ name: "traced", policy: Policy.consecutiveFailures(1) })
       const attributes = (effect: Effect.Effect<unknown, unknown>) =>
         Effect.gen(function* () {
-          yield* Effect.either(CircuitBreaker.withBreaker(effect, breaker))
+          yield* result(CircuitBreaker.withBreaker(effect, breaker))
           const span = yield* Effect.currentSpan
           return Object.fromEntries(span.attributes)
         }).pipe(Effect.withSpan("call"))
@@ -74,24 +76,26 @@ describe("metrics", () => {
     "a registry bounds its metric series: 100,000 names through maxBreakers 1000 leave at most 1000 breakers' series",
     () =>
       Effect.gen(function* () {
-        const before = breakerSeries().length
+        const before = (yield* breakerSeries).length
         const scope = yield* Scope.make()
-        const registry = yield* BreakerRegistry.make({ maxBreakers: 1000 }).pipe(Scope.extend(scope))
+        const registry = yield* BreakerRegistry.make({ maxBreakers: 1000 }).pipe(
+          Effect.provideService(Scope.Scope, scope)
+        )
         for (let i = 0; i < 100_000; i++) {
           yield* call(yield* registry.get(`churn-${i}`), i % 10 === 0 ? fail : succeed)
         }
         // Each held breaker has its success and failure counters and its duration histogram at most.
-        const held = breakerSeries().length - before
+        const held = (yield* breakerSeries).length - before
         assert.isAtMost(held, 3 * 1000)
         assert.isAtLeast(held, 2 * 1000)
         assert.strictEqual(
-          series("circuitry_breaker_call_duration_seconds").filter((p) =>
-            p.metricKey.tags.some((t) => t.value === "churn-0")
+          (yield* series("circuitry_breaker_call_duration_seconds")).filter((p) =>
+            Object.values(p.attributes).includes("churn-0")
           ).length,
           0
         )
         yield* Scope.close(scope, Exit.void)
-        assert.strictEqual(breakerSeries().length, before)
+        assert.strictEqual((yield* breakerSeries).length, before)
       })
   )
 
@@ -100,8 +104,8 @@ describe("metrics", () => {
       const name = "shared-name"
       const first = yield* Scope.make()
       const second = yield* Scope.make()
-      const a = yield* CircuitBreaker.make({ name }).pipe(Scope.extend(first))
-      const b = yield* CircuitBreaker.make({ name }).pipe(Scope.extend(second))
+      const a = yield* CircuitBreaker.make({ name }).pipe(Effect.provideService(Scope.Scope, first))
+      const b = yield* CircuitBreaker.make({ name }).pipe(Effect.provideService(Scope.Scope, second))
       yield* call(a, succeed)
       yield* call(b, succeed)
       assert.strictEqual(yield* calls(name, "success"), 2)
@@ -109,7 +113,7 @@ describe("metrics", () => {
       yield* call(b, succeed)
       assert.strictEqual(yield* calls(name, "success"), 3)
       yield* Scope.close(second, Exit.void)
-      const left = breakerSeries().filter((p) => p.metricKey.tags.some((t) => t.key === "breaker" && t.value === name))
+      const left = (yield* breakerSeries).filter((p) => p.attributes["breaker"] === name)
       assert.deepStrictEqual(left, [])
     })
   )
@@ -118,19 +122,19 @@ describe("metrics", () => {
     Effect.gen(function* () {
       const name = "durations"
       const breaker = yield* CircuitBreaker.make({ name, policy: Policy.consecutiveFailures(10) })
-      const slow = (millis: number, fails = false) => Effect.sleep(millis).pipe(Effect.zipRight(fails ? fail : succeed))
+      const slow = (millis: number, fails = false) => Effect.sleep(millis).pipe(Effect.andThen(fails ? fail : succeed))
       for (const [millis, fails] of [
         [3, false],
         [40, false],
         [40, true],
         [12_000, false]
       ] as const) {
-        const fiber = yield* Effect.fork(call(breaker, slow(millis, fails)))
+        const fiber = yield* Edition.forkChild(call(breaker, slow(millis, fails)))
         yield* TestClock.adjust(millis)
-        yield* Effect.fromFiber(fiber)
+        yield* Fiber.join(fiber)
       }
-      const state = yield* Metric.value(CircuitBreaker.callDuration.pipe(Metric.tagged("breaker", name)))
-      assert.isTrue(MetricState.isHistogramState(state))
+      const state = yield* Metric.value(withAttributes(CircuitBreaker.callDuration, { breaker: name }))
+      assert.isTrue(isHistogramState(state))
       assert.strictEqual(state.count, 4)
       assert.closeTo(state.sum, 12.083, 1e-9)
       assert.strictEqual(state.min, 0.003)
@@ -151,11 +155,11 @@ describe("metrics", () => {
       const name = "one-bucket"
       const breaker = yield* CircuitBreaker.make({ name })
       for (let i = 0; i < 3; i++) {
-        const fiber = yield* Effect.fork(call(breaker, Effect.sleep(3).pipe(Effect.zipRight(succeed))))
+        const fiber = yield* Edition.forkChild(call(breaker, Effect.sleep(3).pipe(Effect.andThen(succeed))))
         yield* TestClock.adjust(3)
-        yield* Effect.fromFiber(fiber)
+        yield* Fiber.join(fiber)
       }
-      const state = yield* Metric.value(CircuitBreaker.callDuration.pipe(Metric.tagged("breaker", name)))
+      const state = yield* Metric.value(withAttributes(CircuitBreaker.callDuration, { breaker: name }))
       assert.strictEqual(state.count, 3)
       assert.strictEqual(state.min, 0.003)
       assert.strictEqual(state.max, 0.003)
@@ -167,15 +171,11 @@ describe("metrics", () => {
       assert.strictEqual(cumulative.get(30), 3)
       assert.strictEqual(cumulative.get(Infinity), 3)
       // The series Effect's registry exports is the one `Metric.value` found (one per name and tags).
-      const exported = series("circuitry_breaker_call_duration_seconds").filter((p) =>
-        p.metricKey.tags.some((t) => t.key === "breaker" && t.value === name)
+      const exported = (yield* series("circuitry_breaker_call_duration_seconds")).filter(
+        (p) => p.attributes["breaker"] === name
       )
       assert.strictEqual(exported.length, 1)
-      assert.deepStrictEqual(exported[0]!.metricState, state)
+      assert.deepStrictEqual(exported[0]!.state, state)
     })
   )
-
-  it("the series are removable from Effect's registry and their keys are made without Effect's slow constructor", () => {
-    assert.deepStrictEqual(internalMetrics.internals(), { removable: true, copiedKeys: true })
-  })
 })

@@ -3,9 +3,10 @@
  * Polly, cockatiel and opossum, each pinned here against the public API: if one changes, the guide
  * is wrong and this fails.
  */
+import * as Edition from "@circuitry/core/Edition"
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Fiber, TestClock } from "effect"
+import { assert, describe, it, result, Result, TestClock, yieldNow } from "@circuitry/testkit"
+import { Deferred, Effect, Fiber } from "effect"
 
 const calls = (breaker: CircuitBreaker.CircuitBreaker) => {
   let ran = 0
@@ -13,7 +14,7 @@ const calls = (breaker: CircuitBreaker.CircuitBreaker) => {
     Effect.suspend(() => {
       ran++
       return effect
-    }).pipe(CircuitBreaker.withBreaker(breaker), Effect.either)
+    }).pipe(CircuitBreaker.withBreaker(breaker), result)
   return {
     ok: run(Effect.succeed("ok")),
     fail: run(Effect.fail("boom")),
@@ -49,11 +50,11 @@ describe("differences a user of another breaker meets", () => {
       yield* c.fail
       yield* TestClock.adjust("10 seconds")
       const gate = yield* Deferred.make<void>()
-      const probe = yield* Effect.fork(c.run(Deferred.await(gate)))
-      yield* Effect.yieldNow()
+      const probe = yield* Edition.forkChild(c.run(Deferred.await(gate)))
+      yield* yieldNow
       const extra = yield* c.ok
-      assert.isTrue(Either.isLeft(extra))
-      const error = Either.getLeft(extra).pipe((o) => (o._tag === "Some" ? o.value : undefined))
+      assert.isTrue(Result.isFailure(extra))
+      const error = Result.getFailure(extra).pipe((o) => (o._tag === "Some" ? o.value : undefined))
       assert.instanceOf(error, CircuitBreaker.BreakerOpenError)
       assert.strictEqual((error as CircuitBreaker.BreakerOpenError).state, "HalfOpen")
       assert.strictEqual(c.ran(), 2, "the extra call never ran") // the failure, then the probe
@@ -116,7 +117,7 @@ describe("differences a user of another breaker meets", () => {
       assert.strictEqual(yield* tag(breaker), "Isolated")
       yield* breaker.reset
       assert.strictEqual(yield* tag(breaker), "Closed")
-      assert.isTrue(Either.isRight(yield* calls(breaker).ok))
+      assert.isTrue(Result.isSuccess(yield* calls(breaker).ok))
     })
   )
 

@@ -5,9 +5,10 @@
  * written from the contract in API.md.
  * Over 350 lines because the commands, the model and the runner are read together.
  */
+import * as Edition from "@circuitry/core/Edition"
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
-import { describe, expect, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit, Fiber, Option, Queue, Schedule, TestClock, TestContext } from "effect"
+import { describe, drain, expect, it, poll, runTest, TestClock, yieldNow } from "@circuitry/testkit"
+import { Cause, Deferred, Effect, Exit, Fiber, Option, Schedule } from "effect"
 import * as fc from "fast-check"
 import { timeoutFor } from "../../../test-support/calibrate.js"
 
@@ -294,7 +295,7 @@ interface InFlight {
   readonly probe: number
   readonly outcome: "ok" | "fail"
   readonly gate: Deferred.Deferred<void>
-  readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
+  readonly fiber: Edition.Fiber<unknown, unknown>
 }
 
 const scenario = (config: Config, commands: ReadonlyArray<Command>) =>
@@ -328,20 +329,20 @@ const scenario = (config: Config, commands: ReadonlyArray<Command>) =>
             const dependency = Effect.suspend(() => {
               started = true
               return Deferred.await(gate)
-            }).pipe(Effect.zipRight(command.outcome === "ok" ? Effect.succeed("ok") : Effect.fail("boom")))
+            }).pipe(Effect.andThen(command.outcome === "ok" ? Effect.succeed("ok") : Effect.fail("boom")))
             const guarded = CircuitBreaker.withBreaker(dependency, breaker)
-            const fiber = yield* Effect.fork(command.repair ? CircuitBreaker.repairing(guarded) : guarded)
-            let exit = yield* Fiber.poll(fiber)
+            const fiber = yield* Edition.forkChild(command.repair ? CircuitBreaker.repairing(guarded) : guarded)
+            let exit = yield* poll(fiber)
             for (let spin = 0; spin < 50 && !started && Option.isNone(exit); spin++) {
-              yield* Effect.yieldNow()
-              exit = yield* Fiber.poll(fiber)
+              yield* yieldNow
+              exit = yield* poll(fiber)
             }
             const kind = model.admit(now, command.repair)
             if (kind === "rejected") {
               expect(started, where).toBe(false)
               expect(Option.isSome(exit), where).toBe(true)
               const cause = Option.isSome(exit) && Exit.isFailure(exit.value) ? exit.value.cause : Cause.empty
-              const failure = Option.getOrUndefined(Cause.failureOption(cause))
+              const failure = Option.getOrUndefined(Edition.findError(cause))
               expect(failure, where).toBeInstanceOf(CircuitBreaker.BreakerOpenError)
               if (!(failure instanceof CircuitBreaker.BreakerOpenError)) continue
               expect(failure?.state, where).toBe(model.tag)
@@ -401,7 +402,7 @@ const scenario = (config: Config, commands: ReadonlyArray<Command>) =>
       model.sync(now)
       expect(state._tag, where).toBe(model.tag)
       if (state._tag === "Open") expect(state.until, where).toBe(model.until)
-      const announced = Array.from(yield* Queue.takeAll(transitions), (t) => `${t.from}->${t.to}@${t.at}`)
+      const announced = Array.from(yield* drain(transitions), (t) => `${t.from}->${t.to}@${t.at}`)
       expect(announced, where).toEqual(model.transitions)
       model.transitions = []
       expect((yield* breaker.snapshot).probes, where).toBe(model.probes)
@@ -417,8 +418,7 @@ const numRuns = Number(process.env["MODEL_RUNS"] ?? 1_000)
 const property = fc.asyncProperty(
   configArb,
   fc.array(commandArb, { minLength: 1, maxLength: 60 }),
-  (config, commands) =>
-    Effect.runPromise(scenario(config, commands).pipe(Effect.scoped, Effect.provide(TestContext.TestContext)))
+  (config, commands) => runTest(scenario(config, commands))
 )
 
 // Virtual time: only the CPU it takes depends on the machine. The timeout is relative to the first

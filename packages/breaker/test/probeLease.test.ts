@@ -1,11 +1,12 @@
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Fiber, Option, TestClock } from "effect"
+import { assert, describe, it, Result, type ServiceOf, TestClock, yieldNow } from "@circuitry/testkit"
+import { Deferred, Effect, Fiber, Option } from "effect"
 import { call, dependency, fail, rejectedWith, succeed, tagOf } from "./utils.js"
 
 /** Lets the breakers' background fibers (store followers and writers) run. */
 const settle = Effect.gen(function* () {
-  for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+  for (let i = 0; i < 20; i++) yield* yieldNow
 })
 
 /** How long a member refused the fleet's lease waits before it asks again (probes.ts). */
@@ -15,7 +16,7 @@ const BACK_OFF = 250
  * A member on the memory store whose lease requests are counted: `asks.n` is how many times it
  * asked the store for the fleet's probe lease.
  */
-const member = (memory: BreakerStore.BreakerStore["Type"], options: CircuitBreaker.Options) =>
+const member = (memory: ServiceOf<typeof BreakerStore.BreakerStore>, options: CircuitBreaker.Options) =>
   Effect.gen(function* () {
     const asks = { n: 0 }
     const counted = BreakerStore.BreakerStore.of({
@@ -23,7 +24,7 @@ const member = (memory: BreakerStore.BreakerStore["Type"], options: CircuitBreak
         Effect.map(memory.connect(name), (circuit) => ({
           ...circuit,
           acquireProbe: (lease: Parameters<BreakerStore.SharedCircuit["acquireProbe"]>[0]) =>
-            Effect.zipRight(
+            Effect.andThen(
               Effect.sync(() => asks.n++),
               circuit.acquireProbe(lease)
             )
@@ -50,7 +51,7 @@ describe("the fleet's probe lease: a refused member backs off", () => {
       yield* TestClock.adjust("10 seconds")
       // a probes, and its probe takes a while: it holds the fleet's lease
       const gate = yield* Deferred.make<void>()
-      const probe = yield* Effect.fork(call(a.breaker, Effect.zipRight(Deferred.await(gate), succeed)))
+      const probe = yield* Edition.forkChild(call(a.breaker, Effect.andThen(Deferred.await(gate), succeed)))
       yield* settle
       assert.strictEqual(a.asks.n, 1)
       // b asks once, is refused, and is told when it will ask again
@@ -77,10 +78,10 @@ describe("the fleet's probe lease: a refused member backs off", () => {
       assert.strictEqual(b.asks.n, 2)
       // a's probe succeeds: the fleet closes, and b runs its calls again
       yield* Deferred.succeed(gate, undefined)
-      assert.deepStrictEqual<unknown>(yield* Fiber.join(probe), Either.right("ok"))
+      assert.deepStrictEqual<unknown>(yield* Fiber.join(probe), Result.succeed("ok"))
       yield* settle
       assert.strictEqual(yield* tagOf(b.breaker), "Closed")
-      assert.deepStrictEqual<unknown>(yield* call(b.breaker, succeed), Either.right("ok"))
+      assert.deepStrictEqual<unknown>(yield* call(b.breaker, succeed), Result.succeed("ok"))
       assert.strictEqual(b.asks.n, 2)
     })
   )
@@ -101,21 +102,21 @@ describe("the fleet's probe lease: a refused member backs off", () => {
       yield* settle
       yield* TestClock.adjust("100 millis")
       const gate = yield* Deferred.make<void>()
-      const probe = yield* Effect.fork(call(a.breaker, Effect.zipRight(Deferred.await(gate), fail)))
+      const probe = yield* Edition.forkChild(call(a.breaker, Effect.andThen(Deferred.await(gate), fail)))
       yield* settle
       rejectedWith(yield* call(b.breaker, succeed))
       assert.strictEqual(b.asks.n, 1)
       // a's probe fails at 150: the fleet reopens until 250, which b hears (a new episode)
       yield* TestClock.setTime(150)
       yield* Deferred.succeed(gate, undefined)
-      assert.deepStrictEqual<unknown>(yield* Fiber.join(probe), Either.left("boom"))
+      assert.deepStrictEqual<unknown>(yield* Fiber.join(probe), Result.fail("boom"))
       yield* settle
       assert.deepStrictEqual(yield* b.breaker.state, CircuitBreaker.State.Open({ until: 250 }))
       // at 250 b is half-open in the new episode, 150 ms into the old refusal's back-off: it asks,
       // gets the lease (a's went back once its reopening was in the store), and probes
       yield* TestClock.setTime(250)
       const dep = yield* dependency
-      assert.deepStrictEqual<unknown>(yield* call(b.breaker, dep.effect), Either.right("ok"))
+      assert.deepStrictEqual<unknown>(yield* call(b.breaker, dep.effect), Result.succeed("ok"))
       assert.strictEqual(b.asks.n, 2)
       assert.strictEqual(yield* dep.calls, 1)
       assert.strictEqual(yield* tagOf(b.breaker), "Closed")
@@ -134,14 +135,14 @@ describe("the fleet's probe lease: a refused member backs off", () => {
       assert.isTrue((yield* circuit.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1_000 }))._tag === "Some")
       // b calls every 50 ms: it asks at 1,000, then once per back-off, and probes when the lease ran out
       const dep = yield* dependency
-      const results: Array<Either.Either<unknown, unknown>> = []
+      const results: Array<Result<unknown, unknown>> = []
       for (let t = 1_000; t <= 2_000; t += 50) {
         yield* TestClock.setTime(t)
         results.push(yield* call(b.breaker, dep.effect))
       }
       assert.strictEqual(b.asks.n, 5) // at 1,000, 1,250, 1,500, 1,750 and 2,000
       assert.strictEqual(yield* dep.calls, 1)
-      assert.deepStrictEqual<unknown>(results.at(-1), Either.right("ok"))
+      assert.deepStrictEqual<unknown>(results.at(-1), Result.succeed("ok"))
       for (const rejected of results.slice(0, -1)) assert.strictEqual(rejectedWith(rejected).state, "HalfOpen")
       assert.strictEqual(yield* tagOf(b.breaker), "Closed")
     })
@@ -160,7 +161,7 @@ describe("the fleet's probe lease: a refused member backs off", () => {
       rejectedWith(yield* call(b.breaker, succeed))
       assert.strictEqual(b.asks.n, 1)
       yield* TestClock.setTime(1_100)
-      assert.deepStrictEqual<unknown>(yield* call(b.breaker, succeed), Either.right("ok"))
+      assert.deepStrictEqual<unknown>(yield* call(b.breaker, succeed), Result.succeed("ok"))
       assert.strictEqual(b.asks.n, 2)
     })
   )
@@ -168,7 +169,7 @@ describe("the fleet's probe lease: a refused member backs off", () => {
 
 describe("the fleet's probe lease: what a lost release costs", () => {
   /** A member whose releases never reach the store (its holder could not give the lease back). */
-  const forgetful = (memory: BreakerStore.BreakerStore["Type"], options: CircuitBreaker.Options) =>
+  const forgetful = (memory: ServiceOf<typeof BreakerStore.BreakerStore>, options: CircuitBreaker.Options) =>
     Effect.provideService(
       CircuitBreaker.make(options),
       BreakerStore.BreakerStore,
@@ -194,7 +195,7 @@ describe("the fleet's probe lease: what a lost release costs", () => {
       yield* TestClock.setTime(1_000)
       // a probes at 1 s and hangs: its probe times out at 2 s (the fleet reopens until 3 s), and
       // its lease, taken at 1 s, is never given back
-      yield* Effect.fork(call(a, Effect.never))
+      yield* Edition.forkChild(call(a, Effect.never))
       yield* settle
       yield* TestClock.setTime(2_000)
       yield* settle
@@ -206,7 +207,7 @@ describe("the fleet's probe lease: what a lost release costs", () => {
         assert.strictEqual(rejectedWith(yield* call(b.breaker, dep.effect)).state, "HalfOpen")
       }
       yield* TestClock.setTime(4_000)
-      assert.deepStrictEqual<unknown>(yield* call(b.breaker, dep.effect), Either.right("ok"))
+      assert.deepStrictEqual<unknown>(yield* call(b.breaker, dep.effect), Result.succeed("ok"))
       assert.strictEqual(yield* dep.calls, 1)
       assert.strictEqual(yield* tagOf(b.breaker), "Closed")
     })
@@ -232,7 +233,7 @@ describe("the fleet's probe lease: what a lost release costs", () => {
             connect: (name) =>
               Effect.map(memory.connect(name), (c) => ({
                 ...c,
-                save: (verdict: BreakerStore.Verdict) => Effect.zipRight(Deferred.await(answer), c.save(verdict))
+                save: (verdict: BreakerStore.Verdict) => Effect.andThen(Deferred.await(answer), c.save(verdict))
               }))
           })
         )
@@ -241,7 +242,7 @@ describe("the fleet's probe lease: what a lost release costs", () => {
         yield* call(a, fail)
         yield* TestClock.setTime(1_000)
         // a's probe fails at 1 s: its lease waits for the reopening to reach the store, at most 1 s
-        assert.deepStrictEqual<unknown>(yield* call(a, fail), Either.left("boom"))
+        assert.deepStrictEqual<unknown>(yield* call(a, fail), Result.fail("boom"))
         const probeLease = (now: number) => circuit.acquireProbe({ permits: 1, leaseMillis: 1_000, now })
         yield* settle
         yield* TestClock.setTime(1_999)

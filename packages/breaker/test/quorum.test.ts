@@ -1,12 +1,13 @@
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, expect, it } from "@effect/vitest"
-import { Clock, Context, Deferred, Effect, Either, Fiber, Layer, Option, Stream, TestClock, TestContext } from "effect"
+import { assert, describe, expect, it, Result, runTest, TestClock, yieldNow } from "@circuitry/testkit"
+import { Clock, Context, Deferred, Effect, Fiber, Layer, Option, Stream } from "effect"
 import * as fc from "fast-check"
 import { call, dependency, fail, succeed, tagOf } from "./utils.js"
 
 /** Lets the breakers' background fibers (store followers, writers, heartbeats) run. */
 const settle = Effect.gen(function* () {
-  for (let i = 0; i < 100; i++) yield* Effect.yieldNow()
+  for (let i = 0; i < 100; i++) yield* yieldNow
 })
 
 const NAME = "payments"
@@ -67,7 +68,7 @@ describe("sharing.quorum (memory store)", () => {
       }
       assert.isTrue(Option.isNone(yield* circuit.load))
       // the other members serve traffic all along
-      for (const m of rest) assert.isTrue(Either.isRight(yield* call(m, succeed)))
+      for (const m of rest) assert.isTrue(Result.isSuccess(yield* call(m, succeed)))
     })
   )
 
@@ -96,13 +97,15 @@ describe("sharing.quorum (memory store)", () => {
       yield* TestClock.adjust(OPEN_FOR)
       const dep = yield* dependency
       const gate = yield* Deferred.make<void>()
-      const probe = dep.effect.pipe(Effect.zipLeft(Deferred.await(gate)))
-      const calls = yield* Effect.forEach(members, (m) => Effect.fork(call(m, probe)), { concurrency: "unbounded" })
+      const probe = dep.effect.pipe(Effect.tap(() => Deferred.await(gate)))
+      const calls = yield* Effect.forEach(members, (m) => Edition.forkChild(call(m, probe)), {
+        concurrency: "unbounded"
+      })
       yield* settle
       assert.strictEqual(yield* dep.calls, 1)
       yield* Deferred.succeed(gate, undefined)
-      const results = yield* Fiber.join(Fiber.all(calls))
-      assert.strictEqual(results.filter(Either.isRight).length, 1)
+      const results = yield* Effect.forEach(calls, Fiber.join)
+      assert.strictEqual(results.filter(Result.isSuccess).length, 1)
       yield* settle
       assert.deepStrictEqual(yield* tags(members), Array(10).fill("Closed"))
       assert.strictEqual(Option.getOrThrow(yield* circuit.load).state, "Closed")
@@ -163,7 +166,7 @@ describe("sharing.quorum (memory store)", () => {
       yield* TestClock.adjust(OPEN_FOR)
       // its probe takes no fleet lease: a lease taken by someone else does not stop it
       assert.isTrue(Option.isSome(yield* circuit.acquireProbe({ permits: 1, leaseMillis: 60_000, now: OPEN_FOR })))
-      assert.isTrue(Either.isRight(yield* call(members[0]!, succeed)))
+      assert.isTrue(Result.isSuccess(yield* call(members[0]!, succeed)))
       yield* settle
       assert.deepStrictEqual(yield* tags(members), Array(4).fill("Closed"))
       assert.isTrue(Option.isNone(yield* circuit.load))
@@ -233,7 +236,7 @@ describe("sharing.quorum (memory store)", () => {
       const circuit = yield* storeOf(store)
       const [stays] = yield* fleet(store, 1, { quorum: { fraction: 0.5 } })
       // three members join and leave: their heartbeats go stale after 15 seconds
-      yield* Effect.scoped(Effect.zipRight(fleet(store, 3, { quorum: { fraction: 0.5 } }), settle))
+      yield* Effect.scoped(Effect.andThen(fleet(store, 3, { quorum: { fraction: 0.5 } }), settle))
       assert.strictEqual(yield* circuit.members(0), 4)
       yield* TestClock.adjust("16 seconds")
       yield* settle
@@ -319,7 +322,7 @@ describe("sharing.quorum: the window rule, as a property", () => {
         fc.integer({ min: 1, max: 10 }).map((s) => s * 1_000),
         fc.array(fc.integer({ min: 0, max: 6_000 }), { minLength: 1, maxLength: 6 }),
         (quorum, windowMillis, gaps) =>
-          Effect.runPromise(
+          runTest(
             Effect.gen(function* () {
               const store = yield* memoryStore
               const circuit = yield* storeOf(store)
@@ -353,7 +356,7 @@ describe("sharing.quorum: the window rule, as a property", () => {
                 expect(after?.state, `trip ${i} at ${now}, trips ${times}`).toBe(expected ? "Open" : undefined)
                 if (expected) expect(yield* tags(members)).toStrictEqual(Array(members.length).fill("Open"))
               }
-            }).pipe(Effect.scoped, Effect.provide(TestContext.TestContext))
+            })
           )
       ),
       { numRuns: 50, seed }

@@ -1,19 +1,19 @@
 import { BreakerRegistry, BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Effect, HashMap, Logger, Metric, Option, Queue, TestClock } from "effect"
+import { assert, describe, drain, it, logTo, remaining, TestClock, yieldNow } from "@circuitry/testkit"
+import { Effect, Metric } from "effect"
 import * as Ejection from "../src/internal/ejection.js"
 import { call, fail, succeed, tagOf } from "./utils.js"
 
 /** Log lines at warning level, with their `breaker` annotation. */
 const captureWarnings = () => {
   const lines: Array<{ readonly message: string; readonly breaker: string | undefined }> = []
-  const logger = Logger.make(({ annotations, logLevel, message }) => {
-    if (logLevel._tag !== "Warning") return
-    const text = Array.isArray(message) ? message.join(" ") : String(message)
-    const breaker = Option.getOrUndefined(HashMap.get(annotations, "breaker"))
+  const layer = logTo(({ annotations, level, messages }) => {
+    if (level !== "Warn") return
+    const text = messages.join(" ")
+    const breaker = annotations["breaker"]
     lines.push({ message: text, breaker: breaker === undefined ? undefined : String(breaker) })
   })
-  return { lines, layer: Logger.replace(Logger.defaultLogger, logger) }
+  return { lines, layer }
 }
 
 const cappedCount = Effect.map(Metric.value(BreakerRegistry.tripsCapped), (state) => state.count)
@@ -49,9 +49,7 @@ describe("BreakerRegistry maxOpen", () => {
         assert.strictEqual(yield* tagOf(breakers[3]!), "Closed")
         assert.isTrue((yield* breakers[3]!.snapshot).capped)
         assert.strictEqual((yield* cappedCount) - before, 1)
-        assert.deepStrictEqual(Chunk.toReadonlyArray(yield* Queue.takeAll(trips)), [
-          { breaker: "host-3", at: 0, open: 3, maxOpen: 3, breakers: 10 }
-        ])
+        assert.deepStrictEqual(yield* drain(trips), [{ breaker: "host-3", at: 0, open: 3, maxOpen: 3, breakers: 10 }])
         const warnings = lines.filter((line) => line.breaker === "host-3")
         assert.strictEqual(warnings.length, 1)
         assert.include(warnings[0]!.message, "3 of 10 breakers are open (maxOpen 3)")
@@ -63,7 +61,7 @@ describe("BreakerRegistry maxOpen", () => {
         assert.strictEqual(yield* tagOf(breakers[3]!), "Closed")
         assert.strictEqual((yield* cappedCount) - before, 1)
         assert.strictEqual(lines.filter((line) => line.breaker === "host-3").length, 1)
-        assert.strictEqual(yield* Queue.size(trips), 0)
+        assert.strictEqual(yield* remaining(trips), 0)
 
         // HalfOpen still counts: the 30 s are up, and host-3 is still capped.
         yield* TestClock.adjust("30 seconds")
@@ -172,9 +170,7 @@ describe("BreakerRegistry maxOpen", () => {
       const other = yield* CircuitBreaker.make({ name: "a", policy: Policy.consecutiveFailures(1) })
       yield* call(other, fail)
       // The verdict arrives on the subscription's fiber: let it run (bounded).
-      yield* Effect.zipRight(Effect.yieldNow(), tagOf(a)).pipe(
-        Effect.repeat({ until: (tag) => tag === "Open", times: 100 })
-      )
+      yield* Effect.andThen(yieldNow, tagOf(a)).pipe(Effect.repeat({ until: (tag) => tag === "Open", times: 100 }))
       assert.strictEqual(yield* tagOf(a), "Open")
       yield* call(b, fail)
       assert.strictEqual(yield* tagOf(b), "Closed") // a, adopted, holds the one place

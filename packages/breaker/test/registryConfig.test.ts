@@ -1,6 +1,7 @@
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Either, Logger, Metric, Option, Queue, Ref, Schedule, Stream, TestClock } from "effect"
+import { assert, describe, hasTaker, it, logTo, Result, TestClock, withAttributes, yieldNow } from "@circuitry/testkit"
+import { Effect, Metric, Option, Queue, Ref, Schedule, Stream } from "effect"
 import { call, fail, succeed, tagOf } from "./utils.js"
 
 /** A live config the test feeds, one value at a time. */
@@ -13,27 +14,27 @@ const liveConfig = Effect.gen(function* () {
   const settled = Effect.gen(function* () {
     const end = performance.now() + 10_000
     while (performance.now() < end) {
-      if ((yield* Queue.size(queue)) < 0) return
+      if (yield* hasTaker(queue)) return
       yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
     }
     return yield* Effect.die(new Error("the registry never took its config"))
   })
   const push = (options: unknown) =>
-    Effect.zipRight(Queue.offer(queue, options as BreakerRegistry.RegistryOptions), settled)
+    Effect.andThen(Queue.offer(queue, options as BreakerRegistry.RegistryOptions), settled)
   return { stream: Stream.fromQueue(queue), push, settled }
 })
 
 const warnings = () => {
   const lines: Array<string> = []
-  const logger = Logger.make(({ cause, logLevel, message }) => {
-    if (logLevel._tag !== "Warning") return
-    lines.push(`${Array.isArray(message) ? message.join(" ") : String(message)} | ${String(cause)}`)
+  const layer = logTo(({ cause, level, messages }) => {
+    if (level !== "Warn") return
+    lines.push(`${messages.join(" ")} | ${String(cause)}`)
   })
-  return { lines, layer: Logger.replace(Logger.defaultLogger, logger) }
+  return { lines, layer }
 }
 
 const configs = (outcome: "applied" | "rejected") =>
-  Effect.map(Metric.value(Metric.tagged(BreakerRegistry.configsTotal, "outcome", outcome)), (s) => s.count)
+  Effect.map(Metric.value(withAttributes(BreakerRegistry.configsTotal, { outcome })), (s) => s.count)
 
 /** `count` calls: `failures` failures last. */
 const feed = (breaker: CircuitBreaker.CircuitBreaker, count: number, failures: number) =>
@@ -105,7 +106,7 @@ describe("BreakerRegistry config", () => {
       const breakers = yield* Effect.forEach(Array.from({ length: 2_500 }), (_, i) => registry.get(`host-${i}`))
       yield* Effect.forEach(breakers, (breaker) => call(breaker, fail))
       yield* config.push({ defaults: { policy: Policy.consecutiveFailures(1) } })
-      const tags = yield* Effect.forEach(breakers, (breaker) => Effect.zipRight(call(breaker, succeed), tagOf(breaker)))
+      const tags = yield* Effect.forEach(breakers, (breaker) => Effect.andThen(call(breaker, succeed), tagOf(breaker)))
       // Each kept its one failure, and its success now is judged by consecutiveFailures(1): no trip.
       assert.isTrue(tags.every((tag) => tag === "Closed"))
       yield* Effect.forEach(breakers, (breaker) => call(breaker, fail))
@@ -147,7 +148,7 @@ describe("BreakerRegistry config", () => {
   it.scoped("a shorter time window keeps what is still inside it", () =>
     Effect.gen(function* () {
       const config = yield* liveConfig
-      const timed = (duration: Duration.DurationInput) =>
+      const timed = (duration: Edition.DurationInput) =>
         Policy.failureRate({ threshold: 0.9, minimumCalls: 1, window: Policy.timeWindow(duration) })
       const registry = yield* BreakerRegistry.make({ defaults: { policy: timed("60 seconds") }, config: config.stream })
       const breaker = yield* registry.get("db")
@@ -301,7 +302,7 @@ describe("BreakerRegistry config", () => {
           Stream.fail("config source down")
         )
       })
-      for (let i = 0; i < 100 && lines.length === 0; i++) yield* Effect.yieldNow()
+      for (let i = 0; i < 100 && lines.length === 0; i++) yield* yieldNow
       assert.strictEqual(lines.length, 1)
       assert.include(lines[0], "the config stream failed; the last config stays")
       assert.include(lines[0], "config source down")
@@ -330,7 +331,7 @@ describe("BreakerRegistry config", () => {
       return Effect.gen(function* () {
         const key = yield* Ref.make(Option.none<string>())
         const reads = yield* Ref.make(0)
-        const load = Effect.zipRight(
+        const load = Effect.andThen(
           Ref.update(reads, (n) => n + 1),
           Ref.get(key)
         )
@@ -394,13 +395,14 @@ describe("BreakerRegistry config", () => {
           }
         })
       )
-      assert.isTrue(Either.isRight(parsed))
-      const policy = Either.getOrThrow(parsed).overrides!["a"]!.policy!
+      assert.isTrue(Result.isSuccess(parsed))
+      const policy = Result.getOrThrow(parsed).overrides!["a"]!.policy!
       assert.isTrue(Policy.isPolicy(policy))
       assert.strictEqual(policy.description, "failureRate(0.5, countWindow(10))")
       const bad = BreakerRegistry.parseConfig("{")
-      assert.isTrue(Either.isLeft(bad) && bad.left._tag === "InvalidBreakerOptions")
-      assert.include(Either.isLeft(bad) ? bad.left.message : "", "config must be a JSON document of registry options")
+      const error = Option.getOrUndefined(Result.getFailure(bad))
+      assert.isTrue(error?._tag === "InvalidBreakerOptions")
+      assert.include(error?.message ?? "", "config must be a JSON document of registry options")
     })
 
     it.effect("a bad `every` fails the stream with InvalidBreakerOptions", () =>

@@ -4,9 +4,21 @@
  * `BreakerRegistry`), per name, and from a JSON config. The type assertions are checked by
  * `pnpm typecheck` (this file is in the project), the runtime ones by vitest.
  */
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, expectTypeOf, it } from "@effect/vitest"
-import { Context, Duration, Effect, Either, Exit, Fiber, Layer, Logger, Queue, Stream, TestClock } from "effect"
+import {
+  assert,
+  describe,
+  expectTypeOf,
+  hasTaker,
+  it,
+  logTo,
+  pollUnsafe,
+  Result,
+  result,
+  TestClock
+} from "@circuitry/testkit"
+import { Effect, Exit, Fiber, Layer, Option, Queue, Stream } from "effect"
 import type { Scope } from "effect"
 import { tagOf } from "./utils.js"
 
@@ -15,25 +27,26 @@ class Db {
 }
 const query: Effect.Effect<string, Db> = Effect.never
 
-class Timed extends Context.Tag("Timed")<
-  Timed,
-  BreakerRegistry.BreakerRegistry<CircuitBreaker.BreakerTimeoutError>
->() {}
-class Plain extends Context.Tag("Plain")<Plain, BreakerRegistry.BreakerRegistry>() {}
+class Timed extends Edition.KeyClass<Timed, BreakerRegistry.BreakerRegistry<CircuitBreaker.BreakerTimeoutError>>()(
+  "Timed"
+) {}
+class Plain extends Edition.KeyClass<Plain, BreakerRegistry.BreakerRegistry>()("Plain") {}
 
 /** Waits until the registry's config fiber took every value and waits for the next: it applied them. */
-const applied = <A>(queue: Queue.Queue<A>) => Effect.repeat(Queue.size(queue), { until: (n) => n < 0 })
+const applied = <A>(queue: Queue.Queue<A>) => Effect.repeat(hasTaker(queue), { until: (waiting) => waiting })
 
 /** Runs `self` in a fiber, moves the TestClock by `by`, and returns its outcome. */
-const after = <A, E>(by: Duration.DurationInput, self: Effect.Effect<A, E>) =>
+const after = <A, E>(by: Edition.DurationInput, self: Effect.Effect<A, E>) =>
   Effect.gen(function* () {
-    const fiber = yield* Effect.fork(Effect.either(self))
+    const fiber = yield* Edition.forkChild(result(self))
     yield* TestClock.adjust(by)
     return yield* Fiber.join(fiber)
   })
 
-const isTimeout = (result: Either.Either<unknown, unknown>, millis: number): boolean =>
-  Either.isLeft(result) && CircuitBreaker.isBreakerTimeoutError(result.left) && result.left.timeoutMillis === millis
+const isTimeout = (outcome: Result<unknown, unknown>, millis: number): boolean => {
+  const error = Option.getOrUndefined(Result.getFailure(outcome))
+  return CircuitBreaker.isBreakerTimeoutError(error) && error.timeoutMillis === millis
+}
 
 describe("BreakerRegistry with timeouts", () => {
   it.scoped("defaults.timeout bounds every breaker: BreakerTimeoutError at the deadline, counted, opens", () =>
@@ -42,9 +55,9 @@ describe("BreakerRegistry with timeouts", () => {
         defaults: { policy: Policy.consecutiveFailures(2), openFor: "30 seconds", timeout: "1 second" }
       })
       const breaker = yield* registry.get("users-db")
-      const early = yield* Effect.fork(Effect.either(breaker.execute(query)))
+      const early = yield* Edition.forkChild(result(breaker.execute(query)))
       yield* TestClock.adjust("999 millis")
-      assert.isNull(early.unsafePoll(), "answered before its deadline")
+      assert.isUndefined(pollUnsafe(early), "answered before its deadline")
       yield* TestClock.adjust("1 millis")
       assert.isTrue(isTimeout(yield* Fiber.join(early), 1_000))
       assert.strictEqual((yield* breaker.snapshot).counts.consecutiveFailures, 1)
@@ -68,7 +81,7 @@ describe("BreakerRegistry with timeouts", () => {
 
   it.scoped("from a JSON config: parseConfig reads a timeout, and a live config changes it per name", () =>
     Effect.gen(function* () {
-      const initial = Either.getOrThrow(
+      const initial = Result.getOrThrow(
         BreakerRegistry.parseConfig(
           '{ "defaults": { "policy": { "_tag": "ConsecutiveFailures", "threshold": 1 }, "timeout": "1 second" } }'
         )
@@ -77,7 +90,7 @@ describe("BreakerRegistry with timeouts", () => {
       const registry = yield* BreakerRegistry.make({ ...initial, config: Stream.fromQueue(updates) })
       expectTypeOf(registry).toEqualTypeOf<BreakerRegistry.BreakerRegistry<CircuitBreaker.BreakerTimeoutError>>()
       const users = yield* registry.get("users-db")
-      const next = Either.getOrThrow(BreakerRegistry.parseConfig('{ "overrides": { "users-db": { "timeout": 250 } } }'))
+      const next = Result.getOrThrow(BreakerRegistry.parseConfig('{ "overrides": { "users-db": { "timeout": 250 } } }'))
       yield* Queue.offer(updates, next)
       yield* applied(updates)
       assert.isTrue(isTimeout(yield* after("250 millis", users.execute(query)), 250))
@@ -90,28 +103,28 @@ describe("BreakerRegistry with timeouts", () => {
     () =>
       Effect.gen(function* () {
         const warnings: Array<string> = []
-        const logger = Logger.make(({ cause, logLevel }) => {
-          if (logLevel._tag === "Warning") warnings.push(String(cause))
+        const logger = logTo(({ cause, level }) => {
+          if (level === "Warn") warnings.push(String(cause))
         })
         const updates = yield* Queue.unbounded<BreakerRegistry.TimeoutRegistryOptions>()
         const registry = yield* BreakerRegistry.make({
           defaults: { policy: Policy.consecutiveFailures(1) },
           config: Stream.fromQueue(updates)
-        }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+        }).pipe(Effect.provide(logger))
         expectTypeOf(registry).toEqualTypeOf<BreakerRegistry.BreakerRegistry>()
         const db = yield* registry.get("db")
         yield* Queue.offer(
           updates,
-          Either.getOrThrow(BreakerRegistry.parseConfig('{ "defaults": { "timeout": 100 } }'))
+          Result.getOrThrow(BreakerRegistry.parseConfig('{ "defaults": { "timeout": 100 } }'))
         )
         yield* applied(updates)
         assert.strictEqual(warnings.length, 1)
         assert.include(warnings[0], "timeout")
         assert.include(warnings[0], "BreakerTimeoutError")
         // the config before stays: no deadline
-        const fiber = yield* Effect.fork(db.execute(query))
+        const fiber = yield* Edition.forkChild(db.execute(query))
         yield* TestClock.adjust("1 hour")
-        assert.isNull(fiber.unsafePoll())
+        assert.isUndefined(pollUnsafe(fiber))
         yield* Fiber.interrupt(fiber)
       })
   )
@@ -126,11 +139,11 @@ describe("BreakerRegistry with timeouts", () => {
       >()
       const dataFirst = BreakerRegistry.withBreakerFor(query, "users-db", Timed)
       expectTypeOf(dataFirst).toEqualTypeOf<typeof call>()
-      const result = yield* after("1 second", Effect.provide(call, live))
-      assert.isTrue(isTimeout(result, 1_000))
+      const outcome = yield* after("1 second", Effect.provide(call, live))
+      assert.isTrue(isTimeout(outcome, 1_000))
       // another name of that registry has no timeout (none in its defaults)
       const other = Effect.provide(
-        Effect.zipRight(
+        Effect.andThen(
           BreakerRegistry.withBreakerFor(Effect.succeed("ok"), "orders-db", Timed),
           Effect.flatMap(Timed, (registry) => registry.names)
         ),
@@ -206,9 +219,9 @@ describe("BreakerRegistry with timeouts", () => {
 
 describe("parseConfig checks the document when it reads it", () => {
   const rejected = (text: string): string =>
-    Either.match(BreakerRegistry.parseConfig(text), {
-      onLeft: (error) => `${error._tag}: ${error.message}`,
-      onRight: () => "accepted"
+    Result.match(BreakerRegistry.parseConfig(text), {
+      onFailure: (error) => `${error._tag}: ${error.message}`,
+      onSuccess: () => "accepted"
     })
 
   it("a policy of an unknown _tag: names the field and lists the valid tags", () => {

@@ -13,10 +13,11 @@
  * clock, compared within SLACK (real time passes between a save and a read on a real server).
  * Lease and count times are passed in as the breakers pass them (from their Clock).
  */
+import * as Edition from "@circuitry/core/Edition"
 import type { BreakerStore } from "@circuitry/breaker"
 import { BreakerStore as Store } from "@circuitry/breaker"
-import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Context, Effect, Either, Fiber, Option, Stream, TestClock } from "effect"
+import { assert, describe, layer as sharedLayer, result, Result, TestClock, yieldNow } from "@circuitry/testkit"
+import { Effect, Fiber, Option, Stream } from "effect"
 import type { Layer, Scope } from "effect"
 
 let counter = 0
@@ -81,14 +82,14 @@ const assertAllAged = (actual: ReadonlyArray<BreakerStore.Verdict>, expected: Re
 
 /** Moves the store's clock by `millis`: the TestClock (the memory store's) and real time (a server's). */
 const pass = (millis: number) =>
-  Effect.zipRight(
+  Effect.andThen(
     TestClock.adjust(millis),
     Effect.promise(() => new Promise((resolve) => setTimeout(resolve, millis)))
   )
 
 /** Lets forked fibers start (a stream subscribes when it first runs). */
 const settle = Effect.gen(function* () {
-  for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+  for (let i = 0; i < 20; i++) yield* yieldNow
 })
 
 /**
@@ -97,9 +98,9 @@ const settle = Effect.gen(function* () {
  */
 const listen = (circuit: BreakerStore.SharedCircuit, n: number) =>
   Effect.gen(function* () {
-    const fiber = yield* Effect.fork(Stream.runCollect(Stream.take(circuit.verdicts, n)))
+    const fiber = yield* Edition.forkChild(Stream.runCollect(Stream.take(circuit.verdicts, n)))
     yield* settle
-    return Effect.map(Fiber.join(fiber), Chunk.toReadonlyArray)
+    return Effect.map(Fiber.join(fiber), (values) => Array.from(values))
   })
 
 /** Every verdict a member is told from now on, as it is told (a background fiber of the scope). */
@@ -134,10 +135,10 @@ const lease = { permits: 1, leaseMillis: 60_000 } as const
  * edit does: each entry writes, under `name`, state the store cannot read. A backend that can be
  * spoiled provides it beside its store and passes `{ corruptible: true }`.
  */
-export class Corruptions extends Context.Tag("storeSuite/Corruptions")<
+export class Corruptions extends Edition.KeyClass<
   Corruptions,
   ReadonlyArray<readonly [kind: string, spoil: (name: string) => Effect.Effect<void>]>
->() {}
+>()("storeSuite/Corruptions") {}
 
 /**
  * Registers the contract tests for each `[name, layer]`. The layer is built once per backend.
@@ -150,7 +151,7 @@ export const storeSuite = (
 ): void => {
   for (const [backend, given, flags] of backends) {
     const layer = given as Layer.Layer<BreakerStore.BreakerStore | Corruptions, unknown>
-    it.layer(layer, { timeout: "30 seconds" })(`BreakerStore contract: ${backend}`, (it) => {
+    sharedLayer(layer, { timeout: "30 seconds" })(`BreakerStore contract: ${backend}`, (it) => {
       if (flags?.corruptible) {
         it.scoped("unreadable stored state is treated as Closed and replaced by the next verdict", () =>
           Effect.gen(function* () {
@@ -163,9 +164,12 @@ export const storeSuite = (
               const told = yield* collect(b)
               yield* spoil(name)
               // Unreadable: an error (the breaker then starts Closed) or a Closed verdict, never Open.
-              const loaded = yield* Effect.either(a.load)
+              const loaded = yield* result(a.load)
               assert.isTrue(
-                Either.isLeft(loaded) || Option.isNone(loaded.right) || loaded.right.value.state === "Closed",
+                Option.match(Result.getSuccess(loaded), {
+                  onNone: () => true, // an error
+                  onSome: (verdict) => Option.isNone(verdict) || verdict.value.state === "Closed"
+                }),
                 `${kind}: loaded ${JSON.stringify(loaded)}`
               )
               // The next verdict replaces it, for every member, and is shared again.

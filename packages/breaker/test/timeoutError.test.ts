@@ -4,9 +4,20 @@
  * `E | BreakerOpenError`. The type assertions are checked by `pnpm typecheck` (this file is in the
  * project), the runtime ones by vitest.
  */
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
-import { assert, describe, expectTypeOf, it } from "@effect/vitest"
-import { Context, Effect, Either, Fiber, Layer, Metric, Stream, TestClock } from "effect"
+import {
+  assert,
+  describe,
+  expectTypeOf,
+  it,
+  pollUnsafe,
+  Result,
+  result,
+  TestClock,
+  withAttributes
+} from "@circuitry/testkit"
+import { Effect, Fiber, Layer, Metric, Option, Stream } from "effect"
 import type { Scope } from "effect"
 
 class Db {
@@ -14,8 +25,10 @@ class Db {
 }
 const query: Effect.Effect<string, Db> = Effect.never
 
-class Plain extends Context.Tag("Plain")<Plain, CircuitBreaker.CircuitBreaker>() {}
-class Timed extends Context.Tag("Timed")<Timed, CircuitBreaker.CircuitBreaker<CircuitBreaker.BreakerTimeoutError>>() {}
+class Plain extends Edition.KeyClass<Plain, CircuitBreaker.CircuitBreaker>()("Plain") {}
+class Timed extends Edition.KeyClass<Timed, CircuitBreaker.CircuitBreaker<CircuitBreaker.BreakerTimeoutError>>()(
+  "Timed"
+) {}
 
 describe("the breaker's timeout is a typed failure", () => {
   it.scoped("catchTag recovers it; the circuit counted it", () =>
@@ -25,7 +38,7 @@ describe("the breaker's timeout is a typed failure", () => {
         Effect.catchTag("BreakerTimeoutError", (e) => Effect.succeed(`timed out after ${e.timeoutMillis} ms`))
       )
       expectTypeOf(recovered).toEqualTypeOf<Effect.Effect<string, Db | CircuitBreaker.BreakerOpenError>>()
-      const fiber = yield* Effect.fork(recovered)
+      const fiber = yield* Edition.forkChild(recovered)
       yield* TestClock.adjust("1 second")
       assert.strictEqual(yield* Fiber.join(fiber), "timed out after 1000 ms")
       assert.strictEqual((yield* breaker.snapshot).counts.consecutiveFailures, 1)
@@ -101,14 +114,12 @@ describe("the breaker's timeout is a typed failure", () => {
       expectTypeOf(throughTimed).toEqualTypeOf<
         Effect.Effect<string, Db | CircuitBreaker.BreakerOpenError | CircuitBreaker.BreakerTimeoutError, Timed>
       >()
-      const fiber = yield* Effect.fork(
-        Effect.either(
-          throughTimed.pipe(Effect.provide(CircuitBreaker.layer(Timed, { name: "t", timeout: "1 second" })))
-        )
+      const fiber = yield* Edition.forkChild(
+        result(throughTimed.pipe(Effect.provide(CircuitBreaker.layer(Timed, { name: "t", timeout: "1 second" }))))
       )
       yield* TestClock.adjust("1 second")
-      const result = yield* Fiber.join(fiber)
-      assert.isTrue(Either.isLeft(result) && result.left._tag === "BreakerTimeoutError")
+      const outcome = yield* Fiber.join(fiber)
+      assert.isTrue(Option.getOrUndefined(Result.getFailure(outcome))?._tag === "BreakerTimeoutError")
     })
   )
 
@@ -119,16 +130,16 @@ describe("the breaker's timeout is a typed failure", () => {
         // A registry with a timeout is typed so (see registryTimeout.test.ts); one made without keeps
         // today's type, so a JSON config that adds a timeout later is refused when applied.
         const config = JSON.parse(`{ "timeout": "1 second" }`) as CircuitBreaker.TimeoutOptions
-        const rejected = Metric.value(Metric.tagged(BreakerRegistry.configsTotal, "outcome", "rejected"))
+        const rejected = Metric.value(withAttributes(BreakerRegistry.configsTotal, { outcome: "rejected" }))
         const before = (yield* rejected).count
         const registry = yield* BreakerRegistry.make({ config: Stream.make({ overrides: { db: config } }) })
         expectTypeOf(registry).toEqualTypeOf<BreakerRegistry.BreakerRegistry>()
         const breaker = yield* registry.get("db")
         // the config's fiber runs; its one value is rejected
         yield* Effect.repeat(rejected, { until: (state) => state.count > before })
-        const fiber = yield* Effect.fork(CircuitBreaker.withBreaker(query, breaker))
+        const fiber = yield* Edition.forkChild(CircuitBreaker.withBreaker(query, breaker))
         yield* TestClock.adjust("1 hour")
-        assert.isNull(fiber.unsafePoll(), "no deadline: the config with a timeout was refused")
+        assert.isUndefined(pollUnsafe(fiber), "no deadline: the config with a timeout was refused")
         yield* Fiber.interrupt(fiber)
       }).pipe(Effect.scoped)
   )

@@ -2,7 +2,7 @@
  * The trackers behind each Policy, driven directly: window edges, slow calls, counts. Found by
  * mutation testing (see MUTANTS.md); the breaker-level behaviour is in Policy.test.ts.
  */
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@circuitry/testkit"
 import * as Tracker from "../src/internal/tracker.js"
 
 const rate = (options?: Partial<Tracker.RateOptions>): Tracker.RateOptions => ({

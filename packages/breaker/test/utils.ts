@@ -1,12 +1,13 @@
 import { CircuitBreaker } from "@circuitry/breaker"
-import { Effect, Either, Queue, Ref } from "effect"
+import { result, Result } from "@circuitry/testkit"
+import { Effect, Option, Ref } from "effect"
 
 /** A dependency that counts how often it is really run, and answers as told. */
 export const dependency = Effect.gen(function* () {
   const calls = yield* Ref.make(0)
   const mode = yield* Ref.make<"up" | "down">("up")
   const effect = Ref.update(calls, (n) => n + 1).pipe(
-    Effect.zipRight(Ref.get(mode)),
+    Effect.andThen(Ref.get(mode)),
     Effect.flatMap((m) => (m === "up" ? Effect.succeed("ok" as const) : Effect.fail("down" as const)))
   )
   return {
@@ -23,17 +24,18 @@ export const fail = Effect.fail("boom" as const)
 export const call = <A, E, R, TimeoutE>(
   breaker: CircuitBreaker.CircuitBreaker<TimeoutE>,
   effect: Effect.Effect<A, E, R>
-) => Effect.either(CircuitBreaker.withBreaker(effect, breaker))
+) => result(CircuitBreaker.withBreaker(effect, breaker))
 
 export const tagOf = (breaker: CircuitBreaker.CircuitBreaker<unknown>) => Effect.map(breaker.state, (s) => s._tag)
 
 /** The error of a rejected call, or a failure of the test when it was not rejected. */
-export const rejectedWith = <A, E>(result: Either.Either<A, E>) => {
-  if (Either.isRight(result) || !(result.left instanceof CircuitBreaker.BreakerOpenError)) {
-    throw new Error(`expected a BreakerOpenError, got ${JSON.stringify(result)}`)
+export const rejectedWith = <A, E>(outcome: Result<A, E>) => {
+  const error = Option.getOrUndefined(Result.getFailure(outcome))
+  if (!(error instanceof CircuitBreaker.BreakerOpenError)) {
+    throw new Error(`expected a BreakerOpenError, got ${JSON.stringify(outcome)}`)
   }
-  return result.left
+  return error
 }
 
 /** Everything a subscription has received so far. */
-export const drain = <A>(queue: Queue.Dequeue<A>) => Effect.map(Queue.takeAll(queue), (chunk) => Array.from(chunk))
+export { drain } from "@circuitry/testkit"

@@ -4,12 +4,17 @@
  * checked the way a Grafana user queries them (metric name, labels, values); and the recipe of
  * docs/observability.md (`NodeSdk.layer` with a span processor and a metric reader), checked on
  * the spans and metrics it exports.
+ *
+ * Effect 3 only for now, for a dependency: the @effect/opentelemetry here (0.64) is built on
+ * Effect 3, and its Effect 4 release (4.1.5) peers on effect ^4.1.5 while editions/effect4 pins
+ * effect 4.1.0. The file is written in the edition-neutral way (testkit, Edition), so once the
+ * Effect 4 toolchain has an @effect/opentelemetry of its own it runs on both under its old name.
  */
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import * as OtelMetrics from "@effect/opentelemetry/Metrics"
 import * as Resource from "@effect/opentelemetry/Resource"
-import { assert, describe, it } from "@effect/vitest"
 import {
   AggregationTemporality,
   DataPointType,
@@ -18,7 +23,8 @@ import {
 } from "@opentelemetry/sdk-metrics"
 import type { DataPoint, Histogram, MetricData } from "@opentelemetry/sdk-metrics"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { Effect, Exit, Layer, Scope, TestClock } from "effect"
+import { assert, describe, it, result, TestClock } from "@circuitry/testkit"
+import { Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { call, fail, succeed } from "./utils.js"
 
 /** A fresh pipeline per test (a reader binds to one producer): the layer and a collect. */
@@ -104,7 +110,7 @@ describe("OpenTelemetry export", () => {
       const { collect, layer } = pipeline()
       yield* Layer.build(layer)
       const scope = yield* Scope.make()
-      const registry = yield* BreakerRegistry.make({ maxBreakers: 2 }).pipe(Scope.extend(scope))
+      const registry = yield* BreakerRegistry.make({ maxBreakers: 2 }).pipe(Effect.provideService(Scope.Scope, scope))
       for (const host of ["otel-a", "otel-b", "otel-c"]) yield* call(yield* registry.get(host), succeed)
       const exported = (all: ReadonlyArray<MetricData>) =>
         (metric(all, "circuitry_breaker_calls_total").dataPoints as ReadonlyArray<DataPoint<number>>)
@@ -124,9 +130,9 @@ describe("OpenTelemetry export", () => {
       yield* Layer.build(layer)
       const name = "otel-slow"
       const breaker = yield* CircuitBreaker.make({ name })
-      const fiber = yield* Effect.fork(call(breaker, Effect.sleep("1500 millis").pipe(Effect.zipRight(succeed))))
+      const fiber = yield* Edition.forkChild(call(breaker, Effect.sleep("1500 millis").pipe(Effect.andThen(succeed))))
       yield* TestClock.adjust("1500 millis")
-      yield* Effect.fromFiber(fiber)
+      yield* Fiber.join(fiber)
       const all = yield* collect
       const [point] = pointsFor(metric(all, "circuitry_breaker_call_duration_seconds"), name) as ReadonlyArray<
         DataPoint<Histogram>
@@ -150,8 +156,8 @@ describe("OpenTelemetry export", () => {
       // Read before the layer shuts the SDK down: shutting down empties the in-memory exporters.
       const [exported, all] = yield* Effect.gen(function* () {
         const breaker = yield* CircuitBreaker.make({ name: "otel-sdk", policy: Policy.consecutiveFailures(1) })
-        yield* Effect.either(CircuitBreaker.withBreaker(fail, breaker).pipe(Effect.withSpan("charge")))
-        yield* Effect.either(CircuitBreaker.withBreaker(succeed, breaker).pipe(Effect.withSpan("charge")))
+        yield* result(CircuitBreaker.withBreaker(fail, breaker).pipe(Effect.withSpan("charge")))
+        yield* result(CircuitBreaker.withBreaker(succeed, breaker).pipe(Effect.withSpan("charge")))
         yield* Effect.promise(() => reader.forceFlush())
         return [
           spans.getFinishedSpans().filter((span) => span.attributes["circuitry.breaker"] === "otel-sdk"),
