@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Metric from "effect/Metric"
 import * as MetricState from "effect/MetricState"
@@ -179,3 +179,14 @@ export const intersectSchedules = <R, R2>(
   self: Schedule.Schedule<unknown, unknown, R>,
   that: Schedule.Schedule<unknown, unknown, R2>
 ): Schedule.Schedule<unknown, unknown, R | R2> => Schedule.intersect(self, that)
+
+/** A layer built by a scoped effect, its resources kept for the layer's life (`Layer.unwrapScoped` on 3, `Layer.unwrap` on 4). */
+export const unwrapScoped = <A, E1, R1, E, R>(
+  self: Effect.Effect<Layer.Layer<A, E1, R1>, E, R>
+): Layer.Layer<A, E | E1, R1 | Exclude<R, Scope.Scope>> => Layer.unwrapScoped(self)
+
+/** Fails with `onTimeout()` when `self` takes longer than `duration` (`Effect.timeoutFail` on 3, `timeoutOrElse` on 4). */
+export const timeoutFail =
+  <E2>(duration: Duration.DurationInput, onTimeout: () => E2) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | E2, R> =>
+    Effect.timeoutFail(self, { duration, onTimeout })

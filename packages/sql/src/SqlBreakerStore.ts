@@ -25,7 +25,7 @@ import type * as Stream from "effect/Stream"
 import * as errors from "./internal/errors.js"
 import * as Tables from "./internal/schema.js"
 import * as internal from "./internal/store.js"
-import * as SqliteClient from "./internal/sqliteClient.js"
+import * as SqliteClient from "#sqliteClient"
 
 /**
  * @since 0.1.0

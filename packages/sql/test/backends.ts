@@ -5,14 +5,14 @@
 import type { BreakerStore } from "@circuitry/breaker"
 import { SqlBreakerStore } from "@circuitry/sql"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqlClient from "@effect/sql/SqlClient"
 import Libsql from "libsql"
 import { Context, Effect, Layer, Option } from "effect"
 import type { Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as SqliteClient from "../src/internal/sqliteClient.js"
+import { SqlClient } from "#sql"
+import * as SqliteClient from "#sqliteClient"
 
 export const pgConfig = {
   host: "127.0.0.1",

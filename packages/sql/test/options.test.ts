@@ -1,5 +1,5 @@
 import { SqlBreakerStore } from "@circuitry/sql"
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@circuitry/testkit"
 import { Effect, Exit, Layer } from "effect"
 
 const failure = <A, E>(layer: Layer.Layer<A, E>) =>
