@@ -141,7 +141,7 @@ for (const [backend, fresh] of backends) {
         assert.strictEqual((yield* breaker.state)._tag, "HalfOpen")
         assert.isTrue(yield* breaker.isCallAllowed)
         // No timer wrote anything: half-open is derived from open_until and the clock.
-        yield* (yield* SqlBreakerStore.SqlBreakerStore.pipe(Effect.provide(yield* instance(db)))).poll
+        yield* Context.get(yield* instance(db), SqlBreakerStore.SqlBreakerStore).poll
         const after = Option.getOrThrow(yield* row(db, "search"))
         assert.deepStrictEqual(
           [after.state, after.open_until, after.verdict_at, after.origin],
@@ -187,7 +187,7 @@ for (const [backend, fresh] of backends) {
     it.scoped("saving a verdict starts the count again; a late, older verdict does not replace a newer one", () =>
       Effect.gen(function* () {
         const db = yield* fresh
-        const store = yield* BreakerStore.BreakerStore.pipe(Effect.provide(yield* instance(db)))
+        const store = Context.get(yield* instance(db), BreakerStore.BreakerStore)
         const shared = yield* store.connect("orders")
         yield* shared.recordFailures(2, 10)
         yield* shared.save({ state: "Open", remainingMillis: 5_000, ageMillis: 0, origin: "w1" })
@@ -210,7 +210,7 @@ for (const [backend, fresh] of backends) {
     it.scoped("reading an unknown circuit is not an error and creates nothing", () =>
       Effect.gen(function* () {
         const db = yield* fresh
-        const store = yield* BreakerStore.BreakerStore.pipe(Effect.provide(yield* instance(db)))
+        const store = Context.get(yield* instance(db), BreakerStore.BreakerStore)
         const shared = yield* store.connect("nobody")
         expect(yield* shared.load).toStrictEqual(Option.none())
         assert.deepStrictEqual(yield* shared.counts, { consecutiveFailures: 0, lastFailureAt: undefined })
@@ -228,7 +228,7 @@ for (const [backend, fresh] of backends) {
         const bChanges = yield* b.subscribe
         yield* times(3, fail(a))
         yield* waitForState(db, "billing", "Open")
-        const poll = (yield* SqlBreakerStore.SqlBreakerStore.pipe(Effect.provide(otherCtx))).poll
+        const poll = Context.get(otherCtx, SqlBreakerStore.SqlBreakerStore).poll
         yield* poll
         yield* waitForTransition(bChanges, "Open")
         assert.strictEqual((yield* b.state)._tag, "Open")
@@ -274,7 +274,7 @@ for (const [backend, fresh] of backends) {
         const stored = yield* eventually(row(db, "ledger"), (r) => Option.isSome(r) && r.value.last_failure_at !== null)
         assert.strictEqual(Option.getOrThrow(stored).last_failure_at, 4_321)
         assert.strictEqual(Option.getOrThrow(stored).updated_at, 4_321)
-        const shared = yield* (yield* BreakerStore.BreakerStore.pipe(Effect.provide(ctx))).connect("ledger")
+        const shared = yield* Context.get(ctx, BreakerStore.BreakerStore).connect("ledger")
         assert.deepStrictEqual(yield* shared.counts, { consecutiveFailures: 1, lastFailureAt: 4_321 })
         // An older report (a late retry) never moves it back.
         yield* shared.recordFailures(1, 1_000)
