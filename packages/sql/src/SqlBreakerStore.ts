@@ -12,7 +12,6 @@
  */
 import { BreakerStore, OptionRules } from "@circuitry/breaker"
 import type * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
@@ -22,10 +21,12 @@ import * as Schema from "effect/Schema"
 import type * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
+import { SqlClient } from "#sql"
+import * as SqliteClient from "#sqliteClient"
 import * as errors from "./internal/errors.js"
+import { resolve } from "./internal/options.js"
 import * as Tables from "./internal/schema.js"
 import * as internal from "./internal/store.js"
-import * as SqliteClient from "#sqliteClient"
 
 /**
  * @since 0.1.0
@@ -165,7 +166,7 @@ export const layer = (
 export const migrate = (options?: {
   readonly table?: string | undefined
 }): Effect.Effect<void, InvalidStoreOptions | BreakerStore.BreakerStoreError, SqlClient.SqlClient> =>
-  Effect.flatMap(internal.resolve(options), ({ table }) =>
+  Effect.flatMap(resolve(options), ({ table }) =>
     Tables.migrate(table).pipe(
       Effect.asVoid,
       Effect.mapError(

@@ -15,9 +15,6 @@
  */
 import { BreakerStoreKit } from "@circuitry/breaker"
 import type * as PgClient from "@effect/sql-pg/PgClient"
-import type * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
-import type * as Statement from "@effect/sql/Statement"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -27,6 +24,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
+import { listen as listenTo, type SqlClient, type SqlError, type Statement } from "#sql"
 import type { Row } from "./rows.js"
 
 /** PostgreSQL channel names are identifiers: at most 63 bytes, a member's ping channel included. */
@@ -197,8 +195,8 @@ export const listen = (options: {
       // or fail, and neither may hold the listener, nor the store's scope when it closes.
       const consumers = Effect.all(
         [
-          Stream.runForEach(pg.listen(channel), received),
-          Stream.runForEach(pg.listen(pingChannel), (n) => received(mine + n))
+          Stream.runForEach(listenTo(pg, channel), received),
+          Stream.runForEach(listenTo(pg, pingChannel), (n) => received(mine + n))
         ],
         { concurrency: 2, discard: true }
       )
@@ -222,7 +220,7 @@ export const listen = (options: {
               duration: checkInterval,
               onTimeout: () => new Lost("a ping could not be sent within the check interval")
             }),
-            Effect.catchTag("SqlError", (error: SqlError) => Effect.fail(new Lost(error.message)))
+            Effect.catchTag("SqlError", (error: SqlError.SqlError) => Effect.fail(new Lost(error.message)))
           )
         }
       })

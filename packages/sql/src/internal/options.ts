@@ -1,0 +1,56 @@
+/**
+ * The store's options: their rules (a broken one is an `InvalidStoreOptions` naming it) and their
+ * defaults.
+ */
+import { OptionRules } from "@circuitry/breaker"
+import * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import { InvalidStoreOptions } from "./errors.js"
+
+/** @internal */
+export interface Options {
+  readonly table?: string | undefined
+  readonly pollInterval?: Duration.DurationInput | undefined
+  readonly migrate?: boolean | undefined
+  readonly listen?: boolean | undefined
+  readonly listenInterval?: Duration.DurationInput | undefined
+}
+
+/** @internal */
+export interface Resolved {
+  readonly table: string
+  readonly pollInterval: Duration.Duration
+  readonly migrate: boolean
+  readonly listen: boolean
+  readonly listenInterval: Duration.Duration
+}
+
+const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,47}$/
+
+const Identifier = Schema.String.pipe(
+  Schema.filter((table) => table.split(".").length <= 2 && table.split(".").every((part) => identifier.test(part)))
+).annotations({
+  message: () => 'a SQL identifier (letters, digits, "_", at most 48 characters, optionally "schema.table")'
+})
+
+const OptionsSchema = Schema.Struct({
+  table: Schema.optional(Identifier),
+  pollInterval: Schema.optional(OptionRules.PositiveMillis),
+  migrate: Schema.optional(OptionRules.Flag),
+  listen: Schema.optional(OptionRules.Flag),
+  listenInterval: Schema.optional(OptionRules.PositiveMillis)
+})
+
+/** @internal */
+export const resolve = (options: Options | undefined): Either.Either<Resolved, InvalidStoreOptions> =>
+  Either.map(
+    OptionRules.decode(OptionsSchema, options, (message) => new InvalidStoreOptions({ message })),
+    (o) => ({
+      table: o.table ?? "circuitry_breakers",
+      pollInterval: Duration.millis(o.pollInterval ?? 250),
+      migrate: o.migrate ?? true,
+      listen: o.listen ?? true,
+      listenInterval: Duration.millis(o.listenInterval ?? 1_000)
+    })
+  )
