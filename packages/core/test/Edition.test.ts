@@ -117,3 +117,16 @@ describe("Edition (chaos)", () => {
     assert.deepStrictEqual([is("a"), is("b"), is("c"), is(1)], [true, true, false, false])
   })
 })
+
+describe("Edition (sql)", () => {
+  it.effect("pollUnsafe: undefined while a fiber runs, its exit once it has ended", () =>
+    Effect.gen(function* () {
+      const gate = yield* Queue.unbounded<void>()
+      const fiber = yield* Edition.forkChild(Effect.as(Queue.take(gate), 3))
+      assert.isUndefined(Edition.pollUnsafe(fiber))
+      yield* Queue.offer(gate, undefined)
+      yield* Fiber.await(fiber)
+      assert.deepStrictEqual(Edition.pollUnsafe(fiber), Exit.succeed(3))
+    })
+  )
+})

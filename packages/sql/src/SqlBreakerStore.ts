@@ -11,9 +11,9 @@
  * @since 0.1.0
  */
 import { BreakerStore, OptionRules } from "@circuitry/breaker"
+import * as Edition from "@circuitry/core/Edition"
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -44,7 +44,7 @@ export interface Options {
    * How often verdicts made elsewhere are read, in the background, while no LISTEN brings them
    * (always on SQLite). Default 250 milliseconds.
    */
-  readonly pollInterval?: Duration.DurationInput | undefined
+  readonly pollInterval?: Edition.DurationInput | undefined
   /** Create or upgrade the tables when the store is made. Default `true`. */
   readonly migrate?: boolean | undefined
   /**
@@ -58,7 +58,7 @@ export interface Options {
    * unanswered and it is lost: the poll speeds up to `pollInterval` and LISTEN starts again), and
    * how often the poll still runs, for a save whose NOTIFY was missed. Default 1 second.
    */
-  readonly listenInterval?: Duration.DurationInput | undefined
+  readonly listenInterval?: Edition.DurationInput | undefined
 }
 
 /**
@@ -81,7 +81,7 @@ export type InvalidStoreOptions = errors.InvalidStoreOptions
  * @since 0.1.0
  * @category tags
  */
-export class SqlBreakerStore extends Context.Tag("@circuitry/sql/SqlBreakerStore")<
+export class SqlBreakerStore extends Edition.KeyClass<
   SqlBreakerStore,
   {
     /** The table of circuits. */
@@ -101,7 +101,7 @@ export class SqlBreakerStore extends Context.Tag("@circuitry/sql/SqlBreakerStore
     /** The same problems as a queue, subscribed when this effect returns. */
     readonly subscribeProblems: Effect.Effect<Queue.Dequeue<BreakerStore.BreakerStoreError>, never, Scope.Scope>
   }
->() {}
+>()("@circuitry/sql/SqlBreakerStore") {}
 
 /**
  * Makes the store on the `SqlClient` in the context, running its migration first (unless
@@ -197,13 +197,13 @@ export interface SqliteOptions {
    * How long a statement waits for another process's write lock before it fails (the store then
    * retries in the background). SQLite calls block the thread, so keep it short. Default 250 ms.
    */
-  readonly busyTimeout?: Duration.DurationInput | undefined
+  readonly busyTimeout?: Edition.DurationInput | undefined
   /** A store writes: `true` is rejected with `InvalidStoreOptions`. */
   readonly readonly?: boolean | undefined
   /** Prepared statements kept, the least recently used dropped first. Default 200. */
   readonly prepareCacheSize?: number | undefined
   /** Not used (statements are kept by count alone); accepted so that configs of the better-sqlite3 layer compile. */
-  readonly prepareCacheTTL?: Duration.DurationInput | undefined
+  readonly prepareCacheTTL?: Edition.DurationInput | undefined
   /** Keep SQLite's rollback journal instead of switching the file to WAL. Default `false`. */
   readonly disableWAL?: boolean | undefined
   readonly spanAttributes?: Record<string, unknown> | undefined

@@ -270,3 +270,12 @@ export const yieldNow: Effect.Effect<void> = Effect.yieldNow
 export const literals = <const L extends readonly [SchemaAST.LiteralValue, ...Array<SchemaAST.LiteralValue>]>(
   ...values: L
 ): Schema.Literals<L> => Schema.Literals(values)
+
+/**
+ * A fiber's exit if it has ended, read synchronously; `undefined` while it runs
+ * (`fiber.unsafePoll()`, null while running, on Effect 3; `fiber.pollUnsafe()` on 4).
+ *
+ * @since 0.2.0
+ * @category fibers
+ */
+export const pollUnsafe = <A, E>(fiber: Fiber<A, E>): import("effect/Exit").Exit<A, E> | undefined => fiber.pollUnsafe()

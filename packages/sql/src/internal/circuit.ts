@@ -93,7 +93,10 @@ export const connect = (
         }
         const decoded = decode(rows[0]!)
         member.last = decoded.key
-        return Effect.as(report(name, decoded), Option.fromNullable(decoded.verdict))
+        return Effect.as(
+          report(name, decoded),
+          decoded.verdict === undefined ? Option.none() : Option.some(decoded.verdict)
+        )
       })
     )
 
@@ -228,8 +231,8 @@ RETURNING token`
         "heartbeat",
         sql`INSERT INTO ${fleet} AS m (name, member, beat_at) VALUES (${name}, ${member}, ${now})
 ON CONFLICT (name, member) DO UPDATE SET ${latest("beat_at")}`.pipe(
-          Effect.zipRight(forget(since)),
-          Effect.zipRight(countBeats(since)),
+          Effect.andThen(forget(since)),
+          Effect.andThen(countBeats(since)),
           Effect.map(count)
         )
       )
@@ -241,7 +244,7 @@ ON CONFLICT (name, member) DO UPDATE SET ${latest("beat_at")}`.pipe(
 ON CONFLICT (name, member) DO UPDATE SET ${latest("trip_at")}`.pipe(
           // Rows are forgotten by heartbeats only: a window shorter than the heartbeat's life
           // would otherwise forget live members.
-          Effect.zipRight(countTrips(since, callerNow)),
+          Effect.andThen(countTrips(since, callerNow)),
           Effect.map(count)
         )
       )

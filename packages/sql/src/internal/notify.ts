@@ -14,6 +14,7 @@
  * fresh connection. The poll stays the fallback, and the only path for SQLite.
  */
 import { BreakerStoreKit } from "@circuitry/breaker"
+import * as Edition from "@circuitry/core/Edition"
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
@@ -161,10 +162,10 @@ export const listen = (options: {
     let listening = false
     let everListened = false
     /** The previous session's stream, interrupted in the background (its UNLISTEN may hang). */
-    let previous: Fiber.RuntimeFiber<unknown, unknown> | undefined
+    let previous: Edition.Fiber<unknown, unknown> | undefined
 
     const session = Effect.gen(function* () {
-      if (previous !== undefined && Option.isNone(yield* Fiber.poll(previous))) {
+      if (previous !== undefined && Edition.pollUnsafe(previous) === undefined) {
         return yield* Effect.fail(new Lost("the previous listen connection is still closing"))
       }
       // A token per session: a late echo of an earlier session's ping proves nothing about this one.
@@ -179,7 +180,7 @@ export const listen = (options: {
         listening = true
         const again = everListened
         everListened = true
-        return Effect.zipRight(
+        return Effect.andThen(
           again ? Effect.logInfo(`breaker store ${table}: listening for verdicts again`) : Effect.void,
           options.onListening(again)
         )
@@ -225,8 +226,8 @@ export const listen = (options: {
         }
       })
       const watched = Fiber.join(stream).pipe(
-        Effect.catchAll((error) => Effect.fail(new Lost(error.message))),
-        Effect.zipRight(Effect.fail(new Lost("the listen stream ended")))
+        (self) => Edition.catchFailure(self, (error) => Effect.fail(new Lost(error.message))),
+        Effect.andThen(Effect.fail(new Lost("the listen stream ended")))
       )
       return yield* Effect.raceFirst(ping, watched).pipe(Effect.ensuring(Fiber.interruptFork(stream)))
     })
@@ -235,7 +236,7 @@ export const listen = (options: {
       Effect.suspend(() => {
         if (!listening) return Effect.logDebug(`breaker store ${table}: not listening for verdicts (${error.reason})`)
         listening = false
-        return Effect.zipRight(
+        return Effect.andThen(
           Effect.logWarning(
             `breaker store ${table}: lost the LISTEN connection (${error.reason}); polling every ${Duration.format(fastInterval)} until it is back`
           ),
@@ -247,11 +248,11 @@ export const listen = (options: {
       // Whatever ends a session (a defect too: a failed UNLISTEN dies) is a lost connection, but
       // the store's scope closing.
       Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause)
+        Edition.hasInterruptsOnly(cause)
           ? Effect.failCause(cause)
-          : lost(Option.getOrElse(Cause.failureOption(cause), () => new Lost(Cause.pretty(cause))))
+          : lost(Option.getOrElse(Edition.findError(cause), () => new Lost(Cause.pretty(cause))))
       ),
-      Effect.zipRight(Effect.sleep(checkInterval)),
+      Effect.andThen(Effect.sleep(checkInterval)),
       Effect.forever,
       Effect.forkScoped
     )

@@ -3,6 +3,7 @@
  * defaults.
  */
 import { OptionRules } from "@circuitry/breaker"
+import type * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -11,10 +12,10 @@ import { InvalidStoreOptions } from "./errors.js"
 /** @internal */
 export interface Options {
   readonly table?: string | undefined
-  readonly pollInterval?: Duration.DurationInput | undefined
+  readonly pollInterval?: Edition.DurationInput | undefined
   readonly migrate?: boolean | undefined
   readonly listen?: boolean | undefined
-  readonly listenInterval?: Duration.DurationInput | undefined
+  readonly listenInterval?: Edition.DurationInput | undefined
 }
 
 /** @internal */

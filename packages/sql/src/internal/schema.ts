@@ -87,7 +87,7 @@ export const migrate = (
   const t = tables(table)
   const loader = Migrator.fromRecord({
     "1_create_circuits": Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      Effect.zipRight(createCircuits(sql, t), createProbes(sql, t))
+      Effect.andThen(createCircuits(sql, t), createProbes(sql, t))
     ),
     "2_create_members": Effect.flatMap(SqlClient.SqlClient, (sql) => createMembers(sql, t)),
     "3_verdict_by": Effect.flatMap(SqlClient.SqlClient, (sql) => addVerdictBy(sql, t))

@@ -5,6 +5,7 @@
  * the poll, the fallback and SQLite's only path.
  */
 import { BreakerStore, BreakerStoreKit } from "@circuitry/breaker"
+import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Clock from "effect/Clock"
@@ -90,7 +91,7 @@ export const make = (
       if (reported.get(name) === decoded.key) return Effect.void
       reported.set(name, decoded.key)
       const error = storeError("decode", `circuit "${name}" in ${t.circuits}: ${decoded.problem}; treated as Closed`)
-      return Effect.zipRight(Effect.logWarning(error.message), PubSub.publish(problems, error))
+      return Effect.andThen(Effect.logWarning(error.message), PubSub.publish(problems, error))
     }
 
     /**
@@ -148,7 +149,7 @@ FROM ${circuits} WHERE ${sql.in("name", names)}`
               if (group.size === 0 || (epochs.get(name) ?? 0) !== before.get(name)) return Effect.void
               const row = rows.get(name)
               const decoded = row === undefined ? nothing : decode(row)
-              return Effect.zipRight(
+              return Effect.andThen(
                 report(name, decoded),
                 Effect.forEach(group, (member) => publish(member, decoded), { discard: true })
               )
@@ -156,34 +157,35 @@ FROM ${circuits} WHERE ${sql.in("name", names)}`
             { discard: true }
           )
         }),
-        Effect.zipRight(
+        Effect.andThen(
           Effect.suspend(() => {
             if (!pollFailing) return Effect.void
             pollFailing = false
             return Effect.logInfo(`breaker store ${t.circuits}: reachable again, verdicts resynchronised`)
           })
         ),
-        Effect.catchAll((cause) =>
-          Effect.suspend(() => {
-            // Forget what every member was told: once the store answers again, each is told the
-            // stored verdict afresh.
-            for (const member of members.all()) member.last = undefined
-            const error = storeError("poll", cause.message, cause)
-            if (pollFailing) return Effect.fail(error)
-            pollFailing = true
-            return Effect.logWarning(
-              `breaker store ${t.circuits}: cannot read verdicts, breakers keep their local state`,
-              cause
-            ).pipe(Effect.zipRight(PubSub.publish(problems, error)), Effect.zipRight(Effect.fail(error)))
-          })
-        )
+        (self) =>
+          Edition.catchFailure(self, (cause) =>
+            Effect.suspend(() => {
+              // Forget what every member was told: once the store answers again, each is told the
+              // stored verdict afresh.
+              for (const member of members.all()) member.last = undefined
+              const error = storeError("poll", cause.message, cause)
+              if (pollFailing) return Effect.fail(error)
+              pollFailing = true
+              return Effect.logWarning(
+                `breaker store ${t.circuits}: cannot read verdicts, breakers keep their local state`,
+                cause
+              ).pipe(Effect.andThen(PubSub.publish(problems, error)), Effect.andThen(Effect.fail(error)))
+            })
+          )
       )
     })
     const poll = pollLock.withPermits(1)(pollOnce)
 
     /** Wakes the poll at once: however many wakes, one poll at a time and at most one waiting. */
     const wake = yield* Queue.sliding<void>(1)
-    yield* Queue.take(wake).pipe(Effect.zipRight(Effect.ignore(poll)), Effect.forever, Effect.forkScoped)
+    yield* Queue.take(wake).pipe(Effect.andThen(Effect.ignore(poll)), Effect.forever, Effect.forkScoped)
 
     /**
      * A verdict announced by NOTIFY: told to the circuit's members here at once, under the poll's
