@@ -14,7 +14,6 @@ import { BreakerStore, OptionRules } from "@circuitry/breaker"
 import * as Edition from "@circuitry/core/Edition"
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Context from "effect/Context"
-import * as Either from "effect/Either"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -149,12 +148,20 @@ export const layer = (
   BreakerStore.BreakerStore | SqlBreakerStore,
   InvalidStoreOptions | BreakerStore.BreakerStoreError,
   SqlClient.SqlClient
-> =>
-  Layer.scopedContext(
-    Effect.map(internal.make(options), ([store, sql]) =>
-      Context.make(BreakerStore.BreakerStore, store).pipe(Context.add(SqlBreakerStore, sql))
-    )
+> => Edition.layerScopedContext(services(options))
+
+/** The store's two services, made in the current scope on the `SqlClient` in the context. */
+const services = (options: Options | undefined) =>
+  Effect.map(internal.make(options), ([store, sql]) =>
+    Context.make(BreakerStore.BreakerStore, store).pipe(Context.add(SqlBreakerStore, sql))
   )
+
+/** The store on a client of its own, both in the layer's scope (the store is released first). */
+const layerOn = <E>(
+  client: Effect.Effect<Context.Context<SqlClient.SqlClient>, E, Scope.Scope>,
+  options: Options | undefined
+): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, E | InvalidStoreOptions | BreakerStore.BreakerStoreError> =>
+  Edition.layerScopedContext(Effect.flatMap(client, (context) => Effect.provide(services(options), context)))
 
 /**
  * Creates or upgrades the breaker tables, for applications that run their migrations apart
@@ -212,11 +219,11 @@ export interface SqliteOptions {
 }
 
 const SqliteSchema = Schema.Struct({
-  filename: Schema.String.pipe(Schema.minLength(1)).annotations({ message: () => "a non-empty path" }),
+  filename: Edition.refine(Schema.String, (filename) => filename.length > 0, "a non-empty path"),
   busyTimeout: Schema.optional(OptionRules.FiniteMillis),
-  readonly: Schema.optional(Schema.Literal(false).annotations({ message: () => "false: a store writes" })),
+  readonly: Schema.optional(Edition.refine(Schema.Boolean, (readonly) => !readonly, "false: a store writes")),
   prepareCacheSize: Schema.optional(
-    Schema.Int.pipe(Schema.nonNegative()).annotations({ message: () => "an integer >= 0" })
+    Edition.refine(Schema.Number, (size) => Number.isInteger(size) && size >= 0, "an integer >= 0")
   )
 })
 
@@ -251,30 +258,27 @@ export const layerSqlite = (
   options?: Options
 ): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, InvalidStoreOptions | BreakerStore.BreakerStoreError> => {
   const checked = OptionRules.decode(SqliteSchema, config, (message) => new InvalidStoreOptions({ message }))
-  if (Either.isLeft(checked)) return Layer.fail(checked.left)
-  const clientConfig: SqliteClient.Config = {
-    filename: config.filename,
-    busyTimeoutMillis: checked.right.busyTimeout ?? 250,
-    wal: config.disableWAL !== true,
-    prepareCacheSize: checked.right.prepareCacheSize ?? 200,
-    spanAttributes: config.spanAttributes,
-    transformQueryNames: config.transformQueryNames,
-    transformResultNames: config.transformResultNames
-  }
-  // The driver is loaded when the layer is built, so that PostgreSQL users never load SQLite's.
-  const client = Layer.unwrapEffect(
-    Effect.tryPromise({
+  const client = Effect.gen(function* () {
+    const valid = yield* checked
+    const clientConfig: SqliteClient.Config = {
+      filename: config.filename,
+      busyTimeoutMillis: valid.busyTimeout ?? 250,
+      wal: config.disableWAL !== true,
+      prepareCacheSize: valid.prepareCacheSize ?? 200,
+      spanAttributes: config.spanAttributes,
+      transformQueryNames: config.transformQueryNames,
+      transformResultNames: config.transformResultNames
+    }
+    // The driver is loaded when the layer is built, so that PostgreSQL users never load SQLite's.
+    const libsql = yield* Effect.tryPromise({
       try: () => import("libsql"),
       catch: (cause) => driverError("SQLite (libsql)", cause)
-    }).pipe(
-      Effect.map((libsql) =>
-        Layer.mapError(SqliteClient.layer(libsql.default, clientConfig), (cause) =>
-          driverError(`SQLite file ${config.filename}`, cause)
-        )
-      )
+    })
+    return yield* Layer.build(SqliteClient.layer(libsql.default, clientConfig)).pipe(
+      Effect.mapError((cause) => driverError(`SQLite file ${config.filename}`, cause))
     )
-  )
-  return layer(options).pipe(Layer.provide(client))
+  })
+  return layerOn(client, options)
 }
 
 /**
@@ -298,11 +302,11 @@ export const layerPg = (
   config: PgClient.PgClientConfig,
   options?: Options
 ): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, InvalidStoreOptions | BreakerStore.BreakerStoreError> => {
-  const client = Layer.unwrapEffect(
-    Effect.tryPromise({
-      try: () => import("@effect/sql-pg/PgClient"),
-      catch: (cause) => driverError("PostgreSQL (pg)", cause)
-    }).pipe(Effect.map((Pg) => Layer.mapError(Pg.layer(config), (cause) => driverError("PostgreSQL", cause))))
+  const client = Effect.tryPromise({
+    try: () => import("@effect/sql-pg/PgClient"),
+    catch: (cause) => driverError("PostgreSQL (pg)", cause)
+  }).pipe(
+    Effect.flatMap((Pg) => Effect.mapError(Layer.build(Pg.layer(config)), (cause) => driverError("PostgreSQL", cause)))
   )
-  return layer(options).pipe(Layer.provide(client))
+  return layerOn(client, options)
 }

@@ -128,7 +128,7 @@ export const rows = (db: Db, name: string): Effect.Effect<ReadonlyArray<Row>> =>
   )
 
 export const row = (db: Db, name: string): Effect.Effect<Option.Option<Row>> =>
-  Effect.map(rows(db, name), (rs) => Option.fromNullable(rs[0]))
+  Effect.map(rows(db, name), (rs) => (rs[0] === undefined ? Option.none() : Option.some(rs[0])))
 
 export const countRows = (db: Db): Effect.Effect<number> =>
   db.sql<{ n: unknown }>`SELECT COUNT(*) AS n FROM ${db.sql(db.table)}`.pipe(

@@ -1,3 +1,4 @@
+import * as Edition from "@circuitry/core/Edition"
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { SqlBreakerStore } from "@circuitry/sql"
 import { assert, describe, it, result, take } from "@circuitry/testkit"
@@ -11,7 +12,7 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 
 /** Runs the member script in a child node process on the same file and parses what it printed. */
 const member = (filename: string, table: string, name: string, action: "read" | "trip") =>
-  Effect.async<{ readonly pid: number; readonly state: string; readonly allowed: boolean }, Error>((resume) => {
+  Edition.callback<{ readonly pid: number; readonly state: string; readonly allowed: boolean }, Error>((resume) => {
     const child = execFile(
       process.execPath,
       ["--import", "tsx", path.join(here, "fixtures", "member.ts"), filename, table, name, action],

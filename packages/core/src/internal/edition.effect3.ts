@@ -289,3 +289,27 @@ export const literals = <const L extends readonly [SchemaAST.LiteralValue, ...Ar
  */
 export const pollUnsafe = <A, E>(fiber: Fiber<A, E>): import("effect/Exit").Exit<A, E> | undefined =>
   fiber.unsafePoll() ?? undefined
+
+/**
+ * A layer of several services, their context built by a scoped effect (its scope is the layer's):
+ * `Layer.scopedContext` on Effect 3, `Layer.effectContext` on 4.
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export const layerScopedContext = <A, E, R>(
+  make: Effect.Effect<Context.Context<A>, E, R>
+): Layer.Layer<A, E, Exclude<R, Scope.Scope>> => Layer.scopedContext(make)
+
+/**
+ * A schema that also checks `predicate`, failing with `message` (`Schema.filter` with an
+ * overriding message on Effect 3; `check` with `Schema.makeFilter` on 4).
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const refine = <A, I>(
+  schema: Schema.Schema<A, I>,
+  predicate: (a: A) => boolean,
+  message: string
+): Schema.Schema<A, I> => schema.pipe(Schema.filter(predicate, { message: () => ({ message, override: true }) }))

@@ -279,3 +279,27 @@ export const literals = <const L extends readonly [SchemaAST.LiteralValue, ...Ar
  * @category fibers
  */
 export const pollUnsafe = <A, E>(fiber: Fiber<A, E>): import("effect/Exit").Exit<A, E> | undefined => fiber.pollUnsafe()
+
+/**
+ * A layer of several services, their context built by a scoped effect (its scope is the layer's):
+ * `Layer.scopedContext` on Effect 3, `Layer.effectContext` on 4.
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export const layerScopedContext = <A, E, R>(
+  make: Effect.Effect<Context.Context<A>, E, R>
+): Layer.Layer<A, E, Exclude<R, Scope.Scope>> => Layer.effectContext(make)
+
+/**
+ * A schema that also checks `predicate`, failing with `message` (`Schema.filter` with an
+ * overriding message on Effect 3; `check` with `Schema.makeFilter` on 4).
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const refine = <A, I>(
+  schema: Schema.Codec<A, I>,
+  predicate: (a: A) => boolean,
+  message: string
+): Schema.Codec<A, I> => schema.check(Schema.makeFilter<A>((a) => predicate(a), { message })) as Schema.Codec<A, I>

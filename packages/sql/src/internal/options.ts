@@ -3,7 +3,7 @@
  * defaults.
  */
 import { OptionRules } from "@circuitry/breaker"
-import type * as Edition from "@circuitry/core/Edition"
+import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -29,11 +29,11 @@ export interface Resolved {
 
 const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,47}$/
 
-const Identifier = Schema.String.pipe(
-  Schema.filter((table) => table.split(".").length <= 2 && table.split(".").every((part) => identifier.test(part)))
-).annotations({
-  message: () => 'a SQL identifier (letters, digits, "_", at most 48 characters, optionally "schema.table")'
-})
+const Identifier = Edition.refine(
+  Schema.String,
+  (table) => table.split(".").length <= 2 && table.split(".").every((part) => identifier.test(part)),
+  'a SQL identifier (letters, digits, "_", at most 48 characters, optionally "schema.table")'
+)
 
 const OptionsSchema = Schema.Struct({
   table: Schema.optional(Identifier),
