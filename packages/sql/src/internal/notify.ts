@@ -17,7 +17,6 @@ import { BreakerStoreKit } from "@circuitry/breaker"
 import * as Edition from "@circuitry/core/Edition"
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Cause from "effect/Cause"
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -99,7 +98,7 @@ export const announce = (sql: SqlClient.SqlClient, channel: string, now: Stateme
  * `@effect/sql-pg`'s tag, by its key, so that this module never loads that optional peer. Its layers
  * provide one client under both tags.
  */
-const PgClientTag = Context.GenericTag<PgClient.PgClient>("@effect/sql-pg/PgClient")
+class PgClientTag extends Edition.KeyClass<PgClientTag, PgClient.PgClient>()("@effect/sql-pg/PgClient") {}
 
 /** The store's client as a `PgClient`, when it is one. */
 const pgOf = (sql: SqlClient.SqlClient): Effect.Effect<Option.Option<PgClient.PgClient>> =>
