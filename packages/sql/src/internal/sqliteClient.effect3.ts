@@ -1,41 +1,31 @@
 /**
  * The `SqlClient` of `layerSqlite` on Effect 3: `@effect/sql`'s client over one libsql connection
- * (`libsql.ts`), shaped as `@effect/sql-sqlite-node`'s is over better-sqlite3 (one connection,
- * statements and transactions taking turns on it), with the SQLite dialect's compiler.
+ * (`libsql.ts`, opened by `sqliteConnection.ts`), shaped as `@effect/sql-sqlite-node`'s is over
+ * better-sqlite3 (one connection, statements and transactions taking turns on it).
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as Client from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
-import * as Statement from "@effect/sql/Statement"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
-import * as Libsql from "./libsql.js"
+import type * as Libsql from "./libsql.js"
+import * as SqliteConnection from "./sqliteConnection.js"
 
 /** @internal */
-export interface Config extends Libsql.Config {
-  readonly spanAttributes?: Record<string, unknown> | undefined
-  readonly transformResultNames?: ((str: string) => string) | undefined
-  readonly transformQueryNames?: ((str: string) => string) | undefined
-}
+export type Config = SqliteConnection.Config
 
 const make = (driver: Libsql.Driver, config: Config): Effect.Effect<Client.SqlClient, SqlError, Scope.Scope> =>
   Effect.gen(function* () {
-    const compiler = Statement.makeCompilerSqlite(config.transformQueryNames)
-    const transformRows = config.transformResultNames
-      ? Statement.defaultTransforms(config.transformResultNames).array
-      : undefined
-    const libsql = yield* Effect.acquireRelease(
-      Effect.try({
-        try: () => Libsql.open(driver, config),
-        catch: (cause) => new SqlError({ cause, message: "Failed to open the database" })
-      }),
-      (libsql) => Effect.sync(libsql.close)
+    const { compiler, libsql, spanAttributes, transformRows } = yield* SqliteConnection.open(
+      driver,
+      config,
+      (cause) => new SqlError({ cause, message: "Failed to open the database" })
     )
 
-    const run = (sql: string, params: ReadonlyArray<unknown>, values: boolean) =>
+    const { raw, rows, values } = SqliteConnection.statements((sql, params, values) =>
       Effect.withFiberRuntime<Libsql.Result, SqlError>((fiber) => {
         try {
           const safeIntegers = Context.get(fiber.currentContext, Client.SafeIntegers)
@@ -44,18 +34,13 @@ const make = (driver: Libsql.Driver, config: Config): Effect.Effect<Client.SqlCl
           return Effect.fail(new SqlError({ cause, message: "Failed to execute statement" }))
         }
       })
-
-    const rows = (sql: string, params: ReadonlyArray<unknown>, transform: ((rows: Array<any>) => any) | undefined) =>
-      Effect.map(run(sql, params, false), (result) =>
-        transform ? transform(result.rows as Array<any>) : (result.rows as ReadonlyArray<any>)
-      )
+    )
 
     const connection: Connection = {
-      execute: (sql, params, transform) => rows(sql, params, transform),
+      execute: rows,
       executeUnprepared: (sql, params, transform) => rows(sql, params ?? [], transform),
-      executeRaw: (sql, params) => Effect.map(run(sql, params, false), (result) => result.info ?? result.rows),
-      executeValues: (sql, params) =>
-        Effect.map(run(sql, params, true), (result) => result.rows as ReadonlyArray<ReadonlyArray<unknown>>),
+      executeRaw: raw,
+      executeValues: values,
       executeStream: () => Effect.dieMessage("executeStream not implemented")
     }
 
@@ -64,7 +49,7 @@ const make = (driver: Libsql.Driver, config: Config): Effect.Effect<Client.SqlCl
     const acquirer = semaphore.withPermits(1)(Effect.succeed(connection))
     const transactionAcquirer = Effect.uninterruptibleMask((restore) =>
       Effect.as(
-        Effect.andThen(
+        Effect.zipRight(
           restore(semaphore.take(1)),
           Effect.tap(Effect.scope, (scope) => Scope.addFinalizer(scope, semaphore.release(1)))
         ),
@@ -72,13 +57,9 @@ const make = (driver: Libsql.Driver, config: Config): Effect.Effect<Client.SqlCl
       )
     )
 
-    return yield* Client.make({
-      acquirer,
-      compiler,
-      transactionAcquirer,
-      spanAttributes: [...Object.entries(config.spanAttributes ?? {}), ["db.system.name", "sqlite"]],
-      transformRows
-    }).pipe(Effect.provide(Reactivity.layer))
+    return yield* Client.make({ acquirer, compiler, transactionAcquirer, spanAttributes, transformRows }).pipe(
+      Effect.provide(Reactivity.layer)
+    )
   })
 
 /** @internal */

@@ -1,8 +1,8 @@
 /**
  * The `SqlClient` of `layerSqlite` on Effect 4: `effect/sql`'s client over one libsql connection
- * (`libsql.ts`, the same as on Effect 3), with the SQLite dialect's compiler. One connection, so
- * statements and transactions take turns on it: `makeSqliteAcquirers` holds its semaphore, and
- * rolls back before the next use when a COMMIT failed (Effect 3's client leaves that to libsql.ts).
+ * (`libsql.ts`, opened by `sqliteConnection.ts`, as on Effect 3). One connection, so statements and
+ * transactions take turns on it: `makeSqliteAcquirers` holds its semaphore, and rolls back before
+ * the next use when a COMMIT failed.
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -12,36 +12,24 @@ import * as Semaphore from "effect/Semaphore"
 import * as Client from "effect/sql/SqlClient"
 import type { Connection } from "effect/sql/SqlConnection"
 import { classifySqliteError, SqlError } from "effect/sql/SqlError"
-import * as Statement from "effect/sql/Statement"
 import * as Stream from "effect/Stream"
-import * as Libsql from "./libsql.js"
+import type * as Libsql from "./libsql.js"
+import * as SqliteConnection from "./sqliteConnection.js"
 
 /** @internal */
-export interface Config extends Libsql.Config {
-  readonly spanAttributes?: Record<string, unknown> | undefined
-  readonly transformResultNames?: ((str: string) => string) | undefined
-  readonly transformQueryNames?: ((str: string) => string) | undefined
-}
+export type Config = SqliteConnection.Config
 
 const sqlError = (cause: unknown, message: string, operation: string) =>
   new SqlError({ reason: classifySqliteError(cause, { message, operation }) })
 
 const make = (driver: Libsql.Driver, config: Config): Effect.Effect<Client.SqlClient, SqlError, Scope.Scope> =>
   Effect.gen(function* () {
-    const compiler = Statement.makeCompilerSqlite(config.transformQueryNames)
-    const transformRows = config.transformResultNames
-      ? Statement.defaultTransforms(config.transformResultNames).array
-      : undefined
-    const libsql = yield* Effect.acquireRelease(
-      Effect.try({
-        try: () => Libsql.open(driver, config),
-        catch: (cause) => sqlError(cause, "Failed to open the database", "connect")
-      }),
-      (libsql) => Effect.sync(libsql.close)
+    const { compiler, libsql, spanAttributes, transformRows } = yield* SqliteConnection.open(driver, config, (cause) =>
+      sqlError(cause, "Failed to open the database", "connect")
     )
 
     // Effect 4's SafeIntegers is a reference the fiber carries (a service of the context on 3).
-    const run = (sql: string, params: ReadonlyArray<unknown>, values: boolean) =>
+    const { raw, rows, values } = SqliteConnection.statements((sql, params, values) =>
       Effect.withFiber<Libsql.Result, SqlError>((fiber) => {
         try {
           const safeIntegers = fiber.getRef(Client.SafeIntegers)
@@ -50,18 +38,12 @@ const make = (driver: Libsql.Driver, config: Config): Effect.Effect<Client.SqlCl
           return Effect.fail(sqlError(cause, "Failed to execute statement", "execute"))
         }
       })
-
-    const rows = (sql: string, params: ReadonlyArray<unknown>, transform: ((rows: Array<any>) => any) | undefined) =>
-      Effect.map(run(sql, params, false), (result) =>
-        transform ? transform(result.rows as Array<any>) : (result.rows as ReadonlyArray<any>)
-      )
-    const values = (sql: string, params: ReadonlyArray<unknown>) =>
-      Effect.map(run(sql, params, true), (result) => result.rows as ReadonlyArray<ReadonlyArray<unknown>>)
+    )
 
     const connection: Connection = {
       execute: rows,
       executeUnprepared: rows,
-      executeRaw: (sql, params) => Effect.map(run(sql, params, false), (result) => result.info ?? result.rows),
+      executeRaw: raw,
       executeValues: values,
       executeValuesUnprepared: values,
       executeStream: () => Stream.die(new Error("executeStream not implemented"))
@@ -72,13 +54,9 @@ const make = (driver: Libsql.Driver, config: Config): Effect.Effect<Client.SqlCl
       semaphore: yield* Semaphore.make(1)
     })
 
-    return yield* Client.make({
-      ...acquirers,
-      compiler,
-      driver: "sqlite",
-      spanAttributes: [...Object.entries(config.spanAttributes ?? {}), ["db.system.name", "sqlite"]],
-      transformRows
-    }).pipe(Effect.provide(Reactivity.layer))
+    return yield* Client.make({ ...acquirers, compiler, driver: "sqlite", spanAttributes, transformRows }).pipe(
+      Effect.provide(Reactivity.layer)
+    )
   })
 
 /** @internal */
