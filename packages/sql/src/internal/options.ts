@@ -7,16 +7,11 @@ import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import type { Options } from "../SqlBreakerStore.js"
 import { InvalidStoreOptions } from "./errors.js"
 
-/** @internal */
-export interface Options {
-  readonly table?: string | undefined
-  readonly pollInterval?: Edition.DurationInput | undefined
-  readonly migrate?: boolean | undefined
-  readonly listen?: boolean | undefined
-  readonly listenInterval?: Edition.DurationInput | undefined
-}
+/** The public options (SqlBreakerStore.ts documents them). */
+export type { Options }
 
 /** @internal */
 export interface Resolved {
