@@ -13,7 +13,7 @@ import * as Either from "effect/Either"
 import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
@@ -303,3 +303,14 @@ export const layerLive =
   <R, E>(shared: Layer.Layer<R, E>, options?: { readonly timeout?: Duration.DurationInput }) =>
   (name: string, f: (it: Vitest.MethodsNonLive<R, true>) => void): void =>
     layer3(shared, { ...options, excludeTestServices: true })(name, f)
+
+/** A layer built by a scoped effect, its resources kept for the layer's life (`Layer.unwrapScoped` on 3, `Layer.unwrap` on 4). */
+export const unwrapScoped = <A, E1, R1, E, R>(
+  self: Effect.Effect<Layer.Layer<A, E1, R1>, E, R>
+): Layer.Layer<A, E | E1, R1 | Exclude<R, Scope.Scope>> => Layer.unwrapScoped(self)
+
+/** Fails with `onTimeout()` when `self` takes longer than `duration` (`Effect.timeoutFail` on 3, `timeoutOrElse` on 4). */
+export const timeoutFail =
+  <E2>(duration: Duration.DurationInput, onTimeout: () => E2) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | E2, R> =>
+    Effect.timeoutFail(self, { duration, onTimeout })

@@ -10,7 +10,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Metric from "effect/Metric"
 import * as Scheduler from "effect/Scheduler"
@@ -310,3 +310,14 @@ export const layerLive =
     it4.layer(shared, { ...options, excludeTestServices: true })(name, (it) =>
       f(Object.assign(it, { scoped: it.effect }))
     )
+
+/** A layer built by a scoped effect, its resources kept for the layer's life (`Layer.unwrapScoped` on 3, `Layer.unwrap` on 4). */
+export const unwrapScoped = <A, E1, R1, E, R>(
+  self: Effect.Effect<Layer.Layer<A, E1, R1>, E, R>
+): Layer.Layer<A, E | E1, R1 | Exclude<R, Scope.Scope>> => Layer.unwrap(self)
+
+/** Fails with `onTimeout()` when `self` takes longer than `duration` (`Effect.timeoutFail` on 3, `timeoutOrElse` on 4). */
+export const timeoutFail =
+  <E2>(duration: Duration.Input, onTimeout: () => E2) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | E2, R> =>
+    Effect.timeoutOrElse(self, { duration, orElse: () => Effect.fail(onTimeout()) })

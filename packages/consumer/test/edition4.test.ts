@@ -34,6 +34,7 @@ const program = (load: (specifier: string) => string) => `${load("@circuitry/cor
 ${load("@circuitry/retry")}
 ${load("@circuitry/limiter")}
 ${load("@circuitry/chaos")}
+${load("@circuitry/breaker")}
 ${load("effect")}
 
 class Budget extends Context.Service()("Budget") {}
@@ -51,6 +52,9 @@ const program = Effect.gen(function* () {
   const refused = yield* Effect.flip(Limiter.withLimiter(Effect.succeed("over"), limiter))
   yield* Fiber.interrupt(held)
   const badLimit = yield* Effect.flip(Limiter.make({ limit: Limit.fixed(0) }))
+  const breaker = yield* CircuitBreaker.make({ name: "app", policy: Policy.consecutiveFailures(1), openFor: "1 minute" })
+  yield* Effect.flip(CircuitBreaker.withBreaker(Effect.fail("down"), breaker))
+  const open = yield* Effect.flip(CircuitBreaker.withBreaker(Effect.succeed("never run"), breaker))
   const report = yield* Scenario.run({
     duration: "2 seconds",
     rate: 10,
@@ -59,7 +63,8 @@ const program = Effect.gen(function* () {
   })
   return {
     major: Edition.major, retried, attempts, hedged, bad: bad._tag,
-    limited, refused: refused._tag, badLimit: badLimit._tag, calls: report.total.calls
+    limited, refused: refused._tag, badLimit: badLimit._tag, calls: report.total.calls,
+    open: open._tag, state: (yield* breaker.state)._tag
   }
 }).pipe(Effect.scoped, Effect.provide(RetryBudget.layer(Budget, { ratio: 1 })))
 Effect.runPromise(program).then((result) => console.log(JSON.stringify(result)))
@@ -70,15 +75,17 @@ const bindings: Record<string, string> = {
   "@circuitry/retry": "Hedging, Retry, RetryBudget",
   "@circuitry/limiter": "Limit, Limiter",
   "@circuitry/chaos": "Chaos, Scenario",
+  "@circuitry/breaker": "CircuitBreaker, Policy",
   effect: "Context, Effect, Fiber, Schedule"
 }
 
 /** Effect 4's idiom, strict: a Context.Service key, Duration.Input, the error types. */
 const typed = `import { Edition } from "@circuitry/core"
+import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { Chaos, Scenario } from "@circuitry/chaos"
 import { Limit, Limiter } from "@circuitry/limiter"
 import { Hedging, Retry, RetryBudget } from "@circuitry/retry"
-import { Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Context, Duration, Effect, Layer, Result, Schedule } from "effect"
 
 class Budget extends Context.Service<Budget, RetryBudget.RetryBudget>()("Budget") {}
 class Search extends Context.Service<Search, Hedging.Hedging>()("Search") {}
@@ -92,6 +99,18 @@ const window: Duration.Input = { seconds: 10 }
 export const budgets: Layer.Layer<Budget, RetryBudget.InvalidRetryOptions> = RetryBudget.layer(Budget, { window })
 export const searches: Layer.Layer<Search, Hedging.InvalidRetryOptions> = Hedging.layer(Search, { delay: "50 millis" })
 export const major: 4 = Edition.major
+
+class Payments extends Context.Service<Payments, CircuitBreaker.CircuitBreaker>()("Payments") {}
+export const payments: Layer.Layer<Payments, CircuitBreaker.InvalidBreakerOptions> = CircuitBreaker.layer(Payments, {
+  name: "payments",
+  policy: Policy.failureRate({ threshold: 0.5, minimumCalls: 10, window: Policy.timeWindow({ seconds: 30 }) }),
+  openFor: { seconds: 30 }
+})
+export const guarded: Effect.Effect<string, "flaky" | CircuitBreaker.BreakerOpenError, Payments> = flaky.pipe(
+  CircuitBreaker.withBreaker(Payments)
+)
+export const config: Result.Result<BreakerRegistry.TimeoutRegistryOptions, CircuitBreaker.InvalidBreakerOptions> =
+  BreakerRegistry.parseConfig('{"defaults":{"openFor":"10 seconds"}}')
 
 class Pool extends Context.Service<Pool, Limiter.Limiter>()("Pool") {}
 export const pools: Layer.Layer<Pool, Limiter.InvalidLimiterOptions> = Limiter.layer(Pool, {
@@ -191,7 +210,9 @@ describe("the Effect 4 edition, packed and installed with npm into an app on eff
     limited: "in",
     refused: "LimiterRejectedError",
     badLimit: "InvalidLimiterOptions",
-    calls: 20
+    calls: 20,
+    open: "BreakerOpenError",
+    state: "Open"
   }
   for (const entry of ["app.mjs", "app.cjs"]) {
     it(`plain node runs it (${entry})`, { timeout: 120_000 }, async () => {

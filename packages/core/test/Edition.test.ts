@@ -293,3 +293,39 @@ describe("Edition: defects", () => {
     })
   )
 })
+
+describe("Edition (sql)", () => {
+  it.effect("pollUnsafe: undefined while a fiber runs, its exit once it has ended", () =>
+    Effect.gen(function* () {
+      const gate = yield* Queue.unbounded<void>()
+      const fiber = yield* Edition.forkChild(Effect.as(Queue.take(gate), 3))
+      assert.isUndefined(Edition.pollUnsafe(fiber))
+      yield* Queue.offer(gate, undefined)
+      yield* Fiber.await(fiber)
+      assert.deepStrictEqual(Edition.pollUnsafe(fiber), Exit.succeed(3))
+    })
+  )
+
+  it.effect("layerScopedContext: several services from one scoped effect, released with the layer", () =>
+    Effect.gen(function* () {
+      class A extends Edition.KeyClass<A, string>()("A") {}
+      class B extends Edition.KeyClass<B, number>()("B") {}
+      const released: Array<string> = []
+      const layer = Edition.layerScopedContext(
+        Effect.andThen(
+          Effect.acquireRelease(Effect.void, () => Effect.sync(() => released.push("ab"))),
+          Layer.build(Layer.merge(Layer.succeed(A, "a"), Layer.succeed(B, 1)))
+        )
+      )
+      const [a, b] = yield* Effect.scoped(Effect.provide(Effect.all([Edition.service(A), Edition.service(B)]), layer))
+      assert.deepStrictEqual([a, b, released], ["a", 1, ["ab"]])
+    })
+  )
+
+  it("refine: the predicate's message for a value it rejects", () => {
+    const Even = Edition.refine(Schema.Number, (n) => n % 2 === 0, "an even number")
+    assert.isTrue(Schema.is(Even)(2))
+    assert.isFalse(Schema.is(Even)(3))
+    assert.throws(() => Schema.decodeUnknownSync(Schema.Struct({ n: Even }))({ n: 3 }), /an even number/)
+  })
+})

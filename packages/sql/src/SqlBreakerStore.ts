@@ -11,21 +11,21 @@
  * @since 0.1.0
  */
 import { BreakerStore, OptionRules } from "@circuitry/breaker"
+import * as Edition from "@circuitry/core/Edition"
 import type * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
-import * as Either from "effect/Either"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
+import { SqlClient } from "#sql"
+import * as SqliteClient from "#sqliteClient"
 import * as errors from "./internal/errors.js"
+import { resolve } from "./internal/options.js"
 import * as Tables from "./internal/schema.js"
 import * as internal from "./internal/store.js"
-import * as SqliteClient from "./internal/sqliteClient.js"
 
 /**
  * @since 0.1.0
@@ -43,7 +43,7 @@ export interface Options {
    * How often verdicts made elsewhere are read, in the background, while no LISTEN brings them
    * (always on SQLite). Default 250 milliseconds.
    */
-  readonly pollInterval?: Duration.DurationInput | undefined
+  readonly pollInterval?: Edition.DurationInput | undefined
   /** Create or upgrade the tables when the store is made. Default `true`. */
   readonly migrate?: boolean | undefined
   /**
@@ -57,7 +57,7 @@ export interface Options {
    * unanswered and it is lost: the poll speeds up to `pollInterval` and LISTEN starts again), and
    * how often the poll still runs, for a save whose NOTIFY was missed. Default 1 second.
    */
-  readonly listenInterval?: Duration.DurationInput | undefined
+  readonly listenInterval?: Edition.DurationInput | undefined
 }
 
 /**
@@ -80,7 +80,7 @@ export type InvalidStoreOptions = errors.InvalidStoreOptions
  * @since 0.1.0
  * @category tags
  */
-export class SqlBreakerStore extends Context.Tag("@circuitry/sql/SqlBreakerStore")<
+export class SqlBreakerStore extends Edition.KeyClass<
   SqlBreakerStore,
   {
     /** The table of circuits. */
@@ -100,7 +100,7 @@ export class SqlBreakerStore extends Context.Tag("@circuitry/sql/SqlBreakerStore
     /** The same problems as a queue, subscribed when this effect returns. */
     readonly subscribeProblems: Effect.Effect<Queue.Dequeue<BreakerStore.BreakerStoreError>, never, Scope.Scope>
   }
->() {}
+>()("@circuitry/sql/SqlBreakerStore") {}
 
 /**
  * Makes the store on the `SqlClient` in the context, running its migration first (unless
@@ -148,12 +148,20 @@ export const layer = (
   BreakerStore.BreakerStore | SqlBreakerStore,
   InvalidStoreOptions | BreakerStore.BreakerStoreError,
   SqlClient.SqlClient
-> =>
-  Layer.scopedContext(
-    Effect.map(internal.make(options), ([store, sql]) =>
-      Context.make(BreakerStore.BreakerStore, store).pipe(Context.add(SqlBreakerStore, sql))
-    )
+> => Edition.layerScopedContext(services(options))
+
+/** The store's two services, made in the current scope on the `SqlClient` in the context. */
+const services = (options: Options | undefined) =>
+  Effect.map(internal.make(options), ([store, sql]) =>
+    Context.make(BreakerStore.BreakerStore, store).pipe(Context.add(SqlBreakerStore, sql))
   )
+
+/** The store on a client of its own, both in the layer's scope (the store is released first). */
+const layerOn = <E>(
+  client: Effect.Effect<Context.Context<SqlClient.SqlClient>, E, Scope.Scope>,
+  options: Options | undefined
+): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, E | InvalidStoreOptions | BreakerStore.BreakerStoreError> =>
+  Edition.layerScopedContext(Effect.flatMap(client, (context) => Effect.provide(services(options), context)))
 
 /**
  * Creates or upgrades the breaker tables, for applications that run their migrations apart
@@ -165,7 +173,7 @@ export const layer = (
 export const migrate = (options?: {
   readonly table?: string | undefined
 }): Effect.Effect<void, InvalidStoreOptions | BreakerStore.BreakerStoreError, SqlClient.SqlClient> =>
-  Effect.flatMap(internal.resolve(options), ({ table }) =>
+  Effect.flatMap(resolve(options), ({ table }) =>
     Tables.migrate(table).pipe(
       Effect.asVoid,
       Effect.mapError(
@@ -196,13 +204,13 @@ export interface SqliteOptions {
    * How long a statement waits for another process's write lock before it fails (the store then
    * retries in the background). SQLite calls block the thread, so keep it short. Default 250 ms.
    */
-  readonly busyTimeout?: Duration.DurationInput | undefined
+  readonly busyTimeout?: Edition.DurationInput | undefined
   /** A store writes: `true` is rejected with `InvalidStoreOptions`. */
   readonly readonly?: boolean | undefined
   /** Prepared statements kept, the least recently used dropped first. Default 200. */
   readonly prepareCacheSize?: number | undefined
   /** Not used (statements are kept by count alone); accepted so that configs of the better-sqlite3 layer compile. */
-  readonly prepareCacheTTL?: Duration.DurationInput | undefined
+  readonly prepareCacheTTL?: Edition.DurationInput | undefined
   /** Keep SQLite's rollback journal instead of switching the file to WAL. Default `false`. */
   readonly disableWAL?: boolean | undefined
   readonly spanAttributes?: Record<string, unknown> | undefined
@@ -211,11 +219,11 @@ export interface SqliteOptions {
 }
 
 const SqliteSchema = Schema.Struct({
-  filename: Schema.String.pipe(Schema.minLength(1)).annotations({ message: () => "a non-empty path" }),
+  filename: Edition.refine(Schema.String, (filename) => filename.length > 0, "a non-empty path"),
   busyTimeout: Schema.optional(OptionRules.FiniteMillis),
-  readonly: Schema.optional(Schema.Literal(false).annotations({ message: () => "false: a store writes" })),
+  readonly: Schema.optional(Edition.refine(Schema.Boolean, (readonly) => !readonly, "false: a store writes")),
   prepareCacheSize: Schema.optional(
-    Schema.Int.pipe(Schema.nonNegative()).annotations({ message: () => "an integer >= 0" })
+    Edition.refine(Schema.Number, (size) => Number.isInteger(size) && size >= 0, "an integer >= 0")
   )
 })
 
@@ -250,30 +258,27 @@ export const layerSqlite = (
   options?: Options
 ): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, InvalidStoreOptions | BreakerStore.BreakerStoreError> => {
   const checked = OptionRules.decode(SqliteSchema, config, (message) => new InvalidStoreOptions({ message }))
-  if (Either.isLeft(checked)) return Layer.fail(checked.left)
-  const clientConfig: SqliteClient.Config = {
-    filename: config.filename,
-    busyTimeoutMillis: checked.right.busyTimeout ?? 250,
-    wal: config.disableWAL !== true,
-    prepareCacheSize: checked.right.prepareCacheSize ?? 200,
-    spanAttributes: config.spanAttributes,
-    transformQueryNames: config.transformQueryNames,
-    transformResultNames: config.transformResultNames
-  }
-  // The driver is loaded when the layer is built, so that PostgreSQL users never load SQLite's.
-  const client = Layer.unwrapEffect(
-    Effect.tryPromise({
+  const client = Effect.gen(function* () {
+    const valid = yield* checked
+    const clientConfig: SqliteClient.Config = {
+      filename: config.filename,
+      busyTimeoutMillis: valid.busyTimeout ?? 250,
+      wal: config.disableWAL !== true,
+      prepareCacheSize: valid.prepareCacheSize ?? 200,
+      spanAttributes: config.spanAttributes,
+      transformQueryNames: config.transformQueryNames,
+      transformResultNames: config.transformResultNames
+    }
+    // The driver is loaded when the layer is built, so that PostgreSQL users never load SQLite's.
+    const libsql = yield* Effect.tryPromise({
       try: () => import("libsql"),
       catch: (cause) => driverError("SQLite (libsql)", cause)
-    }).pipe(
-      Effect.map((libsql) =>
-        Layer.mapError(SqliteClient.layer(libsql.default, clientConfig), (cause) =>
-          driverError(`SQLite file ${config.filename}`, cause)
-        )
-      )
+    })
+    return yield* Layer.build(SqliteClient.layer(libsql.default, clientConfig)).pipe(
+      Effect.mapError((cause) => driverError(`SQLite file ${config.filename}`, cause))
     )
-  )
-  return layer(options).pipe(Layer.provide(client))
+  })
+  return layerOn(client, options)
 }
 
 /**
@@ -297,11 +302,11 @@ export const layerPg = (
   config: PgClient.PgClientConfig,
   options?: Options
 ): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, InvalidStoreOptions | BreakerStore.BreakerStoreError> => {
-  const client = Layer.unwrapEffect(
-    Effect.tryPromise({
-      try: () => import("@effect/sql-pg/PgClient"),
-      catch: (cause) => driverError("PostgreSQL (pg)", cause)
-    }).pipe(Effect.map((Pg) => Layer.mapError(Pg.layer(config), (cause) => driverError("PostgreSQL", cause))))
+  const client = Effect.tryPromise({
+    try: () => import("@effect/sql-pg/PgClient"),
+    catch: (cause) => driverError("PostgreSQL (pg)", cause)
+  }).pipe(
+    Effect.flatMap((Pg) => Effect.mapError(Layer.build(Pg.layer(config)), (cause) => driverError("PostgreSQL", cause)))
   )
-  return layer(options).pipe(Layer.provide(client))
+  return layerOn(client, options)
 }

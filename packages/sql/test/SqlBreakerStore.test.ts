@@ -1,7 +1,9 @@
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { SqlBreakerStore } from "@circuitry/sql"
-import { assert, describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Either, Exit, Fiber, Option, Queue, Scope, TestClock } from "effect"
+import * as Edition from "@circuitry/core/Edition"
+import type { Subscription } from "@circuitry/testkit"
+import { assert, describe, expect, it, poll, remaining, result, Result, take, TestClock } from "@circuitry/testkit"
+import { Context, Deferred, Effect, Exit, Fiber, Option, Scope } from "effect"
 import type { Db, StoreContext } from "./backends.js"
 import { backends, countRows, eventually, instance, row, rows } from "./backends.js"
 
@@ -15,10 +17,9 @@ const breakerIn = (ctx: StoreContext, name: string, threshold = 3) =>
     Effect.provide(ctx)
   )
 
-const fail = (breaker: CircuitBreaker.CircuitBreaker) => Effect.either(breaker.execute(Effect.fail("boom" as const)))
-const succeed = (breaker: CircuitBreaker.CircuitBreaker) =>
-  Effect.either(breaker.execute(Effect.succeed("ok" as const)))
-const times = <A, E, R>(n: number, effect: Effect.Effect<A, E, R>) => Effect.repeatN(effect, n - 1)
+const fail = (breaker: CircuitBreaker.CircuitBreaker) => result(breaker.execute(Effect.fail("boom" as const)))
+const succeed = (breaker: CircuitBreaker.CircuitBreaker) => result(breaker.execute(Effect.succeed("ok" as const)))
+const times = <A, E, R>(n: number, effect: Effect.Effect<A, E, R>) => Effect.repeat(effect, { times: n - 1 })
 
 const stateOf = (db: Db, name: string) =>
   Effect.map(
@@ -35,10 +36,10 @@ const untilOf = (breaker: CircuitBreaker.CircuitBreaker) =>
   Effect.map(breaker.state, (s) => (s._tag === "Open" ? s.until : Number.NaN))
 
 /** Waits until the breaker announces a transition to `to` (the breaker learns remote verdicts in the background). */
-const waitForTransition = (changes: Queue.Dequeue<CircuitBreaker.Transition>, to: CircuitBreaker.StateTag) =>
+const waitForTransition = (changes: Subscription<CircuitBreaker.Transition>, to: CircuitBreaker.StateTag) =>
   Effect.gen(function* () {
     for (;;) {
-      const t = yield* Queue.take(changes)
+      const t = yield* take(changes)
       if (t.to === to) return t
     }
   })
@@ -52,7 +53,7 @@ for (const [backend, fresh] of backends) {
         const breaker = yield* breakerIn(ctx, "fresh")
         assert.strictEqual((yield* breaker.state)._tag, "Closed")
         assert.isTrue(yield* breaker.isCallAllowed)
-        assert.deepStrictEqual(yield* succeed(breaker), Either.right("ok"))
+        assert.deepStrictEqual(yield* succeed(breaker), Result.succeed("ok"))
         assert.strictEqual(yield* countRows(db), 0)
       })
     )
@@ -81,8 +82,8 @@ for (const [backend, fresh] of backends) {
         yield* waitForState(db, "payments", "Open")
         let runs = 0
         const call = Effect.sync(() => runs++)
-        const rejected = yield* Effect.either(a.execute(call))
-        assert.isTrue(Either.isLeft(rejected))
+        const rejected = yield* result(a.execute(call))
+        assert.isTrue(Result.isFailure(rejected))
         // A worker started now loads the stored verdict, aged by the database's clock since it was made
         // (the real time this test took so far: well under SLACK).
         const b = yield* breakerIn(yield* instance(db), "payments")
@@ -107,7 +108,7 @@ for (const [backend, fresh] of backends) {
           (r) => Option.isSome(r) && r.value.consecutive_failures === 2
         )
         assert.strictEqual(Option.getOrThrow(stored).state, null) // counts, but no verdict yet
-        assert.deepStrictEqual(yield* succeed(breaker), Either.right("ok"))
+        assert.deepStrictEqual(yield* succeed(breaker), Result.succeed("ok"))
       })
     )
 
@@ -140,7 +141,7 @@ for (const [backend, fresh] of backends) {
         assert.strictEqual((yield* breaker.state)._tag, "HalfOpen")
         assert.isTrue(yield* breaker.isCallAllowed)
         // No timer wrote anything: half-open is derived from open_until and the clock.
-        yield* (yield* SqlBreakerStore.SqlBreakerStore.pipe(Effect.provide(yield* instance(db)))).poll
+        yield* Context.get(yield* instance(db), SqlBreakerStore.SqlBreakerStore).poll
         const after = Option.getOrThrow(yield* row(db, "search"))
         assert.deepStrictEqual(
           [after.state, after.open_until, after.verdict_at, after.origin],
@@ -156,7 +157,7 @@ for (const [backend, fresh] of backends) {
         yield* times(3, fail(breaker))
         yield* waitForState(db, "search", "Open")
         yield* TestClock.adjust(OPEN_FOR)
-        assert.deepStrictEqual(yield* succeed(breaker), Either.right("ok"))
+        assert.deepStrictEqual(yield* succeed(breaker), Result.succeed("ok"))
         assert.strictEqual((yield* breaker.state)._tag, "Closed")
         const closed = Option.getOrThrow(yield* waitForState(db, "search", "Closed"))
         assert.isTrue(isDbNow(closed.verdict_at))
@@ -186,7 +187,7 @@ for (const [backend, fresh] of backends) {
     it.scoped("saving a verdict starts the count again; a late, older verdict does not replace a newer one", () =>
       Effect.gen(function* () {
         const db = yield* fresh
-        const store = yield* BreakerStore.BreakerStore.pipe(Effect.provide(yield* instance(db)))
+        const store = Context.get(yield* instance(db), BreakerStore.BreakerStore)
         const shared = yield* store.connect("orders")
         yield* shared.recordFailures(2, 10)
         yield* shared.save({ state: "Open", remainingMillis: 5_000, ageMillis: 0, origin: "w1" })
@@ -209,7 +210,7 @@ for (const [backend, fresh] of backends) {
     it.scoped("reading an unknown circuit is not an error and creates nothing", () =>
       Effect.gen(function* () {
         const db = yield* fresh
-        const store = yield* BreakerStore.BreakerStore.pipe(Effect.provide(yield* instance(db)))
+        const store = Context.get(yield* instance(db), BreakerStore.BreakerStore)
         const shared = yield* store.connect("nobody")
         expect(yield* shared.load).toStrictEqual(Option.none())
         assert.deepStrictEqual(yield* shared.counts, { consecutiveFailures: 0, lastFailureAt: undefined })
@@ -227,7 +228,7 @@ for (const [backend, fresh] of backends) {
         const bChanges = yield* b.subscribe
         yield* times(3, fail(a))
         yield* waitForState(db, "billing", "Open")
-        const poll = (yield* SqlBreakerStore.SqlBreakerStore.pipe(Effect.provide(otherCtx))).poll
+        const poll = Context.get(otherCtx, SqlBreakerStore.SqlBreakerStore).poll
         yield* poll
         yield* waitForTransition(bChanges, "Open")
         assert.strictEqual((yield* b.state)._tag, "Open")
@@ -238,7 +239,7 @@ for (const [backend, fresh] of backends) {
         assert.isTrue(isDbNow(closed.verdict_at))
         yield* poll
         yield* waitForTransition(bChanges, "Closed")
-        assert.deepStrictEqual(yield* succeed(b), Either.right("ok"))
+        assert.deepStrictEqual(yield* succeed(b), Result.succeed("ok"))
       })
     )
 
@@ -273,7 +274,7 @@ for (const [backend, fresh] of backends) {
         const stored = yield* eventually(row(db, "ledger"), (r) => Option.isSome(r) && r.value.last_failure_at !== null)
         assert.strictEqual(Option.getOrThrow(stored).last_failure_at, 4_321)
         assert.strictEqual(Option.getOrThrow(stored).updated_at, 4_321)
-        const shared = yield* (yield* BreakerStore.BreakerStore.pipe(Effect.provide(ctx))).connect("ledger")
+        const shared = yield* Context.get(ctx, BreakerStore.BreakerStore).connect("ledger")
         assert.deepStrictEqual(yield* shared.counts, { consecutiveFailures: 1, lastFailureAt: 4_321 })
         // An older report (a late retry) never moves it back.
         yield* shared.recordFailures(1, 1_000)
@@ -324,7 +325,9 @@ for (const [backend, fresh] of backends) {
       Effect.gen(function* () {
         const db = yield* fresh
         const scope = yield* Scope.make()
-        const first = yield* breakerIn(yield* Scope.extend(instance(db), scope), "durable").pipe(Scope.extend(scope))
+        const first = yield* breakerIn(yield* Effect.provideService(instance(db), Scope.Scope, scope), "durable").pipe(
+          Effect.provideService(Scope.Scope, scope)
+        )
         yield* times(3, fail(first))
         yield* waitForState(db, "durable", "Open")
         yield* Scope.close(scope, Exit.void)
@@ -333,7 +336,7 @@ for (const [backend, fresh] of backends) {
         const again = yield* breakerIn(yield* instance(db), "durable")
         const until = yield* untilOf(again)
         assert.isTrue(until > 4_000 + OPEN_FOR - SLACK && until <= 4_000 + OPEN_FOR, `open until ${until}`)
-        assert.isTrue(Either.isLeft(yield* succeed(again)))
+        assert.isTrue(Result.isFailure(yield* succeed(again)))
         yield* TestClock.adjust(until - 4_000 - 1)
         assert.strictEqual((yield* again.state)._tag, "Open")
         yield* TestClock.adjust(1)
@@ -355,22 +358,23 @@ for (const [backend, fresh] of backends) {
         yield* TestClock.adjust(OPEN_FOR)
         const gate = yield* Deferred.make<void>()
         let runs = 0
-        const probe = Effect.zipRight(
+        const probe = Effect.andThen(
           Effect.sync(() => runs++),
           Deferred.await(gate)
         )
-        const fibers = yield* Effect.forEach(members, (m) => Effect.fork(Effect.either(m.execute(probe))))
+        const fibers = yield* Effect.forEach(members, (m) => Edition.forkChild(result(m.execute(probe))))
         // Every member but the winner is refused at once; the winner waits on the gate.
         const refused = yield* eventually(
-          Effect.forEach(fibers, (f) => f.poll),
+          Effect.forEach(fibers, (f) => poll(f)),
           (polls) => polls.filter(Option.isSome).length === members.length - 1
         )
         assert.strictEqual(runs, 1)
         for (const p of refused) {
           if (Option.isNone(p)) continue
-          const result = Exit.getOrElse(p.value, () => Either.right(undefined))
-          assert.isTrue(Either.isLeft(result) && result.left._tag === "BreakerOpenError")
-          if (Either.isLeft(result)) assert.strictEqual(result.left.state, "HalfOpen")
+          const outcome = Exit.isSuccess(p.value) ? p.value.value : Result.succeed(undefined)
+          const error = Option.getOrUndefined(Result.getFailure(outcome))
+          assert.isTrue(Result.isFailure(outcome) && error?._tag === "BreakerOpenError")
+          if (error?._tag === "BreakerOpenError") assert.strictEqual(error.state, "HalfOpen")
         }
         yield* Deferred.succeed(gate, undefined)
         yield* Effect.forEach(fibers, Fiber.join)
@@ -389,19 +393,19 @@ for (const [backend, fresh] of backends) {
           VALUES ('legacy', 'half_open', 99999999, 5, 'php', 5)`.pipe(Effect.orDie)
         const breaker = yield* breakerIn(ctx, "legacy")
         assert.strictEqual((yield* breaker.state)._tag, "Closed")
-        assert.deepStrictEqual(yield* succeed(breaker), Either.right("ok"))
-        const problem = yield* Queue.take(problems)
+        assert.deepStrictEqual(yield* succeed(breaker), Result.succeed("ok"))
+        const problem = yield* take(problems)
         assert.strictEqual(problem._tag, "BreakerStoreError")
         assert.strictEqual(problem.operation, "decode")
         assert.include(problem.message, `"legacy"`)
         assert.include(problem.message, `"half_open"`)
-        const shared = yield* (yield* BreakerStore.BreakerStore.pipe(Effect.provide(ctx))).connect("legacy")
+        const shared = yield* Context.get(ctx, BreakerStore.BreakerStore).connect("legacy")
         const loaded = Option.getOrThrow(yield* shared.load)
         assert.deepStrictEqual([loaded.state, loaded.remainingMillis, loaded.origin], ["Closed", 0, ""])
         // Reported once while the row stays the same, however often it is read.
         yield* sqlStore.poll
         yield* sqlStore.poll
-        assert.strictEqual(yield* Queue.size(problems), 0)
+        assert.strictEqual(yield* remaining(problems), 0)
         // A row that turns malformed while a breaker follows it closes that breaker.
         yield* times(3, fail(breaker))
         yield* waitForState(db, "legacy", "Open")
@@ -409,7 +413,7 @@ for (const [backend, fresh] of backends) {
         yield* db.sql`UPDATE ${db.sql(db.table)} SET state = 'OPEN!' WHERE name = 'legacy'`.pipe(Effect.orDie)
         yield* sqlStore.poll
         yield* waitForTransition(changes, "Closed")
-        assert.include((yield* Queue.take(problems)).message, `"OPEN!"`)
+        assert.include((yield* take(problems)).message, `"OPEN!"`)
         // The next verdict saved replaces the bad row.
         yield* times(3, fail(breaker))
         yield* waitForState(db, "legacy", "Open")

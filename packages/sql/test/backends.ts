@@ -5,14 +5,14 @@
 import type { BreakerStore } from "@circuitry/breaker"
 import { SqlBreakerStore } from "@circuitry/sql"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqlClient from "@effect/sql/SqlClient"
 import Libsql from "libsql"
 import { Context, Effect, Layer, Option } from "effect"
 import type { Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as SqliteClient from "../src/internal/sqliteClient.js"
+import { SqlClient } from "#sql"
+import * as SqliteClient from "#sqliteClient"
 
 export const pgConfig = {
   host: "127.0.0.1",
@@ -128,7 +128,7 @@ export const rows = (db: Db, name: string): Effect.Effect<ReadonlyArray<Row>> =>
   )
 
 export const row = (db: Db, name: string): Effect.Effect<Option.Option<Row>> =>
-  Effect.map(rows(db, name), (rs) => Option.fromNullable(rs[0]))
+  Effect.map(rows(db, name), (rs) => (rs[0] === undefined ? Option.none() : Option.some(rs[0])))
 
 export const countRows = (db: Db): Effect.Effect<number> =>
   db.sql<{ n: unknown }>`SELECT COUNT(*) AS n FROM ${db.sql(db.table)}`.pipe(

@@ -7,7 +7,7 @@
  */
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { SqlBreakerStore } from "@circuitry/sql"
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it, result, Result } from "@circuitry/testkit"
 import { Effect, Layer } from "effect"
 import { tcpProxy } from "../../../test-support/proxy.js"
 import { backends, pgConfig } from "./backends.js"
@@ -35,7 +35,7 @@ describe("a blackholed PostgreSQL never holds a call past the store deadlines", 
           Effect.provide(ctx)
         )
         const breaker = yield* make
-        yield* Effect.either(breaker.execute(Effect.fail("boom")))
+        yield* result(breaker.execute(Effect.fail("boom")))
         assert.strictEqual((yield* breaker.state)._tag, "Open")
         yield* hole.blackhole
 
@@ -43,9 +43,9 @@ describe("a blackholed PostgreSQL never holds a call past the store deadlines", 
         assert.isBelow(makeMillis, 1_000, `make took ${makeMillis} ms`)
 
         yield* Effect.sleep(100) // past openFor: the next call is a half-open probe
-        const [probe, probeMillis] = yield* elapsed(Effect.either(breaker.execute(Effect.succeed(1))))
+        const [probe, probeMillis] = yield* elapsed(result(breaker.execute(Effect.succeed(1))))
         assert.isBelow(probeMillis, 1_000, `half-open call took ${probeMillis} ms`)
-        assert.isTrue(probe._tag === "Right" || probe._tag === "Left")
+        assert.isTrue(Result.isSuccess(probe) || Result.isFailure(probe))
         assert.strictEqual((yield* made.state)._tag, "Closed")
       }).pipe(Effect.scoped),
     20_000

@@ -1,9 +1,10 @@
+import { type ServiceOf, unwrapScoped } from "@circuitry/testkit"
 import { Effect, Layer } from "effect"
 import { Corruptions, storeSuite } from "../../breaker/test/storeSuite.js"
 import { backends, type Db } from "./backends.js"
 
 /** Rows the store cannot read, written by hand under `name`, as each database can hold them. */
-const corruptions = (db: Db): Corruptions["Type"] => {
+const corruptions = (db: Db): ServiceOf<typeof Corruptions> => {
   const t = db.sql(db.table)
   const write = (name: string, state: string | null, until: unknown, at: unknown) =>
     db.sql`INSERT INTO ${t} (name, state, open_until, verdict_at, origin, updated_at)
@@ -11,7 +12,7 @@ const corruptions = (db: Db): Corruptions["Type"] => {
       Effect.orDie,
       Effect.asVoid
     )
-  const foreign: Corruptions["Type"][number] = [
+  const foreign: ServiceOf<typeof Corruptions>[number] = [
     "a foreign state with a far-future time",
     (name) => write(name, "half_open", 1, 9e15)
   ]
@@ -23,11 +24,11 @@ const corruptions = (db: Db): Corruptions["Type"] => {
   return [
     [
       "NULL verdict_at and open_until (an old schema)",
-      (name) => Effect.zipRight(Effect.orDie(nullable), write(name, "Open", "NULL", "NULL"))
+      (name) => Effect.andThen(Effect.orDie(nullable), write(name, "Open", "NULL", "NULL"))
     ],
     [
       "NULL verdict_at (an old schema)",
-      (name) => Effect.zipRight(Effect.orDie(nullable), write(name, "Closed", 0, "NULL"))
+      (name) => Effect.andThen(Effect.orDie(nullable), write(name, "Closed", 0, "NULL"))
     ],
     foreign
   ]
@@ -40,9 +41,7 @@ storeSuite(
     ([name, db]) =>
       [
         name,
-        Layer.unwrapScoped(
-          Effect.map(db, (db) => Layer.merge(db.store(), Layer.succeed(Corruptions, corruptions(db))))
-        ),
+        unwrapScoped(Effect.map(db, (db) => Layer.merge(db.store(), Layer.succeed(Corruptions, corruptions(db))))),
         { corruptible: true }
       ] as const
   )

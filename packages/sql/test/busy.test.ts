@@ -5,15 +5,14 @@
  * write lock kept from everyone else. These fail on a driver that keeps using that connection
  * (`src/internal/libsql.ts`); `outage.test.ts` shows the same through the store.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
-import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Either, Layer } from "effect"
+import { assert, describe, it, result, Result } from "@circuitry/testkit"
+import { Context, Effect, Layer, Option } from "effect"
 import Libsql from "libsql"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as SqliteClient from "../src/internal/sqliteClient.js"
+import { driverCause, SqlClient, type SqlError } from "#sql"
+import * as SqliteClient from "#sqliteClient"
 
 /** Two clients on one new file: `store` gives up on a lock at once, `other` holds it. */
 const files = Effect.gen(function* () {
@@ -33,9 +32,10 @@ const files = Effect.gen(function* () {
   return { store, other, seenByOther }
 })
 
-const busy = (result: Either.Either<unknown, SqlError>) => {
-  assert.isTrue(Either.isLeft(result))
-  if (Either.isLeft(result)) assert.match(String(result.left.cause), /SQLITE_BUSY|locked/i)
+const busy = (outcome: Result<unknown, SqlError.SqlError>) => {
+  assert.isTrue(Result.isFailure(outcome))
+  const error = Option.getOrUndefined(Result.getFailure(outcome))
+  if (error !== undefined) assert.match(String(driverCause(error)), /SQLITE_BUSY|locked/i)
 }
 
 describe("a statement that failed with SQLITE_BUSY leaves nothing behind", () => {
@@ -43,8 +43,8 @@ describe("a statement that failed with SQLITE_BUSY leaves nothing behind", () =>
     Effect.gen(function* () {
       const { other, seenByOther, store } = yield* files
       yield* other.unsafe("BEGIN IMMEDIATE")
-      busy(yield* Effect.either(store`INSERT INTO t VALUES ('lost', 1) RETURNING k`))
-      busy(yield* Effect.either(store`INSERT INTO t VALUES ('lost', 1)`))
+      busy(yield* result(store`INSERT INTO t VALUES ('lost', 1) RETURNING k`))
+      busy(yield* result(store`INSERT INTO t VALUES ('lost', 1)`))
       yield* other.unsafe("COMMIT")
 
       yield* store`INSERT INTO t VALUES ('a', 1) ON CONFLICT (k) DO UPDATE SET v = excluded.v RETURNING k`
@@ -60,13 +60,13 @@ describe("a statement that failed with SQLITE_BUSY leaves nothing behind", () =>
     Effect.gen(function* () {
       const { other, seenByOther, store } = yield* files
       yield* other.unsafe("BEGIN IMMEDIATE")
-      const failed = yield* Effect.either(
-        store.withTransaction(Effect.zipRight(store`SELECT k FROM t`, store`INSERT INTO t VALUES ('lost', 1)`))
+      const failed = yield* result(
+        store.withTransaction(Effect.andThen(store`SELECT k FROM t`, store`INSERT INTO t VALUES ('lost', 1)`))
       )
       busy(failed)
       yield* other.unsafe("COMMIT")
       yield* store.withTransaction(
-        Effect.zipRight(store`INSERT INTO t VALUES ('a', 1)`, store`INSERT INTO t VALUES ('b', 2)`)
+        Effect.andThen(store`INSERT INTO t VALUES ('a', 1)`, store`INSERT INTO t VALUES ('b', 2)`)
       )
       assert.deepStrictEqual(yield* seenByOther, ["a", "b"])
     }).pipe(Effect.orDie)
@@ -79,12 +79,12 @@ describe("a statement that failed with SQLITE_BUSY leaves nothing behind", () =>
       yield* other.unsafe("BEGIN IMMEDIATE")
       yield* store.unsafe("BEGIN")
       yield* store`SELECT k FROM t`
-      busy(yield* Effect.either(store`INSERT INTO t VALUES ('lost', 1)`))
+      busy(yield* result(store`INSERT INTO t VALUES ('lost', 1)`))
       yield* other.unsafe("COMMIT")
       // The caller ignores the failure and goes on: the rest of the transaction must not be
       // written on its own, and its COMMIT must not report success.
-      assert.isTrue(Either.isLeft(yield* Effect.either(store`INSERT INTO t VALUES ('after', 2)`)))
-      assert.isTrue(Either.isLeft(yield* Effect.either(store.unsafe("COMMIT"))))
+      assert.isTrue(Result.isFailure(yield* result(store`INSERT INTO t VALUES ('after', 2)`)))
+      assert.isTrue(Result.isFailure(yield* result(store.unsafe("COMMIT"))))
       assert.deepStrictEqual(yield* seenByOther, ["before"])
       // And the connection works again once that transaction is over.
       yield* store`INSERT INTO t VALUES ('next', 3)`

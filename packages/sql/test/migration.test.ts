@@ -1,8 +1,7 @@
 import { BreakerStore } from "@circuitry/breaker"
-import * as Migrator from "@effect/sql/Migrator"
-import * as SqlClient from "@effect/sql/SqlClient"
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@circuitry/testkit"
 import { Context, Effect, Option } from "effect"
+import { Migrator, SqlClient } from "#sql"
 import { backends, instance, row } from "./backends.js"
 
 /**
@@ -20,7 +19,7 @@ const schemaOne = (sql: SqlClient.SqlClient, table: string, members = false) =>
 )`
           }
         : {}),
-      "1_create_circuits": Effect.zipRight(
+      "1_create_circuits": Effect.andThen(
         sql`CREATE TABLE ${sql(table)} (
   name TEXT NOT NULL PRIMARY KEY,
   state TEXT,

@@ -12,9 +12,10 @@ import type { BreakerStore } from "@circuitry/breaker"
 import { BreakerStore as Store, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { SqlBreakerStore } from "@circuitry/sql"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it, result, Result, take, timeoutFail } from "@circuitry/testkit"
 import { Context, Effect, Layer, Option, Queue, Stream } from "effect"
 import type { Db } from "./backends.js"
+import { listen } from "#sql"
 import * as Notify from "../src/internal/notify.js"
 import { backends, eventually, pgConfig } from "./backends.js"
 import { privatePostgres } from "./fixtures/postgres.js"
@@ -48,7 +49,15 @@ const next = (queue: Queue.Dequeue<BreakerStore.Verdict>, ok: (v: BreakerStore.V
       const v = yield* Queue.take(queue)
       if (ok(v)) return v
     }
-  }).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("verdict not told within 10 s") }))
+  }).pipe(timeoutFail("10 seconds", () => new Error("verdict not told within 10 s")))
+
+/** Everything `queue` holds now, without waiting (Effect 4's `Queue.takeAll` waits for one). */
+const pollAll = <A>(queue: Queue.Dequeue<A>) =>
+  Effect.gen(function* () {
+    const all: Array<A> = []
+    for (let next = yield* Queue.poll(queue); Option.isSome(next); next = yield* Queue.poll(queue)) all.push(next.value)
+    return all
+  })
 
 /** A verdict as a member sends it: made now, open for a minute more when Open. */
 const sent = (state: BreakerStore.Verdict["state"], origin = "a"): BreakerStore.Verdict => ({
@@ -91,10 +100,10 @@ const bareNotify = (config: PgClient.PgClientConfig) =>
     const raw = Context.get(yield* Layer.build(PgClient.layer(config)), PgClient.PgClient)
     const channel = `bare_${process.pid}_${counter++}`
     const heard = yield* Queue.unbounded<string>()
-    yield* Effect.forkScoped(Stream.runForEach(raw.listen(channel), (m) => Queue.offer(heard, m)))
+    yield* Effect.forkScoped(Stream.runForEach(listen(raw, channel), (m) => Queue.offer(heard, m)))
     // listening once it hears a NOTIFY of its own
     const notify = (payload: string) => raw`SELECT pg_notify(${channel}, ${payload})`
-    yield* eventually(Effect.zipRight(notify("hello"), Queue.poll(heard)), Option.isSome)
+    yield* eventually(Effect.andThen(notify("hello"), Queue.poll(heard)), Option.isSome)
     let n = 0
     return {
       once: Effect.gen(function* () {
@@ -153,8 +162,8 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
         const changes = yield* breakerB.subscribe
         const adopted = (to: CircuitBreaker.StateTag) =>
           Effect.gen(function* () {
-            for (;;) if ((yield* Queue.take(changes)).to === to) return
-          }).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(`${to} not adopted`) }))
+            for (;;) if ((yield* take(changes)).to === to) return
+          }).pipe(timeoutFail("10 seconds", () => new Error(`${to} not adopted`)))
 
         const bare = yield* bareNotify(pgConfig)
         /**
@@ -250,7 +259,7 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
         const latencies = yield* beside(
           10,
           (i) =>
-            Effect.zipRight(
+            Effect.andThen(
               circuitA.save(sent(i % 2 === 0 ? "Closed" : "Open", `a${i}`)),
               next(toB, (v) => v.origin === `a${i}`)
             ),
@@ -289,7 +298,7 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
         assertSame(yield* next(toB, () => true), open)
         // A's pool may still hold a connection that died with the server: the first save can fail.
         const isolated = sent("Isolated", "isolating")
-        yield* eventually(Effect.either(circuitA.save(isolated)), (saved) => saved._tag === "Right")
+        yield* eventually(result(circuitA.save(isolated)), (saved) => Result.isSuccess(saved))
         assertSame(yield* next(toB, (v) => v.origin === "isolating"), isolated)
         // Pushed again (B's poll runs every 200 ms while it listens; see the test above), beside bare
         // NOTIFY on the same server.
@@ -297,7 +306,7 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
         const latencies = yield* beside(
           10,
           (i) =>
-            Effect.zipRight(
+            Effect.andThen(
               circuitA.save(sent(i % 2 === 0 ? "Closed" : "Isolated", `a${i}`)),
               next(toB, (v) => v.origin === `a${i}`)
             ),
@@ -340,7 +349,7 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
         const latencies = yield* beside(
           10,
           (i) =>
-            Effect.zipRight(
+            Effect.andThen(
               circuitA.save(sent(i % 2 === 0 ? "Closed" : "Isolated", `a${i}`)),
               next(toB, (v) => v.origin === `a${i}`)
             ),
@@ -357,7 +366,7 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
       const db = yield* pg
       const raw = Context.get(yield* Layer.build(PgClient.layer(pgConfig)), PgClient.PgClient)
       const heard = yield* Queue.unbounded<string>()
-      yield* Effect.forkScoped(Stream.runForEach(raw.listen(Notify.channelOf(db.table)), (m) => Queue.offer(heard, m)))
+      yield* Effect.forkScoped(Stream.runForEach(listen(raw, Notify.channelOf(db.table)), (m) => Queue.offer(heard, m)))
       const a = yield* member(db, applicationName(), {
         pollInterval: "1 hour",
         listenInterval: "1 hour",
@@ -367,7 +376,7 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
       const circuit = yield* Context.get(a, Store.BreakerStore).connect("mail")
       // The raw listener is subscribed once it hears a NOTIFY of its own; then every hello is drained.
       yield* eventually(
-        Effect.zipRight(db.sql`SELECT pg_notify(${Notify.channelOf(db.table)}, 'hello')`, Queue.poll(heard)),
+        Effect.andThen(db.sql`SELECT pg_notify(${Notify.channelOf(db.table)}, 'hello')`, Queue.poll(heard)),
         (m) => Option.isSome(m)
       )
       yield* db.sql`SELECT pg_notify(${Notify.channelOf(db.table)}, 'ready')`.pipe(Effect.orDie)
@@ -380,7 +389,7 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
       // Commit order: the stale save's NOTIFY, had there been one, would have come before the third's.
       // Each payload is the row as stored (the database's clock) and that statement's now: the
       // Open one made at that now and open 10 s past it.
-      const payloads = [...messages, ...(yield* Queue.takeAll(heard))].map((m) => {
+      const payloads = [...messages, ...(yield* pollAll(heard))].map((m) => {
         assert.strictEqual(m[0], "v", m)
         const [name, state, until, at, origin, by, now] = JSON.parse(m.slice(1)) as Array<unknown>
         return [

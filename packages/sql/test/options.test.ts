@@ -1,13 +1,14 @@
+import * as Edition from "@circuitry/core/Edition"
 import { SqlBreakerStore } from "@circuitry/sql"
-import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Layer } from "effect"
+import { assert, describe, it } from "@circuitry/testkit"
+import { Effect, Exit, Layer, Option } from "effect"
 
 const failure = <A, E>(layer: Layer.Layer<A, E>) =>
   Effect.gen(function* () {
     const exit = yield* Effect.exit(Effect.scoped(Layer.build(layer)))
     assert.isTrue(Exit.isFailure(exit))
     if (Exit.isSuccess(exit)) return undefined as never
-    const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+    const error = Option.getOrUndefined(Edition.findError(exit.cause))
     assert.instanceOf(error, SqlBreakerStore.InvalidStoreOptions)
     return (error as SqlBreakerStore.InvalidStoreOptions).message
   })
@@ -61,7 +62,7 @@ describe("options are validated into a typed error that says what is wrong", () 
 
   it.effect("a valid configuration builds (an in-memory SQLite database)", () =>
     Effect.gen(function* () {
-      const table = yield* SqlBreakerStore.SqlBreakerStore.pipe(
+      const table = yield* Edition.service(SqlBreakerStore.SqlBreakerStore).pipe(
         Effect.map((store) => store.table),
         Effect.provide(SqlBreakerStore.layerSqlite({ filename: ":memory:" }, { table: "ops_breakers" }))
       )

@@ -1,7 +1,7 @@
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { SqlBreakerStore } from "@circuitry/sql"
-import { assert, describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Either, Layer, Option, Queue, TestClock } from "effect"
+import { assert, describe, expect, it, result, Result, take, TestClock } from "@circuitry/testkit"
+import { Context, Effect, Layer, Option } from "effect"
 import type { StoreContext } from "./backends.js"
 import { backends, eventually, pgConfig, row } from "./backends.js"
 import { tcpProxy } from "../../../test-support/proxy.js"
@@ -26,17 +26,17 @@ describe("an unreachable database never blocks or fails a call", () => {
 
       // A breaker made now starts from its local state.
       const late = yield* breakerIn(ctx, "payments")
-      assert.deepStrictEqual(yield* Effect.either(late.execute(Effect.succeed(1))), Either.right(1))
+      assert.deepStrictEqual(yield* result(late.execute(Effect.succeed(1))), Result.succeed(1))
       // Calls run and are judged locally.
-      assert.deepStrictEqual(yield* Effect.either(breaker.execute(Effect.succeed(1))), Either.right(1))
-      for (let i = 0; i < 3; i++) yield* Effect.either(breaker.execute(Effect.fail("boom")))
+      assert.deepStrictEqual(yield* result(breaker.execute(Effect.succeed(1))), Result.succeed(1))
+      for (let i = 0; i < 3; i++) yield* result(breaker.execute(Effect.fail("boom")))
       assert.deepStrictEqual(yield* breaker.state, CircuitBreaker.State.Open({ until: OPEN_FOR }))
       const rejected = yield* Effect.flip(breaker.execute(Effect.succeed(1)))
       assert.strictEqual(rejected._tag, "BreakerOpenError")
       // The background poll reports the outage once: within 250 ms (pollInterval), or within 1 s
       // (listenInterval) if the store was listening for NOTIFY when the link was cut.
       yield* TestClock.adjust(1_000)
-      const problem = yield* Queue.take(problems)
+      const problem = yield* take(problems)
       assert.strictEqual(problem.operation, "poll")
       expect(yield* row(db, "payments")).toStrictEqual(Option.none())
 
@@ -44,7 +44,7 @@ describe("an unreachable database never blocks or fails a call", () => {
       yield* link.restore
       yield* TestClock.adjust(1_000)
       const stored = yield* eventually(
-        Effect.zipLeft(row(db, "payments"), TestClock.adjust(1_000)),
+        Effect.tap(row(db, "payments"), () => TestClock.adjust(1_000)),
         (r) => Option.isSome(r) && r.value.state === "Open"
       )
       // Dated by the database, as old as it is: sent seconds after the trip (by the Clock the retries
@@ -63,14 +63,14 @@ describe("an unreachable database never blocks or fails a call", () => {
       const breaker = yield* breakerIn(ctx, "mail")
       // Another connection takes the write lock and keeps it.
       yield* db.sql.unsafe("BEGIN EXCLUSIVE").pipe(Effect.orDie)
-      for (let i = 0; i < 3; i++) yield* Effect.either(breaker.execute(Effect.fail("boom")))
+      for (let i = 0; i < 3; i++) yield* result(breaker.execute(Effect.fail("boom")))
       assert.strictEqual((yield* breaker.state)._tag, "Open")
-      assert.isTrue(Either.isLeft(yield* Effect.either(breaker.execute(Effect.succeed(1)))))
+      assert.isTrue(Result.isFailure(yield* result(breaker.execute(Effect.succeed(1)))))
       yield* TestClock.adjust(1_000)
       expect(yield* row(db, "mail")).toStrictEqual(Option.none())
       yield* db.sql.unsafe("COMMIT").pipe(Effect.orDie)
       const stored = yield* eventually(
-        Effect.zipLeft(row(db, "mail"), TestClock.adjust(1_000)),
+        Effect.tap(row(db, "mail"), () => TestClock.adjust(1_000)),
         (r) => Option.isSome(r) && r.value.state === "Open"
       )
       const saved = Option.getOrThrow(stored)

@@ -1,7 +1,8 @@
+import * as Edition from "@circuitry/core/Edition"
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { SqlBreakerStore } from "@circuitry/sql"
-import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Option, Queue } from "effect"
+import { assert, describe, it, result, take } from "@circuitry/testkit"
+import { Context, Effect, Option } from "effect"
 import { execFile } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -11,7 +12,7 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 
 /** Runs the member script in a child node process on the same file and parses what it printed. */
 const member = (filename: string, table: string, name: string, action: "read" | "trip") =>
-  Effect.async<{ readonly pid: number; readonly state: string; readonly allowed: boolean }, Error>((resume) => {
+  Edition.callback<{ readonly pid: number; readonly state: string; readonly allowed: boolean }, Error>((resume) => {
     const child = execFile(
       process.execPath,
       ["--import", "tsx", path.join(here, "fixtures", "member.ts"), filename, table, name, action],
@@ -37,7 +38,7 @@ describe("two processes on one SQLite file", () => {
         const options = { policy: Policy.consecutiveFailures(3), openFor: "1 hour" } as const
         // This process opens "inventory"; the other one, started afterwards, sees it open.
         const local = yield* CircuitBreaker.make({ ...options, name: "inventory" }).pipe(Effect.provide(ctx))
-        yield* Effect.either(local.execute(Effect.fail("boom"))).pipe(Effect.repeatN(2))
+        yield* result(local.execute(Effect.fail("boom"))).pipe(Effect.repeat({ times: 2 }))
         yield* eventually(row(db, "inventory"), (r) => Option.isSome(r) && r.value.state === "Open")
         const seen = yield* member(db.filename, db.table, "inventory", "read")
         assert.notStrictEqual(seen.pid, process.pid)
@@ -49,7 +50,7 @@ describe("two processes on one SQLite file", () => {
         const tripped = yield* member(db.filename, db.table, "shipping", "trip")
         assert.strictEqual(tripped.state, "Open")
         yield* Context.get(ctx, SqlBreakerStore.SqlBreakerStore).poll
-        const t = yield* Queue.take(changes)
+        const t = yield* take(changes)
         assert.deepStrictEqual([t.from, t.to], ["Closed", "Open"])
         assert.isFalse(yield* follower.isCallAllowed)
       }).pipe(Effect.scoped),

@@ -1,6 +1,6 @@
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { SqlBreakerStore } from "@circuitry/sql"
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it, result } from "@circuitry/testkit"
 import { Context, Effect, Option } from "effect"
 import type { StoreContext } from "./backends.js"
 import { backends, eventually, instance, row } from "./backends.js"
@@ -17,7 +17,7 @@ const memberIn = (ctx: StoreContext) =>
 
 const trip = (breaker: CircuitBreaker.CircuitBreaker) =>
   Effect.gen(function* () {
-    for (let i = 0; i < 2; i++) yield* Effect.either(breaker.execute(Effect.fail("boom")))
+    for (let i = 0; i < 2; i++) yield* result(breaker.execute(Effect.fail("boom")))
     assert.strictEqual((yield* breaker.state)._tag, "Open")
   })
 

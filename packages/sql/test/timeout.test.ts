@@ -4,9 +4,10 @@
  */
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqlClient from "@effect/sql/SqlClient"
-import { assert, describe, it } from "@effect/vitest"
-import { Cause, Context, Deferred, Effect, Exit, Layer, Option } from "effect"
+import * as Edition from "@circuitry/core/Edition"
+import { assert, describe, it } from "@circuitry/testkit"
+import { Context, Deferred, Effect, Exit, Layer, Option } from "effect"
+import { SqlClient } from "#sql"
 import { pgConfig } from "./backends.js"
 
 const client = Effect.map(Layer.build(PgClient.layer({ ...pgConfig, maxConnections: 2 })), (context) =>
@@ -32,7 +33,7 @@ describe("CircuitBreaker timeout on PostgreSQL", () => {
           .withTransaction(
             admin
               .unsafe(`SELECT balance FROM ${schema}.accounts WHERE id = 1 FOR UPDATE`)
-              .pipe(Effect.zipRight(Deferred.succeed(locked, undefined)), Effect.zipRight(Deferred.await(letGo)))
+              .pipe(Effect.andThen(Deferred.succeed(locked, undefined)), Effect.andThen(Deferred.await(letGo)))
           )
           .pipe(Effect.forkScoped)
         yield* Effect.addFinalizer(() => Deferred.succeed(letGo, undefined))
@@ -49,7 +50,7 @@ describe("CircuitBreaker timeout on PostgreSQL", () => {
         const exit = yield* Effect.exit(CircuitBreaker.withBreaker(read, breaker))
         const elapsed = performance.now() - started
         assert.isTrue(Exit.isFailure(exit))
-        const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+        const error = Exit.isFailure(exit) ? Option.getOrUndefined(Edition.findError(exit.cause)) : undefined
         assert.isTrue(CircuitBreaker.isBreakerTimeoutError(error), String(error))
         // at the deadline (300 ms), with room for a loaded machine, and far from the lock's end (never)
         assert.isAtLeast(elapsed, 290)

@@ -347,7 +347,17 @@ export * from "./edition.results.effect3.js"
 export * from "./edition.fibers.effect3.js"
 
 /**
- * A layer of the services in the context a scoped effect builds (its scope is the layer's):
+ * A fiber's exit if it has ended, read synchronously; `undefined` while it runs
+ * (`fiber.unsafePoll()`, null while running, on Effect 3; `fiber.pollUnsafe()` on 4).
+ *
+ * @since 0.2.0
+ * @category fibers
+ */
+export const pollUnsafe = <A, E>(fiber: Fiber<A, E>): import("effect/Exit").Exit<A, E> | undefined =>
+  fiber.unsafePoll() ?? undefined
+
+/**
+ * A layer of several services, their context built by a scoped effect (its scope is the layer's):
  * `Layer.scopedContext` on Effect 3, `Layer.effectContext` on 4.
  *
  * @since 0.2.0
@@ -365,3 +375,16 @@ export const layerScopedContext = <A, E, R>(
  * @category effects
  */
 export const dieMessage = (message: string): Effect.Effect<never> => Effect.dieMessage(message)
+
+/**
+ * A schema that also checks `predicate`, failing with `message` (`Schema.filter` with an
+ * overriding message on Effect 3; `check` with `Schema.makeFilter` on 4).
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const refine = <A, I>(
+  schema: Schema.Schema<A, I>,
+  predicate: (a: A) => boolean,
+  message: string
+): Schema.Schema<A, I> => schema.pipe(Schema.filter(predicate, { message: () => ({ message, override: true }) }))

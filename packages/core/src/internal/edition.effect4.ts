@@ -338,7 +338,16 @@ export * from "./edition.results.effect4.js"
 export * from "./edition.fibers.effect4.js"
 
 /**
- * A layer of the services in the context a scoped effect builds (its scope is the layer's):
+ * A fiber's exit if it has ended, read synchronously; `undefined` while it runs
+ * (`fiber.unsafePoll()`, null while running, on Effect 3; `fiber.pollUnsafe()` on 4).
+ *
+ * @since 0.2.0
+ * @category fibers
+ */
+export const pollUnsafe = <A, E>(fiber: Fiber<A, E>): import("effect/Exit").Exit<A, E> | undefined => fiber.pollUnsafe()
+
+/**
+ * A layer of several services, their context built by a scoped effect (its scope is the layer's):
  * `Layer.scopedContext` on Effect 3, `Layer.effectContext` on 4.
  *
  * @since 0.2.0
@@ -356,3 +365,16 @@ export const layerScopedContext = <A, E, R>(
  * @category effects
  */
 export const dieMessage = (message: string): Effect.Effect<never> => Effect.die(new Error(message))
+
+/**
+ * A schema that also checks `predicate`, failing with `message` (`Schema.filter` with an
+ * overriding message on Effect 3; `check` with `Schema.makeFilter` on 4).
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const refine = <A, I>(
+  schema: Schema.Codec<A, I>,
+  predicate: (a: A) => boolean,
+  message: string
+): Schema.Codec<A, I> => schema.check(Schema.makeFilter<A>((a) => predicate(a), { message })) as Schema.Codec<A, I>

@@ -14,12 +14,9 @@
  * fresh connection. The poll stays the fallback, and the only path for SQLite.
  */
 import { BreakerStoreKit } from "@circuitry/breaker"
+import * as Edition from "@circuitry/core/Edition"
 import type * as PgClient from "@effect/sql-pg/PgClient"
-import type * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
-import type * as Statement from "@effect/sql/Statement"
 import * as Cause from "effect/Cause"
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -27,6 +24,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
+import { listen as listenTo, type SqlClient, type SqlError, type Statement } from "#sql"
 import type { Row } from "./rows.js"
 
 /** PostgreSQL channel names are identifiers: at most 63 bytes, a member's ping channel included. */
@@ -100,7 +98,7 @@ export const announce = (sql: SqlClient.SqlClient, channel: string, now: Stateme
  * `@effect/sql-pg`'s tag, by its key, so that this module never loads that optional peer. Its layers
  * provide one client under both tags.
  */
-const PgClientTag = Context.GenericTag<PgClient.PgClient>("@effect/sql-pg/PgClient")
+class PgClientTag extends Edition.KeyClass<PgClientTag, PgClient.PgClient>()("@effect/sql-pg/PgClient") {}
 
 /** The store's client as a `PgClient`, when it is one. */
 const pgOf = (sql: SqlClient.SqlClient): Effect.Effect<Option.Option<PgClient.PgClient>> =>
@@ -163,10 +161,10 @@ export const listen = (options: {
     let listening = false
     let everListened = false
     /** The previous session's stream, interrupted in the background (its UNLISTEN may hang). */
-    let previous: Fiber.RuntimeFiber<unknown, unknown> | undefined
+    let previous: Edition.Fiber<unknown, unknown> | undefined
 
     const session = Effect.gen(function* () {
-      if (previous !== undefined && Option.isNone(yield* Fiber.poll(previous))) {
+      if (previous !== undefined && Edition.pollUnsafe(previous) === undefined) {
         return yield* Effect.fail(new Lost("the previous listen connection is still closing"))
       }
       // A token per session: a late echo of an earlier session's ping proves nothing about this one.
@@ -181,7 +179,7 @@ export const listen = (options: {
         listening = true
         const again = everListened
         everListened = true
-        return Effect.zipRight(
+        return Effect.andThen(
           again ? Effect.logInfo(`breaker store ${table}: listening for verdicts again`) : Effect.void,
           options.onListening(again)
         )
@@ -197,8 +195,8 @@ export const listen = (options: {
       // or fail, and neither may hold the listener, nor the store's scope when it closes.
       const consumers = Effect.all(
         [
-          Stream.runForEach(pg.listen(channel), received),
-          Stream.runForEach(pg.listen(pingChannel), (n) => received(mine + n))
+          Stream.runForEach(listenTo(pg, channel), received),
+          Stream.runForEach(listenTo(pg, pingChannel), (n) => received(mine + n))
         ],
         { concurrency: 2, discard: true }
       )
@@ -222,13 +220,13 @@ export const listen = (options: {
               duration: checkInterval,
               onTimeout: () => new Lost("a ping could not be sent within the check interval")
             }),
-            Effect.catchTag("SqlError", (error: SqlError) => Effect.fail(new Lost(error.message)))
+            Effect.catchTag("SqlError", (error: SqlError.SqlError) => Effect.fail(new Lost(error.message)))
           )
         }
       })
       const watched = Fiber.join(stream).pipe(
-        Effect.catchAll((error) => Effect.fail(new Lost(error.message))),
-        Effect.zipRight(Effect.fail(new Lost("the listen stream ended")))
+        (self) => Edition.catchFailure(self, (error) => Effect.fail(new Lost(error.message))),
+        Effect.andThen(Effect.fail(new Lost("the listen stream ended")))
       )
       return yield* Effect.raceFirst(ping, watched).pipe(Effect.ensuring(Fiber.interruptFork(stream)))
     })
@@ -237,7 +235,7 @@ export const listen = (options: {
       Effect.suspend(() => {
         if (!listening) return Effect.logDebug(`breaker store ${table}: not listening for verdicts (${error.reason})`)
         listening = false
-        return Effect.zipRight(
+        return Effect.andThen(
           Effect.logWarning(
             `breaker store ${table}: lost the LISTEN connection (${error.reason}); polling every ${Duration.format(fastInterval)} until it is back`
           ),
@@ -249,11 +247,11 @@ export const listen = (options: {
       // Whatever ends a session (a defect too: a failed UNLISTEN dies) is a lost connection, but
       // the store's scope closing.
       Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause)
+        Edition.hasInterruptsOnly(cause)
           ? Effect.failCause(cause)
-          : lost(Option.getOrElse(Cause.failureOption(cause), () => new Lost(Cause.pretty(cause))))
+          : lost(Option.getOrElse(Edition.findError(cause), () => new Lost(Cause.pretty(cause))))
       ),
-      Effect.zipRight(Effect.sleep(checkInterval)),
+      Effect.andThen(Effect.sleep(checkInterval)),
       Effect.forever,
       Effect.forkScoped
     )

@@ -2,10 +2,8 @@
  * The schema of the breaker tables and the migration that creates them. Written once for both
  * dialects: only types and statements that SQLite and PostgreSQL read the same way.
  */
-import * as Migrator from "@effect/sql/Migrator"
-import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
+import { Migrator, SqlClient, type SqlError } from "#sql"
 
 /** @internal */
 export interface Tables {
@@ -83,13 +81,13 @@ export const migrate = (
   table: string
 ): Effect.Effect<
   ReadonlyArray<readonly [id: number, name: string]>,
-  Migrator.MigrationError | SqlError,
+  Migrator.MigrationError | SqlError.SqlError,
   SqlClient.SqlClient
 > => {
   const t = tables(table)
   const loader = Migrator.fromRecord({
     "1_create_circuits": Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      Effect.zipRight(createCircuits(sql, t), createProbes(sql, t))
+      Effect.andThen(createCircuits(sql, t), createProbes(sql, t))
     ),
     "2_create_members": Effect.flatMap(SqlClient.SqlClient, (sql) => createMembers(sql, t)),
     "3_verdict_by": Effect.flatMap(SqlClient.SqlClient, (sql) => addVerdictBy(sql, t))
