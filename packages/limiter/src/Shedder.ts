@@ -66,8 +66,8 @@ export interface Options {
    */
   readonly interval?: Edition.DurationInput | undefined
   /**
-   * The loop input. `true` (the default): Node's event loop, read through
-   * `perf_hooks.monitorEventLoopDelay` and `performance.eventLoopUtilization`. `false`: none; only
+   * The loop input. `true` (the default): Node's event loop, its delay (how late a 10 ms timer
+   * fires, as `perf_hooks.monitorEventLoopDelay` measures it) and `performance.eventLoopUtilization`. `false`: none; only
    * the wait the caller measures counts, and a request served within `target` marks the queue
    * empty. An Effect: read it for each sample (another runtime's signal, or a test's).
    */
