@@ -1,4 +1,4 @@
-// Effect 3 only until @circuitry/breaker has its Effect 4 edition: the service under test uses a breaker.
+// Written in Effect 3's idiom (Context.Tag, Layer.scoped), so Effect 3 only; docs/effect4.md has Effect 4's.
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { Chaos, Scenario } from "@circuitry/chaos"
 import { assert, describe, it } from "@effect/vitest"

@@ -1,10 +1,10 @@
-// Retry against a real @circuitry/breaker. Effect 3 only until @circuitry/breaker is ported to one
-// source on both majors (docs/editions.md); the same behaviour against a rejection is tested on both
-// majors in Retry.test.ts with a LimiterRejectedError.
+// Retry against a real @circuitry/breaker, on both Effect majors; the same rules against a limiter's
+// rejection are in Retry.test.ts.
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
+import * as Edition from "@circuitry/core/Edition"
 import { Retry } from "@circuitry/retry"
-import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect, Either, Fiber, Schedule, TestClock } from "effect"
+import { assert, describe, it, TestClock } from "@circuitry/testkit"
+import { Clock, Effect, Fiber, Schedule } from "effect"
 
 /** A dependency that fails with the number of the attempt (1, 2, ...) and records when it ran. */
 const numbered = (succeedOn = Number.POSITIVE_INFINITY) => {
@@ -26,12 +26,12 @@ describe("Retry.retry against a real breaker", () => {
         attempts++
         return CircuitBreaker.withBreaker(dep.effect, breaker)
       })
-      const fiber = yield* Effect.fork(Effect.either(call.pipe(Retry.retry({ schedule: Schedule.recurs(6) }))))
+      const fiber = yield* Edition.forkChild(Effect.flip(call.pipe(Retry.retry({ schedule: Schedule.recurs(6) }))))
       for (let i = 0; i < 40; i++) yield* TestClock.adjust("50 millis")
       // t=0: the dependency fails and opens the circuit; the retry at once is rejected (retry
       // after 500 ms); at 500 ms the probe fails and reopens it, and so on: the dependency sees
       // one call per open episode, and the breaker one rejected attempt per episode.
-      assert.deepStrictEqual(yield* Fiber.join(fiber), Either.left(4))
+      assert.strictEqual(yield* Fiber.join(fiber), 4)
       assert.deepStrictEqual(dep.at, [0, 500, 1000, 1500])
       assert.strictEqual(attempts, 7)
     })
@@ -41,7 +41,7 @@ describe("Retry.retry against a real breaker", () => {
     Effect.gen(function* () {
       const breaker = yield* CircuitBreaker.make({ policy: Policy.consecutiveFailures(1), openFor: "800 millis" })
       const dep = numbered(2)
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Edition.forkChild(
         CircuitBreaker.withBreaker(dep.effect, breaker).pipe(Retry.retry({ schedule: Schedule.recurs(3) }))
       )
       yield* TestClock.adjust("799 millis")
@@ -58,16 +58,14 @@ describe("Retry.retry against a real breaker", () => {
     Effect.gen(function* () {
       const breaker = yield* CircuitBreaker.make({ policy: Policy.consecutiveFailures(1), openFor: "30 seconds" })
       const dep = numbered()
-      const result = yield* Effect.either(
+      const error = yield* Effect.flip(
         CircuitBreaker.withBreaker(dep.effect, breaker).pipe(
           Retry.retry({ schedule: Schedule.recurs(3), maxRetryAfter: "5 seconds" })
         )
       )
       // No clock was moved: the call ended at t=0, after one real call and one rejection.
-      assert.isTrue(Either.isLeft(result) && result.left instanceof CircuitBreaker.BreakerOpenError)
-      if (Either.isLeft(result) && result.left instanceof CircuitBreaker.BreakerOpenError) {
-        assert.strictEqual(result.left.retryAfterMillis, 30_000)
-      }
+      assert.isTrue(error instanceof CircuitBreaker.BreakerOpenError)
+      if (error instanceof CircuitBreaker.BreakerOpenError) assert.strictEqual(error.retryAfterMillis, 30_000)
       assert.deepStrictEqual(dep.at, [0])
     })
   )
