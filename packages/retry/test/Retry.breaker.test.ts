@@ -4,17 +4,8 @@ import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import * as Edition from "@circuitry/core/Edition"
 import { Retry } from "@circuitry/retry"
 import { assert, describe, it, TestClock } from "@circuitry/testkit"
-import { Clock, Effect, Fiber, Schedule } from "effect"
-
-/** A dependency that fails with the number of the attempt (1, 2, ...) and records when it ran. */
-const numbered = (succeedOn = Number.POSITIVE_INFINITY) => {
-  const at: Array<number> = []
-  const effect = Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    at.push(now)
-    return at.length >= succeedOn ? Effect.succeed("ok" as const) : Effect.fail(at.length)
-  })
-  return { at, effect }
-}
+import { Effect, Fiber, Schedule } from "effect"
+import { numbered } from "./numbered.js"
 
 describe("Retry.retry against a real breaker", () => {
   it.scoped("against a real open breaker: one attempt per retry-after, then the probe", () =>

@@ -2,16 +2,7 @@ import * as Edition from "@circuitry/core/Edition"
 import { Retry, RetryBudget } from "@circuitry/retry"
 import { assert, counterCount, defectOf, describe, it, TestClock } from "@circuitry/testkit"
 import { Clock, Effect, Exit, Fiber, Schedule } from "effect"
-
-/** A dependency that fails with the number of the attempt (1, 2, ...) and records when it ran. */
-const numbered = (succeedOn = Number.POSITIVE_INFINITY) => {
-  const at: Array<number> = []
-  const effect = Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    at.push(now)
-    return at.length >= succeedOn ? Effect.succeed("ok" as const) : Effect.fail(at.length)
-  })
-  return { at, effect }
-}
+import { numbered } from "./numbered.js"
 
 /** A rejection as `@circuitry/limiter` makes it (that package is not a dependency). */
 class LimiterRejected {
