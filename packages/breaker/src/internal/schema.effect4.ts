@@ -25,9 +25,8 @@ export const declare = <A>(is: (u: unknown) => u is A, message: string): Codec<A
 export const withMessage = <A, I>(schema: Codec<A, I>, message: string): Codec<A, I> =>
   schema.annotate({ message }) as Codec<A, I>
 
-/** `schema`, also refusing the values `predicate` refuses, as not `message`. @internal */
-export const refine = <A, I>(schema: Codec<A, I>, predicate: (a: A) => boolean, message: string): Codec<A, I> =>
-  schema.check(Schema.makeFilter<A>((a) => predicate(a), { message })) as Codec<A, I>
+/** `schema`, also refusing the values `predicate` refuses, as not `message`: the edition's rule. @internal */
+export { refine } from "@circuitry/core/Edition"
 
 /** `from`'s values turned into `to`'s by `decode` (and back by `encode`). @internal */
 export const transform = <A, I, B>(
