@@ -1,10 +1,10 @@
+import * as Edition from "@circuitry/core/Edition"
 import * as Schema from "effect/Schema"
-import * as S from "#schema"
 
 /** @internal */
 export class BreakerOpenError extends Schema.TaggedError<BreakerOpenError>()("BreakerOpenError", {
   breaker: Schema.String,
-  state: S.literals("Open", "HalfOpen", "Isolated"),
+  state: Edition.literals(["Open", "HalfOpen", "Isolated"]),
   retryAfterMillis: Schema.Number
 }) {
   override get message(): string {

@@ -13,10 +13,6 @@ import * as Schema from "effect/Schema"
 /** A schema that decodes `I` to `A` (`Schema.Schema` on Effect 3, `Schema.Codec` on 4). @internal */
 export type Codec<A, I = A> = Schema.Schema<A, I>
 
-/** One of these strings. @internal */
-export const literals = <const L extends readonly [string, ...Array<string>]>(...values: L): Schema.Literal<[...L]> =>
-  Schema.Literal(...values)
-
 /** The values `is` accepts; any other is refused as not `message`. @internal */
 export const declare = <A>(is: (u: unknown) => u is A, message: string): Codec<A> =>
   Schema.declare(is, { message: () => message })

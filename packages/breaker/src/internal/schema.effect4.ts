@@ -14,10 +14,6 @@ import * as SchemaTransformation from "effect/SchemaTransformation"
 /** A schema that decodes `I` to `A` (`Schema.Schema` on Effect 3, `Schema.Codec` on 4). @internal */
 export type Codec<A, I = A> = Schema.Codec<A, I>
 
-/** One of these strings. @internal */
-export const literals = <const L extends readonly [string, ...Array<string>]>(...values: L): Schema.Literals<L> =>
-  Schema.Literals(values)
-
 /** The values `is` accepts; any other is refused as not `message`. @internal */
 export const declare = <A>(is: (u: unknown) => u is A, message: string): Codec<A> => Schema.declare(is, { message })
 
