@@ -20,6 +20,7 @@ import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { editionVersion } from "./release-versions.mjs"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
@@ -48,16 +49,20 @@ const effect4PeerDir = (name) => path.join(root, "editions/effect4/node_modules"
 /** The folder an edition of the package in `dir` is built in. */
 export const editionDir = (dir, edition) => (edition === 3 ? dir : path.join(dir, ".tmp", `effect${edition}`))
 
-/** The package.json an edition ships: the peer `effect` range of its major, siblings at this version. */
+/**
+ * The package.json an edition ships: the edition's version (release-versions.mjs), the peer `effect`
+ * range of its major, and its siblings at the same edition's version.
+ */
 const manifestFor = (manifest, edition) => {
   const effect = readJson(path.join(effectOf(edition), "package.json")).version
   const folded = (name) => edition !== 3 && effect4Peers[name]?.folded === true
   const peers = Object.fromEntries(
     Object.entries(manifest.peerDependencies ?? {}).flatMap(([name, range]) => {
-      if (name === "effect") return [[name, `^${effect}`]]
+      // Effect 3: the repository's range (3.22+), which the Effect 3 edition has always had.
+      if (name === "effect") return [[name, edition === 3 ? range : `^${effect}`]]
       if (name.startsWith("@circuitry/")) {
         const sibling = readJson(path.join(root, "packages", name.slice("@circuitry/".length), "package.json"))
-        return [[name, `^${sibling.version}`]]
+        return [[name, `^${editionVersion(sibling.version, edition)}`]]
       }
       if (edition !== 3 && name.startsWith("@effect/")) {
         if (effect4Peers[name] === undefined) {
@@ -84,17 +89,28 @@ const manifestFor = (manifest, edition) => {
     typeof entry === "object" && entry !== null && entry.import !== undefined
       ? { types: entry.import.types, default: entry.import.default }
       : entry
-  const exports = Object.fromEntries(Object.entries(manifest.exports).map(([key, entry]) => [key, esmOnly(entry)]))
+  // Effect 3: ESM and CommonJS; the "@circuitry/source" condition (src/*.ts) is the repository's only.
+  const built = (entry) =>
+    typeof entry === "object" && entry !== null
+      ? Object.fromEntries(Object.entries(entry).filter(([condition]) => condition !== "@circuitry/source"))
+      : entry
+  const exports = Object.fromEntries(
+    Object.entries(manifest.exports).map(([key, entry]) => [key, edition === 3 ? built(entry) : esmOnly(entry)])
+  )
   return {
     ...rest,
-    main: "./dist/esm/index.js",
-    module: "./dist/esm/index.js",
-    types: "./dist/esm/index.d.ts",
+    version: editionVersion(manifest.version, edition),
+    ...(edition === 3
+      ? {}
+      : { main: "./dist/esm/index.js", module: "./dist/esm/index.js", types: "./dist/esm/index.d.ts" }),
     exports,
     peerDependencies: peers,
     ...(Object.keys(peersMeta).length === 0 ? {} : { peerDependenciesMeta: peersMeta })
   }
 }
+
+/** The package.json the edition for Effect `edition` of the package in `dir` ships (release-pack.mjs). */
+export const editionManifest = (dir, edition) => manifestFor(readJson(path.join(dir, "package.json")), edition)
 
 /** Path mappings that make tsc see one edition: its effect, and the siblings' builds of it. */
 const pathsFor = (manifest, edition) => {

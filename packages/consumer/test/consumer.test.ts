@@ -12,10 +12,13 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as http from "node:http"
+import { createRequire } from "node:module"
 import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { publicPackages, root, subpaths } from "./packages.js"
+import { pathToFileURL } from "node:url"
+import { ported } from "../../../editions/effect4/ported.js"
+import { type PublicPackage, publicPackages, root, subpaths } from "./packages.js"
 import { run } from "./run.js"
 
 const packages = publicPackages()
@@ -25,6 +28,8 @@ const app = path.join(work, "app")
 const tarballs = path.join(work, "tarballs")
 /** Where `pnpm release:pack <dir>` writes the Effect 3 edition. */
 const edition = path.join(tarballs, "effect3")
+/** The version the Effect 3 edition publishes (docs/editions.md): the repository's 0.M.P as 3.M.P. */
+const effect3Version = (pkg: PublicPackage) => pkg.manifest.version.replace(/^0\./, "3.")
 
 const pnpm = (args: ReadonlyArray<string>, cwd: string, timeoutMinutes?: number) =>
   run("npx", ["-y", "pnpm@10.34.9", ...args], cwd, timeoutMinutes)
@@ -60,7 +65,7 @@ beforeAll(async () => {
   // Sixteen tsc runs and eight packs: on a loaded machine this takes minutes.
   await step("pnpm release:pack", () => pnpm(["release:pack", tarballs], root, 20))
   for (const pkg of packages) {
-    const tarball = path.join(edition, `${pkg.manifest.name.slice(1).replace("/", "-")}-${pkg.manifest.version}.tgz`)
+    const tarball = path.join(edition, `${pkg.manifest.name.slice(1).replace("/", "-")}-${effect3Version(pkg)}.tgz`)
     // What npm would publish, read from the very tarball the app installs.
     const { stdout } = await run("npm", ["pack", "--dry-run", "--json", tarball], work)
     const [info] = JSON.parse(stdout) as Array<{ files: Array<PackedFile> }>
@@ -131,7 +136,7 @@ describe("the packed packages, installed with npm into an app outside the worksp
   })
 
   it("release:pack wrote one tarball per public package, each with its CHANGELOG.md and no repository scripts", () => {
-    const names = packages.map((pkg) => `${pkg.manifest.name.slice(1).replace("/", "-")}-${pkg.manifest.version}.tgz`)
+    const names = packages.map((pkg) => `${pkg.manifest.name.slice(1).replace("/", "-")}-${effect3Version(pkg)}.tgz`)
     assert.deepStrictEqual(fs.readdirSync(edition).sort(), names.sort(), `what ${edition} holds`)
     for (const pkg of packages) {
       const { files, manifest } = packed.get(pkg.manifest.name)!
@@ -238,4 +243,168 @@ describe("the packed packages, installed with npm into an app outside the worksp
     )
     assert.match(failed ?? "", /wrong\.ts.*TS2322/s)
   })
+})
+
+/**
+ * Both editions as `pnpm release:pack` wrote them, and as npm will see them once published
+ * (docs/editions.md, "Publishing both editions"): the repository's version 0.M.P is 3.M.P in the
+ * Effect 3 edition (dist-tag `effect3`) and 4.M.P in the Effect 4 one (`latest`).
+ */
+describe("the two editions on npm: versions, ranges, dist-tags", () => {
+  const effect4Edition = path.join(tarballs, "effect4")
+  const rootEffect3 = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).devDependencies.effect
+  const effect4 = JSON.parse(fs.readFileSync(path.join(root, "editions", "effect4", "package.json"), "utf8"))
+    .devDependencies.effect as string
+  const editions = [
+    { major: 3, dir: edition, packages, effect: "^3.22.0" },
+    {
+      major: 4,
+      dir: effect4Edition,
+      packages: packages.filter((pkg) => ported.includes(pkg.folder)),
+      effect: `^${effect4}`
+    }
+  ] as const
+  const versionOf = (pkg: PublicPackage, major: number) => {
+    assert.match(pkg.manifest.version, /^0\.\d+\.\d+$/, `${pkg.manifest.name}: the scheme is for circuitry 0.x`)
+    return pkg.manifest.version.replace(/^0\./, `${major}.`)
+  }
+  const fileOf = (pkg: PublicPackage, major: number) =>
+    `${pkg.manifest.name.slice(1).replace("/", "-")}-${versionOf(pkg, major)}.tgz`
+  const manifestIn = async (tarball: string) =>
+    JSON.parse((await run("tar", ["-xzOf", tarball, "package/package.json"], work)).stdout) as Record<string, any>
+
+  it("each tarball's package.json has its edition's version, peer effect range and sibling ranges", async () => {
+    assert.isAbove(editions[1].packages.length, 0, "no package is ported to Effect 4")
+    for (const { major, dir, packages: inEdition, effect } of editions) {
+      const files = inEdition.map((pkg) => fileOf(pkg, major))
+      assert.deepStrictEqual(fs.readdirSync(dir).sort(), files.sort(), `what ${dir} holds`)
+      for (const pkg of inEdition) {
+        const manifest = await manifestIn(path.join(dir, fileOf(pkg, major)))
+        assert.strictEqual(manifest.version, versionOf(pkg, major), pkg.manifest.name)
+        assert.strictEqual(manifest.peerDependencies.effect, effect, `${pkg.manifest.name}'s peer effect`)
+        const siblings = Object.keys(pkg.manifest.peerDependencies as object).filter((n) => n.startsWith("@circuitry/"))
+        for (const name of siblings) {
+          const sibling = inEdition.find((other) => other.manifest.name === name)
+          assert.isDefined(sibling, `${pkg.manifest.name} peers on ${name}, which has no Effect ${major} edition`)
+          assert.strictEqual(manifest.peerDependencies[name], `^${versionOf(sibling!, major)}`, `${pkg.manifest.name}`)
+        }
+        assert.deepStrictEqual(
+          Object.keys(manifest.peerDependencies)
+            .filter((n) => n.startsWith("@circuitry/"))
+            .sort(),
+          siblings.sort()
+        )
+      }
+    }
+  })
+
+  it("the range npm saves for one edition admits no version of the other (npm's own semver)", async () => {
+    // The semver package npm itself resolves ranges with, and the prefix it saves them with.
+    const npmRoot = (await run("npm", ["root", "-g"], work)).stdout.trim()
+    const semver = createRequire(import.meta.url)(path.join(npmRoot, "npm", "node_modules", "semver"))
+    const prefix = (await run("npm", ["config", "get", "save-prefix"], work)).stdout.trim()
+    assert.strictEqual(prefix, "^")
+    const all = { includePrerelease: true }
+    const versions = await Promise.all(
+      editions.map(async ({ dir }) =>
+        Promise.all(fs.readdirSync(dir).map(async (file) => (await manifestIn(path.join(dir, file))).version as string))
+      )
+    )
+    for (const [i, { major }] of editions.entries()) {
+      const others = versions[1 - i]!
+      const otherMajor = editions[1 - i]!.major
+      for (const version of versions[i]!) {
+        const saved = `${prefix}${version}`
+        // Any version of the other edition, released or to come (each is otherMajor.x.y), prereleases too.
+        assert.isFalse(semver.intersects(saved, `>=${otherMajor}.0.0-0 <${otherMajor + 1}.0.0-0`, all), saved)
+        for (const other of others) assert.isFalse(semver.satisfies(other, saved, all), `${saved} admits ${other}`)
+        // Not empty: it admits this edition's next patch and minor.
+        assert.isTrue(semver.satisfies(semver.inc(version, "patch"), saved), `${saved}, a patch`)
+        assert.isTrue(semver.satisfies(semver.inc(version, "minor"), saved), `${saved}, a minor`)
+        assert.strictEqual(semver.major(version), major)
+      }
+    }
+    // The scheme docs/editions.md turned down: a suffixed Effect 3 edition's range admits Effect 4's.
+    assert.isTrue(semver.satisfies("0.2.0", "^0.2.0-effect3"))
+  })
+
+  it("each tarball ships the changelog with its edition's versions", async () => {
+    const versions = await import(pathToFileURL(path.join(root, "scripts", "release-versions.mjs")).href)
+    // As `changeset version` writes it: headings, and the siblings a release moved to.
+    const changelog = (major: number) =>
+      [
+        "# @circuitry/cache",
+        `## ${major}.3.1`,
+        "### Patch Changes",
+        "- 1a2b3c4: On Effect 4, `ttl` takes a Duration.Input (since 1.2.3 of nothing).",
+        `- Updated dependencies [1a2b3c4]\n  - @circuitry/breaker@${major}.3.1`,
+        `## ${major}.3.0`
+      ].join("\n\n")
+    assert.strictEqual(versions.editionChangelog(changelog(0), 3), changelog(3))
+    assert.strictEqual(versions.editionChangelog(changelog(0), 4), changelog(4))
+    assert.throws(() => versions.editionVersion("1.0.0", 4), /circuitry's own major \(1\) needs a new scheme/)
+    for (const { major, dir, packages: inEdition } of editions) {
+      for (const pkg of inEdition) {
+        const shipped = (await run("tar", ["-xzOf", path.join(dir, fileOf(pkg, major)), "package/CHANGELOG.md"], work))
+          .stdout
+        const source = fs.readFileSync(path.join(pkg.dir, "CHANGELOG.md"), "utf8")
+        assert.strictEqual(shipped, versions.editionChangelog(source, major), `${pkg.manifest.name}, Effect ${major}`)
+        assert.notMatch(shipped, /^#+ 0\.\d+\.\d+/m, `${pkg.manifest.name}, Effect ${major}`)
+      }
+    }
+  })
+
+  it("the publish plan tags Effect 4 tarballs latest and Effect 3 ones effect3, siblings first", async () => {
+    const plan = (await run("node", [path.join(root, "scripts", "release-publish.mjs"), tarballs], work)).stdout
+      .trim()
+      .split("\n")
+    const expected = editions.flatMap(({ major, dir, packages: inEdition }) =>
+      inEdition.map(
+        (pkg) => `npm publish ${path.join(dir, fileOf(pkg, major))} --tag ${major === 4 ? "latest" : "effect3"}`
+      )
+    )
+    // An Effect 3 edition is never published under latest; a package not ported yet gets latest on it.
+    const unported = packages.filter((pkg) => !ported.includes(pkg.folder))
+    const tags = unported.map((pkg) => `npm dist-tag add ${pkg.manifest.name}@${versionOf(pkg, 3)} latest`)
+    assert.deepStrictEqual([...plan].sort(), [...expected, ...tags].sort())
+    for (const { major, dir, packages: inEdition } of editions) {
+      const at = (pkg: PublicPackage) => plan.findIndex((line) => line.includes(path.join(dir, fileOf(pkg, major))))
+      for (const pkg of inEdition) {
+        for (const name of Object.keys(pkg.manifest.peerDependencies as object)) {
+          const sibling = inEdition.find((other) => other.manifest.name === name)
+          if (sibling !== undefined) assert.isBelow(at(sibling), at(pkg), `${name} before ${pkg.manifest.name}`)
+        }
+      }
+    }
+  })
+
+  // The ported packages of each edition (their peers are effect and their siblings: no registry fetch).
+  for (const [i, { major }] of editions.entries()) {
+    const appMajor = major === 3 ? 4 : 3
+    it(
+      `an app on effect ${appMajor} that installs the Effect ${major} edition gets npm's peer error`,
+      {
+        timeout: 300_000
+      },
+      async () => {
+        const wrong = path.join(work, `effect${appMajor}-app-effect${major}-edition`)
+        fs.mkdirSync(wrong)
+        const dependencies: Record<string, string> = { effect: appMajor === 4 ? effect4 : rootEffect3 }
+        for (const pkg of editions[1].packages) {
+          dependencies[pkg.manifest.name] = `file:${path.join(editions[i]!.dir, fileOf(pkg, major))}`
+        }
+        fs.writeFileSync(
+          path.join(wrong, "package.json"),
+          JSON.stringify({ name: "wrong-edition", private: true, dependencies })
+        )
+        const failed = await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], wrong).then(
+          () => undefined,
+          (error: Error) => error.message
+        )
+        assert.match(failed ?? "npm install succeeded", /ERESOLVE/)
+        const range = editions[i]!.effect.replace(/[.^]/g, (c) => `\\${c}`)
+        assert.match(failed ?? "", new RegExp(`peer effect@"${range}" from @circuitry/\\w+@${major}\\.\\d+\\.\\d+`))
+      }
+    )
+  }
 })

@@ -162,7 +162,8 @@ beforeAll(async () => {
   }
   for (const [i, name] of names.entries()) {
     const version = readJson(path.join(root, "packages", ported[i]!, "package.json")).version
-    dependencies[name] = `file:${tarballOf(tarballs, name, version)}`
+    // The Effect 4 edition publishes the repository's 0.M.P as 4.M.P (docs/editions.md).
+    dependencies[name] = `file:${tarballOf(tarballs, name, version.replace(/^0\./, "4."))}`
   }
   fs.mkdirSync(app)
   fs.writeFileSync(
