@@ -62,8 +62,8 @@ const step = async <A>(name: string, f: () => Promise<A>): Promise<A> => {
 }
 
 beforeAll(async () => {
-  // Sixteen tsc runs and eight packs: on a loaded machine this takes minutes.
-  await step("pnpm release:pack", () => pnpm(["release:pack", tarballs], root, 20))
+  // Both editions of every package built and packed: minutes on a loaded machine (over 20 at load 40-48).
+  await step("pnpm release:pack", () => pnpm(["release:pack", tarballs], root, 30))
   for (const pkg of packages) {
     const tarball = path.join(edition, `${pkg.manifest.name.slice(1).replace("/", "-")}-${effect3Version(pkg)}.tgz`)
     // What npm would publish, read from the very tarball the app installs.
@@ -106,7 +106,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   // At load average 30 on 2 cores, release:pack took 686 s and the install 828 s while it compiled
   // better-sqlite3; with libsql the install took 10.9 s at load 10-13.
-}, 40 * 60_000)
+}, 50 * 60_000)
 
 // Removing the app's node_modules can outlast the default 30 s hook limit on a loaded machine
 // (vitest fails a hook that took too long even when it ended), so it has a limit of its own.
