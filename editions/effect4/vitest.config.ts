@@ -13,7 +13,7 @@ const root = path.resolve(here, "../..")
 /** A file of this folder: bare imports resolved from it find this folder's node_modules. */
 const anchor = path.join(here, "vitest.config.ts")
 /** The packages that differ per major: one copy of each, the one installed here. */
-const perMajor = /^(effect|@effect\/vitest)(\/|$)/
+const perMajor = /^(effect|@effect\/vitest|@effect\/platform-node|@effect\/sql-pg)(\/|$)/
 
 const effect4: Plugin = {
   name: "circuitry:effect4",
@@ -26,11 +26,16 @@ const effect4: Plugin = {
 
 const conditions = ["@circuitry/effect4", ...(shared.resolve!.conditions as Array<string>)]
 
+/** The global setups a package's own vitest config has (platform's installs Chromium for its browser test). */
+const globalSetup: Record<string, Array<string>> = { platform: [path.join(root, "vitest.chromium.ts")] }
+
 export default defineConfig({
   test: {
     projects: ported.map((pkg) =>
       mergeConfig(
-        shared,
+        // The shared exclude leaves out the Effect 4 test files (mergeConfig would add to it): here
+        // they run, and the Effect 3 ones are left out.
+        { ...shared, test: { ...shared.test, exclude: [] } },
         defineProject({
           root: path.join(root, "packages", pkg),
           plugins: [effect4],
@@ -38,7 +43,8 @@ export default defineConfig({
           ssr: { resolve: { conditions } },
           test: {
             name: `${pkg} (effect 4)`,
-            exclude: ["**/node_modules/**", "test/**/*.effect3.test.ts"],
+            exclude: ["**/node_modules/**", "**/dist/**", "test/**/*.effect3.test.ts"],
+            ...(globalSetup[pkg] === undefined ? {} : { globalSetup: globalSetup[pkg] }),
             env: { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --conditions=@circuitry/source`.trim() }
           }
         })

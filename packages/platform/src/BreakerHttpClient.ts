@@ -12,8 +12,7 @@
  */
 import * as Edition from "@circuitry/core/Edition"
 import type { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
-import type { HttpClient, HttpClientError, HttpClientRequest } from "#http"
-import * as Context from "effect/Context"
+import type { HttpClient, HttpClientError, HttpClientRequest, TimeoutFailure } from "#http"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as internal from "./internal/breakerHttpClient.js"
@@ -37,17 +36,20 @@ export interface Options {
    */
   readonly isFailureStatus?: ((status: number) => boolean) | undefined
   /**
-   * Which errors of the wrapped client count as failures. Default: `RequestError` "Transport"
+   * Which errors of the wrapped client count as failures. Default: a transport failure
    * (connection refused or reset, DNS, the `timeout` below) and anything that is not an
-   * `HttpClientError`; a `ResponseError` with reason "StatusCode" (from a `filterStatus` inside)
-   * is judged by `isFailureStatus`; `RequestError` "Encode" and "InvalidUrl" never count (the
-   * request never reached the dependency).
+   * `HttpClientError`; a refused status (from a `filterStatus` inside) is judged by
+   * `isFailureStatus`; a request that could not be made ("Encode", "InvalidUrl") never counts (it
+   * never reached the dependency). On Effect 3 these are `RequestError` "Transport", `ResponseError`
+   * "StatusCode" and `RequestError` "Encode" / "InvalidUrl"; on Effect 4 an `HttpClientError` whose
+   * `reason` is a `TransportError`, a `StatusCodeError`, an `EncodeError` / `InvalidUrlError`.
    */
   readonly isFailureError?: ((error: unknown) => boolean) | undefined
   /**
    * The longest to wait for the response (its status and headers) inside the breaker. Past it the
-   * request is aborted, counts as a failure, and fails with a `RequestError` "Transport" whose
-   * `cause` is a `TimeoutException`. Default: no limit (a caller's own timeout outside the client
+   * request is aborted, counts as a failure, and fails with a transport error whose `cause` is a
+   * timeout (`RequestError` "Transport" over a `TimeoutException` on Effect 3, `HttpClientError` of a
+   * `TransportError` over a `TimeoutError` on 4). Default: no limit (a caller's own timeout outside the client
    * interrupts the request, and an interruption never counts).
    */
   readonly timeout?: Edition.DurationInput | undefined
@@ -79,8 +81,9 @@ export type BreakerHttpClient = HttpClient.HttpClient.With<
  * @since 0.1.0
  * @category tags
  */
-export const BreakerHttpClient: Edition.Key<BreakerHttpClient, BreakerHttpClient> =
-  Context.GenericTag<BreakerHttpClient>("@circuitry/platform/BreakerHttpClient")
+export const BreakerHttpClient: Edition.Key<BreakerHttpClient, BreakerHttpClient> = Edition.key<BreakerHttpClient>(
+  "@circuitry/platform/BreakerHttpClient"
+)
 
 /**
  * The default `isFailureStatus`: 5xx and 429.
@@ -119,7 +122,8 @@ export const defaultIsFailureError: (isFailureStatus?: (status: number) => boole
 
 /**
  * Guards a client with the given registry's breakers. Options are validated here, once.
- * Data-first and data-last.
+ * Data-first and data-last. `TimeoutFailure` is the `timeout`'s error: `RequestError` on Effect 3,
+ * `HttpClientError` on 4.
  *
  * @since 0.1.0
  * @category constructors
@@ -146,7 +150,7 @@ export const guard: {
   ): <E, R>(
     client: HttpClient.HttpClient.With<E, R>
   ) => Effect.Effect<
-    HttpClient.HttpClient.With<E | HttpClientError.RequestError | CircuitBreaker.BreakerOpenError, R>,
+    HttpClient.HttpClient.With<E | TimeoutFailure | CircuitBreaker.BreakerOpenError, R>,
     CircuitBreaker.InvalidBreakerOptions
   >
   <E, R>(
@@ -154,7 +158,7 @@ export const guard: {
     registry: BreakerRegistry.BreakerRegistry,
     options?: Options
   ): Effect.Effect<
-    HttpClient.HttpClient.With<E | HttpClientError.RequestError | CircuitBreaker.BreakerOpenError, R>,
+    HttpClient.HttpClient.With<E | TimeoutFailure | CircuitBreaker.BreakerOpenError, R>,
     CircuitBreaker.InvalidBreakerOptions
   >
 } = internal.guard

@@ -6,9 +6,8 @@
  * @since 0.1.0
  */
 import type { CircuitBreaker } from "@circuitry/breaker"
-import type { App, HttpServerResponse } from "#http"
+import type { ApiMiddleware, App, HttpServerResponse } from "#http"
 import type * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
 import * as internal from "./internal/breakerHttpServer.js"
 
 /**
@@ -112,12 +111,16 @@ export const middleware: <E, R>(app: App<E, R>) => App<Exclude<E, CircuitBreaker
   makeMiddleware()
 
 /**
- * The middleware for an `HttpApi`, as a layer to provide next to `HttpApiBuilder.api`. It runs
- * before the API encodes errors, so a handler may fail with `BreakerOpenError` when the endpoint
- * (or group, or API) declares it with `.addError(CircuitBreaker.BreakerOpenError, { status: 503 })`
- * (which also documents it in OpenAPI), or die with it (`Effect.orDie`) when it does not.
+ * The middleware for an `HttpApi`, as a layer. On Effect 3 it is provided next to
+ * `HttpApiBuilder.api` (a `Layer<never>`) and runs before the API encodes errors, so a handler may
+ * fail with `BreakerOpenError` when the endpoint (or group, or API) declares it with
+ * `.addError(CircuitBreaker.BreakerOpenError, { status: 503 })` (which also documents it in
+ * OpenAPI), or die with it (`Effect.orDie`) when it does not. On Effect 4 it is a global
+ * `HttpRouter` middleware (a layer that needs the `HttpRouter`), merged with
+ * `HttpApiBuilder.layer(api)`: it turns the `BreakerOpenError`s the API does not declare (a defect
+ * through `Effect.orDie`) into the 503; a declared one is encoded by the API as it declares it.
  *
  * @since 0.1.0
  * @category middleware
  */
-export const layerHttpApi: (options?: Options) => Layer.Layer<never> = internal.layerHttpApi
+export const layerHttpApi: (options?: Options) => ApiMiddleware = internal.layerHttpApi

@@ -12,7 +12,7 @@
 import * as Edition from "@circuitry/core/Edition"
 import type { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
 import type { Limiter } from "@circuitry/limiter"
-import type { App, HttpRouter, HttpServerRequest } from "#http"
+import type { App, HttpServerRequest, Router } from "#http"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { Breakers, DefaultRegistries, Registries, SourceContext, Sources } from "./HealthSources.js"
@@ -287,6 +287,8 @@ export interface RouterOptions<R = never, B extends Breakers = [], G extends Reg
 /**
  * The JSON, the HTML view and their live streams as a router, to `HttpRouter.concat` with an
  * application's routes; with `authorize`, the operations too. It keeps no history (see `make`).
+ * `Router` is the major's: an `HttpRouter.HttpRouter<never, R>` on Effect 3; on Effect 4 a route
+ * layer (`HttpRouter.addAll`) to merge with the application's and serve with `HttpRouter.serve`.
  *
  * @since 0.1.0
  * @category routes
@@ -304,7 +306,7 @@ export interface RouterOptions<R = never, B extends Breakers = [], G extends Reg
  */
 export const router: <R = never, B extends Breakers = [], G extends Registries = DefaultRegistries>(
   options?: RouterOptions<R, B, G>
-) => HttpRouter.HttpRouter<never, R | SourceContext<B[number] | G[number]>> = internal.router as typeof router
+) => Router<R | SourceContext<B[number] | G[number]>> = internal.router as typeof router
 
 /**
  * @since 0.1.0
@@ -353,7 +355,7 @@ export interface MakeOptions<
 export const make: <R = never, B extends Breakers = [], G extends Registries = DefaultRegistries>(
   options?: MakeOptions<R, B, G>
 ) => Effect.Effect<
-  HttpRouter.HttpRouter<never, R | SourceContext<B[number] | G[number]>>,
+  Router<R | SourceContext<B[number] | G[number]>>,
   CircuitBreaker.InvalidBreakerOptions,
   Scope.Scope | SourceContext<B[number] | G[number]>
 > = internal.make as typeof make

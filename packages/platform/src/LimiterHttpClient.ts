@@ -13,7 +13,6 @@
 import * as Edition from "@circuitry/core/Edition"
 import type { Limiter, LimiterRegistry } from "@circuitry/limiter"
 import type { HttpClient, HttpClientError, HttpClientRequest } from "#http"
-import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as internal from "./internal/limiterHttpClient.js"
@@ -48,8 +47,9 @@ export type LimiterHttpClient = HttpClient.HttpClient.With<
  * @since 0.1.0
  * @category tags
  */
-export const LimiterHttpClient: Edition.Key<LimiterHttpClient, LimiterHttpClient> =
-  Context.GenericTag<LimiterHttpClient>("@circuitry/platform/LimiterHttpClient")
+export const LimiterHttpClient: Edition.Key<LimiterHttpClient, LimiterHttpClient> = Edition.key<LimiterHttpClient>(
+  "@circuitry/platform/LimiterHttpClient"
+)
 
 /**
  * The default key: the request URL's origin, or `undefined` when the URL does not parse (such a

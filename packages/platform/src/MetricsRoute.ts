@@ -10,9 +10,9 @@
  *
  * @since 0.2.0
  */
-import type { App, HttpRouter } from "#http"
+import type { App, Router } from "#http"
+import type { Input } from "#metrics"
 import type * as Effect from "effect/Effect"
-import type * as MetricPair from "effect/MetricPair"
 import * as internal from "./internal/metricsRoute.js"
 
 /**
@@ -24,7 +24,8 @@ import * as internal from "./internal/metricsRoute.js"
 export const contentType: string = internal.CONTENT_TYPE
 
 /**
- * Renders metric pairs (what `Metric.snapshot` gives) as Prometheus text: one family per name,
+ * Renders what `Metric.snapshot` gives (`Input`: Effect 3's `MetricPair`s, Effect 4's
+ * `Metric.Snapshot`s) as Prometheus text: one family per name,
  * sorted by name, its series sorted by labels. A name that two kinds of metric share keeps the
  * first kind, and a comment line says what was left out.
  *
@@ -44,7 +45,7 @@ export const contentType: string = internal.CONTENT_TYPE
  * // http_requests_total 1
  * ```
  */
-export const render: (pairs: Iterable<MetricPair.MetricPair.Untyped>) => string = internal.render
+export const render: (pairs: Iterable<Input>) => string = internal.render
 
 /**
  * Every metric in Effect's registry now, as Prometheus text.
@@ -72,7 +73,8 @@ export interface RouterOptions {
 }
 
 /**
- * `GET /metrics` (or `options.path`) as a router, to `HttpRouter.concat` with an application's routes.
+ * `GET /metrics` (or `options.path`) as a router, to `HttpRouter.concat` with an application's routes
+ * (Effect 3; on Effect 4 `Router` is a route layer to merge with the application's).
  *
  * @since 0.2.0
  * @category routes
@@ -88,4 +90,4 @@ export interface RouterOptions {
  * )
  * ```
  */
-export const router: (options?: RouterOptions) => HttpRouter.HttpRouter = internal.router
+export const router: (options?: RouterOptions) => Router<never> = internal.router

@@ -1,82 +1,34 @@
 import { TestClock, assert, describe, it, yieldNow } from "@circuitry/testkit"
-import {
-  HttpApi,
-  HttpApiBuilder,
-  HttpApiEndpoint,
-  HttpApiGroup,
-  HttpClient,
-  HttpRouter,
-  HttpServer,
-  HttpServerResponse,
-  NodeHttpServer,
-  portOf,
-  clientLayer,
-  type HttpClientResponse
-} from "#test/http"
+import { HttpClient, HttpServerResponse, route, routes } from "#test/http"
 import * as Edition from "@circuitry/core/Edition"
-import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
+import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
 import { BreakerHttpServer } from "@circuitry/platform"
-import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Schema from "effect/Schema"
-import * as Http from "node:http"
+import { Env, open, openProblem, read } from "./breakerServer.js"
 import { serve } from "./utils.js"
 
-const Env = Layer.mergeAll(
-  clientLayer,
-  BreakerRegistry.layer({ defaults: { policy: Policy.consecutiveFailures(3), openFor: "30 seconds" } })
-)
+class Unrelated extends Data.TaggedError("Unrelated") {}
 
-class Unrelated extends Schema.TaggedError<Unrelated>()("Unrelated", {}) {}
-
-const app = HttpRouter.empty.pipe(
-  HttpRouter.get(
+const app = routes<Unrelated | CircuitBreaker.BreakerOpenError, BreakerRegistry.BreakerRegistry>(
+  route(
+    "GET",
     "/charge",
     Effect.succeed(HttpServerResponse.text("charged")).pipe(BreakerRegistry.withBreakerFor("payments"))
   ),
   // Dies with the refusal instead of failing: still a 503.
-  HttpRouter.get(
+  route(
+    "GET",
     "/refund",
     Effect.succeed(HttpServerResponse.text("refunded")).pipe(BreakerRegistry.withBreakerFor("payments"), Effect.orDie)
   ),
-  HttpRouter.get("/unrelated", Effect.fail(new Unrelated())),
-  HttpRouter.use(BreakerHttpServer.middleware)
+  route("GET", "/unrelated", Effect.fail(new Unrelated()))
 )
-
-/** Opens the breaker `name` at the Clock's now with three failures. */
-const open = (name: string) =>
-  Effect.gen(function* () {
-    const breaker = yield* Effect.flatMap(BreakerRegistry.BreakerRegistry, (registry) => registry.get(name))
-    for (let i = 0; i < 3; i++) yield* Effect.ignore(breaker.execute(Effect.fail("down")))
-    assert.strictEqual((yield* breaker.state)._tag, "Open")
-    return breaker
-  })
-
-const read = (response: HttpClientResponse.HttpClientResponse) =>
-  Effect.map(response.text, (text) => ({
-    status: response.status,
-    contentType: response.headers["content-type"],
-    retryAfter: response.headers["retry-after"],
-    cacheControl: response.headers["cache-control"],
-    body: text
-  }))
-
-const openProblem = (openUntil: string, seconds: number) =>
-  JSON.stringify({
-    type: "about:blank",
-    title: "Service Unavailable",
-    status: 503,
-    detail: `Circuit "payments" is open until ${openUntil}; retry after ${seconds} s.`,
-    circuit: "payments",
-    state: "Open",
-    openUntil
-  })
 
 describe("BreakerHttpServer", () => {
   it.scoped("an open circuit answers 503 problem+json with Retry-After in whole seconds, rounded up", () =>
     Effect.gen(function* () {
-      const server = yield* serve(app)
+      const server = yield* serve(app, BreakerHttpServer.middleware)
       const client = yield* HttpClient.HttpClient
       assert.strictEqual((yield* read(yield* client.get(`${server.url}/charge`))).body, "charged")
 
@@ -108,7 +60,7 @@ describe("BreakerHttpServer", () => {
 
   it.scoped("half-open with every probe taken: 503 with Retry-After 1; isolated: 503 without a promise", () =>
     Effect.gen(function* () {
-      const server = yield* serve(app)
+      const server = yield* serve(app, BreakerHttpServer.middleware)
       const client = yield* HttpClient.HttpClient
       const breaker = yield* open("payments")
       yield* TestClock.adjust("30 seconds")
@@ -141,65 +93,19 @@ describe("BreakerHttpServer", () => {
 
   it.scoped("problem type and title are options", () =>
     Effect.gen(function* () {
-      const custom = HttpRouter.empty.pipe(
-        HttpRouter.get(
-          "/charge",
-          Effect.succeed(HttpServerResponse.empty()).pipe(BreakerRegistry.withBreakerFor("payments"))
-        ),
-        HttpRouter.use(
-          BreakerHttpServer.makeMiddleware({ type: "https://example.com/problems/circuit-open", title: "Circuit open" })
-        )
+      const custom = route(
+        "GET",
+        "/charge",
+        Effect.succeed(HttpServerResponse.empty()).pipe(BreakerRegistry.withBreakerFor("payments"))
       )
-      const server = yield* serve(custom)
+      const server = yield* serve(
+        custom,
+        BreakerHttpServer.makeMiddleware({ type: "https://example.com/problems/circuit-open", title: "Circuit open" })
+      )
       yield* open("payments")
       const body = JSON.parse((yield* read(yield* (yield* HttpClient.HttpClient).get(`${server.url}/charge`))).body)
       assert.strictEqual(body.type, "https://example.com/problems/circuit-open")
       assert.strictEqual(body.title, "Circuit open")
-    }).pipe(Effect.provide(Env))
-  )
-
-  it.scoped("HttpApi: a declared BreakerOpenError and an undeclared one (orDie) both become the 503", () =>
-    Effect.gen(function* () {
-      class Api extends HttpApi.make("api").add(
-        HttpApiGroup.make("payments")
-          .add(
-            HttpApiEndpoint.get("charge", "/charge")
-              .addSuccess(Schema.String)
-              .addError(CircuitBreaker.BreakerOpenError, { status: 503 })
-          )
-          .add(HttpApiEndpoint.get("refund", "/refund").addSuccess(Schema.String))
-      ) {}
-      const PaymentsLive = HttpApiBuilder.group(Api, "payments", (handlers) =>
-        handlers
-          .handle("charge", () => Effect.succeed("charged").pipe(BreakerRegistry.withBreakerFor("payments")))
-          .handle("refund", () =>
-            Effect.succeed("refunded").pipe(BreakerRegistry.withBreakerFor("payments"), Effect.orDie)
-          )
-      )
-      const registry = yield* BreakerRegistry.BreakerRegistry
-      const context = yield* Layer.build(
-        HttpApiBuilder.serve().pipe(
-          Layer.provide(BreakerHttpServer.layerHttpApi()),
-          Layer.provide(HttpApiBuilder.api(Api).pipe(Layer.provide(PaymentsLive))),
-          Layer.provide(Layer.succeed(BreakerRegistry.BreakerRegistry, registry)),
-          Layer.provideMerge(NodeHttpServer.layer(() => Http.createServer(), { port: 0, host: "127.0.0.1" }))
-        )
-      )
-      const url = `http://127.0.0.1:${portOf(Context.get(context, HttpServer.HttpServer))}`
-      const client = yield* HttpClient.HttpClient
-
-      assert.strictEqual((yield* read(yield* client.get(`${url}/charge`))).body, JSON.stringify("charged"))
-      yield* open("payments")
-      yield* TestClock.adjust("10500 millis")
-      for (const path of ["/charge", "/refund"]) {
-        assert.deepStrictEqual(yield* read(yield* client.get(`${url}${path}`)), {
-          status: 503,
-          contentType: "application/problem+json",
-          retryAfter: "20",
-          cacheControl: "no-store",
-          body: openProblem("1970-01-01T00:00:30.000Z", 20)
-        })
-      }
     }).pipe(Effect.provide(Env))
   )
 

@@ -32,7 +32,7 @@ describe("HealthRoute with a LimiterRegistry", () => {
       yield* result(search.execute(Effect.void)) // rejected
       const server = yield* serve(HealthRoute.router())
       const client = yield* HttpClient.HttpClient
-      const body = (yield* (yield* client.get(`${server.url}/health/breakers`)).json) as HealthRoute.Health
+      const body = (yield* (yield* client.get(`${server.url}/health/breakers`)).json) as unknown as HealthRoute.Health
       assert.deepStrictEqual(body.breakers, [])
       assert.deepStrictEqual(body.limiters, [
         {

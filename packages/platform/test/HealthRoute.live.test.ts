@@ -144,7 +144,7 @@ describe("HealthRoute live", () => {
         yield* TestClock.adjust("1 second")
         for (let i = 0; i < 2; i++) yield* Effect.ignore(payments.execute(Effect.fail("down")))
         for (let i = 0; i < 2; i++) yield* TestClock.adjust("1 second")
-        const server = yield* serve(firstEventOnly(routes))
+        const server = yield* serve(routes, firstEventOnly)
         const url = `${server.url}/health/breakers/view`
 
         const html = yield* (yield* (yield* HttpClient.HttpClient).get(url)).text

@@ -30,7 +30,7 @@ const post = (url: string, body: unknown, token?: string) =>
     return {
       status: response.status,
       headers: response.headers,
-      body: (yield* response.json) as Record<string, unknown>
+      body: (yield* response.json) as unknown as Record<string, unknown>
     }
   })
 
@@ -175,7 +175,7 @@ describe("HealthRoute operations", () => {
       )
       assert.strictEqual(form.status, 415)
       assert.strictEqual(
-        ((yield* form.json) as { detail: string }).detail,
+        ((yield* form.json) as unknown as { detail: string }).detail,
         "The body must be application/json, got text/plain."
       )
       const noName = yield* post(`${server.url}/health/breakers/isolate`, { name: "payments" }, "admin")
@@ -204,7 +204,7 @@ describe("HealthRoute operations", () => {
           Effect.provideService(BreakerStore.BreakerStore, store)
         )
         const client = yield* HttpClient.HttpClient
-        const body = (yield* (yield* client.get(`${server.url}/health/breakers`)).json) as HealthRoute.Health
+        const body = (yield* (yield* client.get(`${server.url}/health/breakers`)).json) as unknown as HealthRoute.Health
         assert.strictEqual(body.storeInContext, true)
         // Per breaker: its verdict is shared, and the store answers.
         assert.deepStrictEqual(
@@ -257,7 +257,7 @@ describe("HealthRoute operations", () => {
           )
         const client = yield* HttpClient.HttpClient
         const read = (url: string) =>
-          Effect.flatMap(client.get(`${url}/health/breakers`), (r) => r.json) as Effect.Effect<
+          Effect.flatMap(client.get(`${url}/health/breakers`), (r) => r.json) as unknown as Effect.Effect<
             HealthRoute.Health,
             unknown
           >

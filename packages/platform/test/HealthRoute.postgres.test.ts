@@ -14,12 +14,10 @@
  * machine it is carried on by exactly the stalls a plain timer does not see.
  */
 import { Result, assert, describe, it } from "@circuitry/testkit"
-import { HttpClient, clientLayer } from "#test/http"
+import { HttpClient, PgClient, SqlClient, clientLayer, pgInterruptWaitsForCancel } from "#test/http"
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, LoopStall, Policy } from "@circuitry/breaker"
 import { HealthRoute } from "@circuitry/platform"
-import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Deferred, Effect, Exit, Layer, Metric, Option } from "effect"
 import { serve } from "./utils.js"
 
@@ -173,9 +171,9 @@ describe("a bounded database call on PostgreSQL is answered at its deadline and 
         // The health route over real HTTP: the registry's breaker, and the one handed to it directly.
         const client = yield* HttpClient.HttpClient
         const show = (url: string) =>
-          Effect.flatMap(client.get(url), (response) => response.json) as Effect.Effect<Shown, unknown>
-        const registryRoute = yield* serve(
-          HealthRoute.router({ registries: [Databases] }).pipe(Effect.provide(registryContext))
+          Effect.flatMap(client.get(url), (response) => response.json) as unknown as Effect.Effect<Shown, unknown>
+        const registryRoute = yield* serve(HealthRoute.router({ registries: [Databases] })).pipe(
+          Effect.provide(registryContext)
         )
         const handedRoute = yield* serve(HealthRoute.router({ breakers: [orders], registries: [] }))
         const viaRegistry = yield* show(`${registryRoute.url}/health/breakers`)
@@ -198,7 +196,11 @@ describe("a bounded database call on PostgreSQL is answered at its deadline and 
           Effect.timeout(plainPool.unsafe(`SELECT name FROM ${schema}.users WHERE id = 1 FOR UPDATE`), TIMEOUT)
         )
         assert.isTrue(Exit.isFailure(plain.exit))
-        assert.isAbove(plain.millis, TIMEOUT + 2_000, `Effect.timeout answered after ${plain.millis.toFixed(0)} ms`)
+        // @effect/sql-pg 4 does not wait for the cancel when its query is interrupted: there,
+        // Effect.timeout answers at its deadline too, and only the breaker's counting is circuitry's.
+        if (pgInterruptWaitsForCancel) {
+          assert.isAbove(plain.millis, TIMEOUT + 2_000, `Effect.timeout answered after ${plain.millis.toFixed(0)} ms`)
+        }
         yield* Effect.logInfo(`Effect.timeout(1 second) instead: answered after ${plain.millis.toFixed(0)} ms`)
 
         yield* Deferred.succeed(letGo, undefined)

@@ -4,7 +4,7 @@
  * view and the operations, and its type asks the context for exactly the tags it was handed.
  */
 import { assert, describe, expectTypeOf, it } from "@circuitry/testkit"
-import { HttpClient, HttpClientRequest, bodyJson, clientLayer, type HttpRouter } from "#test/http"
+import { HttpClient, HttpClientRequest, bodyJson, clientLayer, type Routes } from "#test/http"
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { HealthRoute } from "@circuitry/platform"
 import * as Edition from "@circuitry/core/Edition"
@@ -31,7 +31,7 @@ interface Shown {
 
 const read = (url: string) =>
   Effect.flatMap(HttpClient.HttpClient, (client) =>
-    Effect.flatMap(client.get(url), (response) => response.json as Effect.Effect<unknown>)
+    Effect.flatMap(client.get(url), (response) => response.json as Effect.Effect<unknown, unknown>)
   ) as Effect.Effect<Shown, unknown, HttpClient.HttpClient>
 
 describe("HealthRoute sources", () => {
@@ -58,8 +58,8 @@ describe("HealthRoute sources", () => {
       yield* trip(orders)
 
       const router = HealthRoute.router({ breakers: [orders, UsersDb, search] })
-      expectTypeOf(router).toEqualTypeOf<HttpRouter.HttpRouter<never, UsersDb | BreakerRegistry.BreakerRegistry>>()
-      const server = yield* serve(router.pipe(Effect.provide(context)))
+      expectTypeOf(router).toEqualTypeOf<Routes<never, UsersDb | BreakerRegistry.BreakerRegistry>>()
+      const server = yield* serve(router).pipe(Effect.provide(context))
       const health = yield* read(`${server.url}/health/breakers`)
       assert.strictEqual(health.open, 2)
       assert.deepStrictEqual(
@@ -81,7 +81,7 @@ describe("HealthRoute sources", () => {
       const alone = yield* CircuitBreaker.make({ name: "alone" })
 
       const none = HealthRoute.router({ breakers: [alone], registries: [] })
-      expectTypeOf(none).toEqualTypeOf<HttpRouter.HttpRouter<never, never>>()
+      expectTypeOf(none).toEqualTypeOf<Routes<never, never>>()
       const served = yield* serve(none)
       assert.deepStrictEqual(
         (yield* read(`${served.url}/health/breakers`)).breakers.map((b) => b.name),
@@ -89,8 +89,8 @@ describe("HealthRoute sources", () => {
       )
 
       const databases = HealthRoute.router({ registries: [Databases], path: "/health/db" })
-      expectTypeOf(databases).toEqualTypeOf<HttpRouter.HttpRouter<never, Databases>>()
-      const server = yield* serve(databases.pipe(Effect.provide(context)))
+      expectTypeOf(databases).toEqualTypeOf<Routes<never, Databases>>()
+      const server = yield* serve(databases).pipe(Effect.provide(context))
       const health = yield* read(`${server.url}/health/db`)
       assert.strictEqual(health.open, 1)
       assert.deepStrictEqual(health.breakers, [
@@ -104,7 +104,7 @@ describe("HealthRoute sources", () => {
         }
       ] as never)
       // today's route needs the BreakerRegistry, as before
-      expectTypeOf(HealthRoute.router()).toEqualTypeOf<HttpRouter.HttpRouter<never, BreakerRegistry.BreakerRegistry>>()
+      expectTypeOf(HealthRoute.router()).toEqualTypeOf<Routes<never, BreakerRegistry.BreakerRegistry>>()
       expectTypeOf(HealthRoute.health).toEqualTypeOf<
         Effect.Effect<HealthRoute.Health, never, BreakerRegistry.BreakerRegistry>
       >()

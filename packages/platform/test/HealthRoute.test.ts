@@ -1,5 +1,5 @@
 import { TestClock, assert, describe, it } from "@circuitry/testkit"
-import { HttpClient, HttpRouter, HttpServerResponse, clientLayer } from "#test/http"
+import { HttpClient, HttpServerResponse, clientLayer, route, routes } from "#test/http"
 import { BreakerRegistry, Policy } from "@circuitry/breaker"
 import { HealthRoute } from "@circuitry/platform"
 import * as Effect from "effect/Effect"
@@ -30,9 +30,9 @@ const populate = Effect.gen(function* () {
 
 const zero = { calls: 0, failures: 0, slowCalls: 0, consecutiveFailures: 0 }
 
-const app = HttpRouter.empty.pipe(
-  HttpRouter.get("/", HttpServerResponse.text("app")),
-  HttpRouter.concat(HealthRoute.router({ refreshSeconds: 3 }))
+const app = routes<never, BreakerRegistry.BreakerRegistry>(
+  route("GET", "/", Effect.succeed(HttpServerResponse.text("app"))),
+  HealthRoute.router({ refreshSeconds: 3 })
 )
 
 describe("HealthRoute", () => {
@@ -75,7 +75,8 @@ describe("HealthRoute", () => {
 
       // Past its open time the circuit reads HalfOpen, lazily.
       yield* TestClock.adjust("25 seconds")
-      const later = (yield* (yield* (yield* HttpClient.HttpClient).get(`${server.url}/health/breakers`)).json) as {
+      const later = (yield* (yield* (yield* HttpClient.HttpClient).get(`${server.url}/health/breakers`))
+        .json) as unknown as {
         breakers: Array<{ name: string; state: string; openUntil: string | null }>
       }
       const payments = later.breakers.find((b) => b.name === "payments")

@@ -3,7 +3,7 @@
  * exposition format 0.0.4 (test/prometheus.ts): what a scraper would reject fails here.
  */
 import { TestClock, assert, describe, histogram, it, summary, withAttributes } from "@circuitry/testkit"
-import { HttpClient, HttpRouter, HttpServerResponse, clientLayer } from "#test/http"
+import { HttpClient, HttpServerResponse, clientLayer, route, routes } from "#test/http"
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { Limit, Limiter } from "@circuitry/limiter"
@@ -13,10 +13,7 @@ import * as Metric from "effect/Metric"
 import { type Exposition, parse, value } from "./prometheus.js"
 import { serve } from "./utils.js"
 
-const app = HttpRouter.empty.pipe(
-  HttpRouter.get("/", HttpServerResponse.text("app")),
-  HttpRouter.concat(MetricsRoute.router())
-)
+const app = routes(route("GET", "/", Effect.succeed(HttpServerResponse.text("app"))), MetricsRoute.router())
 
 /** GET the route, check the response, parse the body strictly. */
 const scrape = (url: string) =>

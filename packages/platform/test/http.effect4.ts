@@ -4,11 +4,16 @@
  * http.effect3.ts gives on Effect 3. See http.effect3.ts.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import * as HttpClientError from "effect/http/HttpClientError"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpServerError from "effect/http/HttpServerError"
 import type * as HttpServer from "effect/http/HttpServer"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import type * as NetAddress from "effect/net/NetAddress"
 
 export * as HttpApi from "effect/http-api/HttpApi"
@@ -24,6 +29,11 @@ export * as HttpServerRequest from "effect/http/HttpServerRequest"
 export * as HttpServerResponse from "effect/http/HttpServerResponse"
 export * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 export * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+// The PostgreSQL health test's SQL modules (effect/sql and @effect/sql-pg 4 on Effect 4).
+export * as PgClient from "@effect/sql-pg/PgClient"
+/** Whether an interrupted query waits for its cancel (@effect/sql-pg 4 answers an interrupted query without waiting for its cancel). */
+export const pgInterruptWaitsForCancel: boolean = false
+export * as SqlClient from "effect/sql/SqlClient"
 
 /**
  * A handler: an effect that answers the request. Effect 4 has no `HttpApp` module; a handler is an
@@ -47,3 +57,53 @@ export const bodyJson: {
   (body: unknown): (self: HttpClientRequest.HttpClientRequest) => HttpClientRequest.HttpClientRequest
   (self: HttpClientRequest.HttpClientRequest, body: unknown): HttpClientRequest.HttpClientRequest
 } = HttpClientRequest.bodyJsonUnsafe
+
+/**
+ * Routes as the major has them: a layer that adds routes to the `HttpRouter` on Effect 4 (what
+ * `HealthRoute.router` and `MetricsRoute.router` return), an `HttpRouter` value on 3.
+ */
+export type Routes<E = never, R = never> = Layer.Layer<
+  never,
+  never,
+  | HttpRouter.HttpRouter
+  | HttpRouter.Request.From<"Requires", Exclude<R, HttpRouter.Provided>>
+  | HttpRouter.Request.From<"Error", E>
+>
+
+/** One route (`HttpRouter.route(method)` on an empty router on Effect 3, `HttpRouter.add` on 4). */
+export const route = <E, R>(method: "GET" | "POST", path: `/${string}`, handler: App<E, R>): Routes<E, R> =>
+  HttpRouter.add(method, path, handler) as Routes<E, R>
+
+/** Routers together (`HttpRouter.concat` on Effect 3, `Layer.mergeAll` on 4). */
+export const routes = <E, R>(...routers: ReadonlyArray<Routes<E, R>>): Routes<E, R> =>
+  Layer.mergeAll(...(routers as [Routes<E, R>, ...Array<Routes<E, R>>]))
+
+/**
+ * A client error's reason and cause, under Effect 3's names (Effect 4: the `reason`'s tag less
+ * "Error", `TransportError` is "Transport").
+ */
+export const clientErrorOf = (error: unknown): { readonly reason: string; readonly cause: unknown } | undefined =>
+  HttpClientError.isHttpClientError(error)
+    ? { reason: error.reason._tag.replace(/Error$/, ""), cause: error.reason.cause }
+    : undefined
+
+/** The app a server runs for `T`, an app or routes (on Effect 4, routes' requirements and errors). */
+export type AppOf<T> =
+  T extends Layer.Layer<never, never, infer RIn>
+    ? App<
+        HttpRouter.Request.Only<"Error", RIn> | HttpServerError.HttpServerError,
+        HttpRouter.Request.Only<"Requires", RIn>
+      >
+    : T extends App<infer E, infer R>
+      ? App<E, R>
+      : never
+
+/** What a server runs: an app, or routes (on Effect 3 a router is an app; on 4, `HttpRouter.toHttpEffect`). */
+export const toApp = <T extends App<any, any> | Routes<any, any>>(
+  app: T
+): Effect.Effect<AppOf<T>, never, Scope.Scope> =>
+  (Layer.isLayer(app) ? HttpRouter.toHttpEffect(app) : Effect.succeed(app)) as unknown as Effect.Effect<
+    AppOf<T>,
+    never,
+    Scope.Scope
+  >

@@ -1,8 +1,11 @@
-import { HttpServerRequest, NodeHttpServer, portOf, type App } from "#test/http"
+import { HttpServerRequest, NodeHttpServer, portOf, toApp, type App, type AppOf, type Routes } from "#test/http"
 import * as Edition from "@circuitry/core/Edition"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
+
+/** What an app needs besides the request. */
+type Needs<A> = A extends App<any, infer R> ? R : never
 
 export interface Served {
   /** `http://127.0.0.1:<port>` */
@@ -12,11 +15,17 @@ export interface Served {
   readonly received: Array<string>
 }
 
-/** A real Node HTTP server on 127.0.0.1, on a free port, for the life of the scope. */
-export const serve = <E, R>(
-  app: App<E, R>
-): Effect.Effect<Served, never, Scope.Scope | Exclude<R, HttpServerRequest.HttpServerRequest>> =>
+/**
+ * A real Node HTTP server on 127.0.0.1, on a free port, for the life of the scope, serving an app or
+ * routes (a router on Effect 3, a layer of routes on 4), with `around` (a middleware) around it.
+ */
+export const serve = <T extends App<any, any> | Routes<any, any>, A extends App<any, any> = AppOf<T>>(
+  routes: T,
+  around?: (app: AppOf<T>) => A
+): Effect.Effect<Served, never, Scope.Scope | Exclude<Needs<A>, HttpServerRequest.HttpServerRequest>> =>
   Effect.gen(function* () {
+    const inner = yield* toApp(routes)
+    const app: App<unknown, unknown> = around === undefined ? inner : around(inner)
     const server = yield* NodeHttpServer.make(() => Http.createServer(), { port: 0, host: "127.0.0.1" }).pipe(
       Effect.orDie
     )
@@ -28,7 +37,7 @@ export const serve = <E, R>(
     yield* server.serve(counted)
     const port = portOf(server)
     return { url: `http://127.0.0.1:${port}`, port, received }
-  })
+  }) as Effect.Effect<Served, never, Scope.Scope | Exclude<Needs<A>, HttpServerRequest.HttpServerRequest>>
 
 /** A port on 127.0.0.1 that nothing listens on: connections to it are refused. */
 export const closedPort: Effect.Effect<number> = Edition.callback<number, never>((resume) => {

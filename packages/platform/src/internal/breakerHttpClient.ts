@@ -1,12 +1,19 @@
 /** The implementation behind ../BreakerHttpClient.ts, where the public types and their documentation live. */
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, OptionRules } from "@circuitry/breaker"
-import { HttpClient, HttpClientError, isHttpClient, type HttpClientRequest, type HttpClientResponse } from "#http"
-import * as Cause from "effect/Cause"
+import {
+  HttpClient,
+  HttpClientError,
+  clientFailure,
+  isHttpClient,
+  timeoutFailure,
+  type TimeoutFailure,
+  type HttpClientRequest,
+  type HttpClientResponse
+} from "#http"
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import { dual } from "effect/Function"
 import type { BreakerHttpClient, guard as PublicGuard, Options } from "../BreakerHttpClient.js"
 import { originKey } from "./origin.js"
@@ -31,9 +38,22 @@ export const defaultIsFailureError =
   (isFailureStatus: (status: number) => boolean = defaultIsFailureStatus) =>
   (error: unknown): boolean => {
     if (!HttpClientError.isHttpClientError(error)) return true
-    if (error._tag === "RequestError") return error.reason === "Transport"
-    return error.reason === "StatusCode" ? isFailureStatus(error.response.status) : true
+    // What went wrong is read by the major's pair (#http): Effect 3's RequestError / ResponseError,
+    // Effect 4's HttpClientError with a tagged reason. A request that could not be made (a bad URL,
+    // a body that did not encode) says nothing of the upstream; a response that did not decode does.
+    const failure = clientFailure(error)
+    switch (failure._tag) {
+      case "Transport":
+        return true
+      case "StatusCode":
+        return isFailureStatus(failure.status)
+      case "Other":
+        return !requestReasons.has(failure.reason)
+    }
   }
+
+/** The reasons (both majors' spellings) for a request that never reached the upstream. */
+const requestReasons: ReadonlySet<string> = new Set(["InvalidUrl", "Encode", "InvalidUrlError", "EncodeError"])
 
 /** A response that counts as a failure, carried out of `execute` and handed back unchanged. */
 class CountedResponse {
@@ -57,8 +77,8 @@ const decodeDuration = (input: Edition.DurationInput): Duration.Duration | undef
     )
   )
 
-const resolve = (options: Options | undefined): Either.Either<Resolved, CircuitBreaker.InvalidBreakerOptions> => {
-  const fail = (message: string) => Either.left(new CircuitBreaker.InvalidBreakerOptions({ message }))
+const resolve = (options: Options | undefined): Edition.Result<Resolved, CircuitBreaker.InvalidBreakerOptions> => {
+  const fail = (message: string) => Edition.Result.fail(new CircuitBreaker.InvalidBreakerOptions({ message }))
   const o = options ?? {}
   for (const name of ["key", "isFailureStatus", "isFailureError"] as const) {
     if (o[name] !== undefined && typeof o[name] !== "function") {
@@ -87,7 +107,7 @@ const resolve = (options: Options | undefined): Either.Either<Resolved, CircuitB
   }
   const isFailureStatus = o.isFailureStatus ?? defaultIsFailureStatus
   const userKey = o.key
-  return Either.right({
+  return Edition.Result.succeed({
     key: userKey === undefined ? originKey : userKey,
     isFailureStatus,
     isFailureError: o.isFailureError ?? defaultIsFailureError(isFailureStatus),
@@ -110,48 +130,52 @@ const guardWith = <E, R>(
   client: HttpClient.HttpClient.With<E, R>,
   registry: BreakerRegistry.BreakerRegistry,
   options: Resolved
-): HttpClient.HttpClient.With<E | HttpClientError.RequestError | CircuitBreaker.BreakerOpenError, R> =>
+): HttpClient.HttpClient.With<E | TimeoutFailure | CircuitBreaker.BreakerOpenError, R> =>
   HttpClient.transform(client, (effect, request) =>
     Effect.suspend(() => {
       const name = options.key(request)
       if (name === undefined) return effect
       const timeout = options.timeout
-      const bounded: Effect.Effect<HttpClientResponse.HttpClientResponse, E | HttpClientError.RequestError, R> =
+      const bounded: Effect.Effect<HttpClientResponse.HttpClientResponse, E | TimeoutFailure, R> =
         timeout === undefined
           ? effect
-          : Effect.timeoutFail(effect, {
-              duration: timeout,
-              onTimeout: () =>
-                new HttpClientError.RequestError({
-                  request,
-                  reason: "Transport",
-                  cause: new Cause.TimeoutException(`no response within ${Duration.format(timeout)}`),
-                  description: `no response within ${Duration.format(timeout)}`
-                })
-            })
+          : Effect.flatMap(
+              Effect.timeoutOption(effect, timeout),
+              Option.match({
+                onNone: () => Effect.fail(timeoutFailure(request, `no response within ${Duration.format(timeout)}`)),
+                onSome: Effect.succeed
+              })
+            )
       // Inside the breaker, counted outcomes fail and everything else succeeds, so the breaker's
       // accounting follows these rules; outside, the caller gets exactly what the client gave.
       const judged = Effect.matchEffect(bounded, {
         onFailure: (error) =>
-          judge(options.isFailureError, error) ? Effect.fail(error) : Effect.succeed(Either.left(error)),
+          judge(options.isFailureError, error)
+            ? Effect.fail(error)
+            : Effect.succeed(Edition.Result.fail(error) as Outcome<typeof error>),
         onSuccess: (response) =>
           judge(options.isFailureStatus, response.status)
             ? Effect.fail(new CountedResponse(response))
-            : Effect.succeed(Either.right(response))
+            : Effect.succeed(Edition.Result.succeed(response) as Outcome<never>)
       })
       return Effect.flatMap(registry.get(name), (breaker) =>
         breaker.execute(judged).pipe(
           Effect.catchIf(
             (error): error is CountedResponse => error instanceof CountedResponse,
-            (counted) => Effect.as(honourRetryAfter(breaker, counted.response, options), Either.right(counted.response))
+            (counted) =>
+              Effect.as(
+                honourRetryAfter(breaker, counted.response, options),
+                Edition.Result.succeed(counted.response) as Outcome<never>
+              )
           ),
-          Effect.flatMap((outcome) =>
-            Either.isRight(outcome) ? Effect.succeed(outcome.right) : Effect.fail(outcome.left)
-          )
+          Effect.flatMap((outcome) => Edition.fromResult(outcome))
         )
       )
     })
-  ) as HttpClient.HttpClient.With<E | HttpClientError.RequestError | CircuitBreaker.BreakerOpenError, R>
+  ) as HttpClient.HttpClient.With<E | TimeoutFailure | CircuitBreaker.BreakerOpenError, R>
+
+/** What the breaker lets through: a response, or a failure it did not count, handed back unchanged. */
+type Outcome<E> = Edition.Result<HttpClientResponse.HttpClientResponse, E>
 
 /** After a counted 503 or 429: keep the circuit open at least until the upstream's Retry-After. */
 const honourRetryAfter = (
@@ -174,7 +198,7 @@ const honourRetryAfter = (
 export const guard: typeof PublicGuard = dual(
   (args) => isHttpClient(args[0]),
   <E, R>(client: HttpClient.HttpClient.With<E, R>, registry: BreakerRegistry.BreakerRegistry, options?: Options) =>
-    Effect.map(resolve(options), (resolved) => guardWith(client, registry, resolved))
+    Effect.map(Edition.fromResult(resolve(options)), (resolved) => guardWith(client, registry, resolved))
 )
 
 /** @internal */
@@ -188,5 +212,5 @@ export const make = (
   Effect.gen(function* () {
     const client = yield* HttpClient.HttpClient
     const registry = yield* BreakerRegistry.BreakerRegistry
-    return guardWith(client, registry, yield* resolve(options))
+    return guardWith(client, registry, yield* Edition.fromResult(resolve(options)))
   })

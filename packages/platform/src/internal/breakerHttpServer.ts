@@ -1,10 +1,9 @@
 /** The implementation behind ../BreakerHttpServer.ts, where the public types and their documentation live. */
 import * as Edition from "@circuitry/core/Edition"
 import { CircuitBreaker } from "@circuitry/breaker"
-import { HttpApiBuilder, type App, type HttpServerResponse } from "#http"
-import * as Cause from "effect/Cause"
+import { apiMiddleware, type ApiMiddleware, type App, type HttpServerResponse } from "#http"
+import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { Options, Problem } from "../BreakerHttpServer.js"
 import * as refusal from "./refusal.js"
@@ -54,17 +53,18 @@ export const toResponse = (
   )
 
 /** A `BreakerOpenError` in a cause, whether a failure or a defect (e.g. after `Effect.orDie`). */
-const findOpenError = (cause: Cause.Cause<unknown>): Option.Option<CircuitBreaker.BreakerOpenError> =>
-  Cause.find(cause, (reason) => {
-    const value = Cause.isFailType(reason) ? reason.error : Cause.isDieType(reason) ? reason.defect : undefined
-    return value instanceof CircuitBreaker.BreakerOpenError ? Option.some(value) : Option.none()
-  })
+const findOpenError = (cause: Cause.Cause<unknown>): Option.Option<CircuitBreaker.BreakerOpenError> => {
+  const found = [...Edition.failures(cause), ...Edition.defects(cause)].find(
+    (value): value is CircuitBreaker.BreakerOpenError => value instanceof CircuitBreaker.BreakerOpenError
+  )
+  return found === undefined ? Option.none() : Option.some(found)
+}
 
 /** @internal */
 export const makeMiddleware =
   (options?: Options) =>
   <E, R>(app: App<E, R>): App<Exclude<E, CircuitBreaker.BreakerOpenError>, R> =>
-    Effect.catchAllCause(app, (cause) =>
+    Edition.catchCause(app, (cause) =>
       Option.match(findOpenError(cause), {
         onNone: () => Effect.failCause(cause as Cause.Cause<Exclude<E, CircuitBreaker.BreakerOpenError>>),
         onSome: (error) => toResponse(error, options)
@@ -72,8 +72,8 @@ export const makeMiddleware =
     )
 
 /** @internal */
-export const layerHttpApi = (options?: Options): Layer.Layer<never> => {
+export const layerHttpApi = (options?: Options): ApiMiddleware => {
   const wrap = makeMiddleware(options)
   // Errors other than BreakerOpenError pass through untouched, for the API to encode as declared.
-  return HttpApiBuilder.middleware((app) => wrap(app))
+  return apiMiddleware((app) => wrap(app))
 }

@@ -5,8 +5,8 @@
  * re-rendered live part of the page (`view`) on each snapshot and each transition.
  */
 import type { CircuitBreaker } from "@circuitry/breaker"
+import { perChunk, unwrapScoped } from "#effects"
 import { HttpServerResponse, type App } from "#http"
-import * as Chunk from "effect/Chunk"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
@@ -23,7 +23,7 @@ type Update =
 const event = (name: string, data: string): string => `event: ${name}\ndata: ${data.split("\n").join("\ndata: ")}\n\n`
 
 const updates = <R>(every: Duration.Duration, list: List<R>): Stream.Stream<Update, never, R> =>
-  Stream.unwrapScoped(
+  unwrapScoped(
     Effect.gen(function* () {
       // A burst of transitions is never a reason to hold memory without bound: keep the newest.
       const queue = yield* Queue.sliding<Update>(1024)
@@ -75,5 +75,8 @@ export const view = <R>(
 ): App<never, R> =>
   // One render per chunk of updates, so that a burst of transitions is one re-render, not one each.
   respond(
-    Stream.mapChunksEffect(updates(every, list), () => Effect.map(health, (h) => Chunk.of(event("view", render(h)))))
+    perChunk(
+      updates(every, list),
+      Effect.map(health, (h) => event("view", render(h)))
+    )
   )

@@ -3,11 +3,11 @@
  * it), for the health route's history and live streams. A registry announces no new breaker, so
  * `sync` (run on each tick) subscribes to the ones it has not seen and lets go of the ones dropped.
  */
+import * as Edition from "@circuitry/core/Edition"
 import type { CircuitBreaker } from "@circuitry/breaker"
+import { forkScope, inScope, take, type Closeable } from "#effects"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
-import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import type { List } from "./healthSources.js"
 
@@ -29,14 +29,14 @@ export const make = <R>(
     const context = yield* Effect.context<R>()
     const current = Effect.provide(list, context)
     const parent = yield* Effect.scope
-    const followed = new Map<CircuitBreaker.CircuitBreaker<unknown>, Scope.CloseableScope>()
-    const lock = yield* Effect.makeSemaphore(1)
+    const followed = new Map<CircuitBreaker.CircuitBreaker<unknown>, Closeable>()
+    const lock = yield* Edition.makeSemaphore(1)
     const follow = (breaker: CircuitBreaker.CircuitBreaker<unknown>) =>
       Effect.gen(function* () {
-        const scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
+        const scope = yield* forkScope(parent)
         // Subscribed before the fiber starts, so no transition after this point is missed.
-        const queue = yield* Scope.extend(breaker.subscribe, scope)
-        yield* Effect.forkIn(Effect.forever(Effect.flatMap(Queue.take(queue), (t) => onTransition(breaker, t))), scope)
+        const queue = yield* inScope(breaker.subscribe, scope)
+        yield* Effect.forkIn(Effect.forever(Effect.flatMap(take(queue), (t) => onTransition(breaker, t))), scope)
         followed.set(breaker, scope)
       })
     const sync = lock.withPermits(1)(

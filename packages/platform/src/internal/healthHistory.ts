@@ -2,11 +2,11 @@
  * The health route's short memory: per breaker, a bounded ring of samples (state, window counts,
  * failure rate) taken every `every` on the Effect Clock, and a bounded ring of its transitions.
  */
+import * as Edition from "@circuitry/core/Edition"
 import { CircuitBreaker, OptionRules } from "@circuitry/breaker"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type { BreakerHistory, Sample } from "../HealthRoute.js"
@@ -53,8 +53,8 @@ const Options = Schema.Struct({
 })
 
 /** @internal */
-export const resolve = (options: unknown): Either.Either<Resolved, CircuitBreaker.InvalidBreakerOptions> =>
-  Either.map(
+export const resolve = (options: unknown): Edition.Result<Resolved, CircuitBreaker.InvalidBreakerOptions> =>
+  Edition.Result.map(
     OptionRules.decode(
       Options,
       options,

@@ -4,12 +4,12 @@
  * is not JSON (415) or is malformed (400) is refused first, revealing nothing, then the hook decides (401/403), and only then
  * does the caller learn whether the breaker exists (404), so that names are not probed anonymously.
  */
+import * as Edition from "@circuitry/core/Edition"
 import { OptionRules } from "@circuitry/breaker"
 import type { CircuitBreaker } from "@circuitry/breaker"
-import { HttpRouter, HttpServerRequest, jsonUnsafe } from "#http"
+import { HttpServerRequest, jsonUnsafe, type Route } from "#http"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { Authorization, Authorize, Operation } from "../HealthRoute.js"
@@ -49,20 +49,26 @@ const Extend = Schema.Struct({
   until: Schema.optional(Schema.String)
 })
 
-const body = <A, I>(schema: Schema.Schema<A, I>) =>
-  HttpServerRequest.schemaBodyJson(schema).pipe(
-    Effect.mapError((error) =>
-      error._tag === "ParseError"
-        ? new BadRequest(`The body must be ${Schema.format(schema)}: ${error.message}`)
-        : new BadRequest(`The body must be JSON: ${error.message}`)
-    )
-  )
+/** A body that is JSON but not of the shape (`ParseError` on Effect 3, `SchemaError` on 4), or not JSON. */
+const badBody =
+  (shape: string) =>
+  (error: { readonly _tag: string; readonly message: string }): BadRequest =>
+    error._tag === "ParseError" || error._tag === "SchemaError"
+      ? new BadRequest(`The body must be ${shape}: ${error.message}`)
+      : new BadRequest(`The body must be JSON: ${error.message}`)
+
+const targetBody = HttpServerRequest.schemaBodyJson(Target).pipe(
+  Effect.mapError(badBody(`{ "breaker": a non-empty string }`))
+)
+const extendBody = HttpServerRequest.schemaBodyJson(Extend).pipe(
+  Effect.mapError(badBody(`{ "breaker": a non-empty string, "for"?: a duration, "until"?: an ISO 8601 instant }`))
+)
 
 const positiveMillis = Schema.decodeUnknownOption(OptionRules.PositiveMillis)
 
 /** `for` (a duration > 0) or `until` (an ISO 8601 instant in the future), exactly one of them. */
-const untilOf = (input: typeof Extend.Type, now: number): Either.Either<number, BadRequest> => {
-  const bad = (detail: string) => Either.left(new BadRequest(detail))
+const untilOf = (input: typeof Extend.Type, now: number): Edition.Result<number, BadRequest> => {
+  const bad = (detail: string) => Edition.Result.fail(new BadRequest(detail))
   if ((input.for === undefined) === (input.until === undefined)) {
     return bad(`Give exactly one of "for" (a duration, e.g. "5 minutes") and "until" (an ISO 8601 instant).`)
   }
@@ -71,13 +77,13 @@ const untilOf = (input: typeof Extend.Type, now: number): Either.Either<number, 
     if (Option.isNone(millis)) {
       return bad(`"for" must be a finite duration > 0 such as "5 minutes", got ${JSON.stringify(input.for)}.`)
     }
-    return Either.right(now + millis.value)
+    return Edition.Result.succeed(now + millis.value)
   }
   const until = Date.parse(input.until!)
   if (Number.isNaN(until)) return bad(`"until" must be an ISO 8601 instant, got ${JSON.stringify(input.until)}.`)
   if (until <= now)
     return bad(`"until" must be in the future, got ${input.until} (now ${new Date(now).toISOString()}).`)
-  return Either.right(until)
+  return Edition.Result.succeed(until)
 }
 
 const verbs: Record<Operation["_tag"], string> = { Isolate: "isolated", Reset: "reset", ExtendOpen: "extended" }
@@ -96,9 +102,9 @@ const run = <R, L>(
     if (type !== "application/json") {
       return problem(415, `The body must be application/json, got ${type === "" ? "no content type" : type}.`)
     }
-    const parsed = yield* Effect.either(Effect.flatMap(Clock.currentTimeMillis, parse))
-    if (Either.isLeft(parsed)) return problem(400, parsed.left.detail)
-    const operation = parsed.right
+    const parsed = yield* Edition.result(Effect.flatMap(Clock.currentTimeMillis, parse))
+    if (Edition.Result.isFailure(parsed)) return problem(400, Edition.Result.failureOf(parsed).detail)
+    const operation = Edition.Result.successOf(parsed)
     const verdict = yield* authorize(request, operation)
     const log = Effect.annotateLogs({ operation: operation._tag, breaker: operation.breaker })
     if (verdict._tag === "Unauthenticated") {
@@ -166,24 +172,34 @@ const apply = (
 }
 
 /** @internal */
-export const routes =
-  <R, L>(path: `/${string}`, authorize: Authorize<R>, list: List<L>) =>
-  <E, R2>(router: HttpRouter.HttpRouter<E, R2>) =>
-    router.pipe(
-      HttpRouter.post(
-        `${path}/isolate`,
-        run(authorize, list, () => Effect.map(body(Target), ({ breaker }) => ({ _tag: "Isolate" as const, breaker })))
-      ),
-      HttpRouter.post(
-        `${path}/reset`,
-        run(authorize, list, () => Effect.map(body(Target), ({ breaker }) => ({ _tag: "Reset" as const, breaker })))
-      ),
-      HttpRouter.post(
-        `${path}/extend-open`,
-        run(authorize, list, (now) =>
-          Effect.flatMap(body(Extend), (input) =>
-            Effect.map(untilOf(input, now), (until) => ({ _tag: "ExtendOpen" as const, breaker: input.breaker, until }))
-          )
-        )
+export const routes = <R, L>(
+  path: `/${string}`,
+  authorize: Authorize<R>,
+  list: List<L>
+): ReadonlyArray<Route<R | L | HttpServerRequest.HttpServerRequest>> => [
+  {
+    method: "POST",
+    path: `${path}/isolate`,
+    handler: run(authorize, list, () =>
+      Effect.map(targetBody, ({ breaker }) => ({ _tag: "Isolate" as const, breaker }))
+    )
+  },
+  {
+    method: "POST",
+    path: `${path}/reset`,
+    handler: run(authorize, list, () => Effect.map(targetBody, ({ breaker }) => ({ _tag: "Reset" as const, breaker })))
+  },
+  {
+    method: "POST",
+    path: `${path}/extend-open`,
+    handler: run(authorize, list, (now) =>
+      Effect.flatMap(extendBody, (input) =>
+        Effect.map(Edition.fromResult(untilOf(input, now)), (until) => ({
+          _tag: "ExtendOpen" as const,
+          breaker: input.breaker,
+          until
+        }))
       )
     )
+  }
+]

@@ -1,8 +1,9 @@
 /** The implementation behind ../HealthRoute.ts, where the public types and their documentation live. */
+import * as Edition from "@circuitry/core/Edition"
 import { BreakerStore } from "@circuitry/breaker"
 import type { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
 import { LimiterRegistry } from "@circuitry/limiter"
-import { HttpRouter, HttpServerResponse, jsonUnsafe, type App } from "#http"
+import { HttpServerResponse, jsonUnsafe, router as routerOf, type App, type Route, type Router } from "#http"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -117,35 +118,37 @@ const build = <R>(
   options: Given<R> | undefined,
   list: Sources.List<unknown>,
   history: History.History | undefined
-): HttpRouter.HttpRouter<never, unknown> => {
+): Router<unknown> => {
   const path = options?.path ?? "/health/breakers"
   const every = Duration.seconds(Math.max(1, Math.round(options?.refreshSeconds ?? 5)))
   const read = healthWith(list, history)
   // Relative to the page at `${path}/view`, so that the route still works when mounted under a prefix.
   const viewOptions: HtmlOptions = { ...options, events: "view/events" }
-  const routes = HttpRouter.empty.pipe(
-    HttpRouter.get(path, jsonWith(list, history)),
-    HttpRouter.get(`${path}/events`, Events.json(every, list, read)),
-    HttpRouter.get(`${path}/view`, htmlWith(list, history, viewOptions)),
-    HttpRouter.get(
-      `${path}/view/events`,
-      Events.view(every, list, read, (h) => View.renderLive(h, viewOptions))
-    )
-  )
-  return options?.authorize === undefined ? routes : routes.pipe(Operations.routes(path, options.authorize, list))
+  const routes: Array<Route<unknown>> = [
+    { method: "GET", path, handler: jsonWith(list, history) },
+    { method: "GET", path: `${path}/events`, handler: Events.json(every, list, read) },
+    { method: "GET", path: `${path}/view`, handler: htmlWith(list, history, viewOptions) },
+    {
+      method: "GET",
+      path: `${path}/view/events`,
+      handler: Events.view(every, list, read, (h) => View.renderLive(h, viewOptions))
+    }
+  ]
+  if (options?.authorize !== undefined) routes.push(...Operations.routes(path, options.authorize, list))
+  // A router value on Effect 3, a layer of routes on Effect 4 (the #http pair says which).
+  return routerOf(routes)
 }
 
 /** @internal */
-export const router = <R>(options?: Given<R>): HttpRouter.HttpRouter<never, unknown> =>
-  build(options, Sources.list(options), undefined)
+export const router = <R>(options?: Given<R>): Router<unknown> => build(options, Sources.list(options), undefined)
 
 /** @internal */
 export const make = <R>(
   options?: Given<R>
-): Effect.Effect<HttpRouter.HttpRouter<never, unknown>, CircuitBreaker.InvalidBreakerOptions, unknown> =>
+): Effect.Effect<Router<unknown>, CircuitBreaker.InvalidBreakerOptions, unknown> =>
   Effect.gen(function* () {
-    yield* Sources.check(options)
-    const resolved = yield* History.resolve(options)
+    yield* Edition.fromResult(Sources.check(options))
+    const resolved = yield* Edition.fromResult(History.resolve(options))
     const list = Sources.list(options)
     const history = yield* History.start(resolved, list)
     return build(options, list, history)

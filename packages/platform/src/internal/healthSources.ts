@@ -6,7 +6,6 @@
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import { defaultRegistries } from "../HealthSources.js"
 
 /** What a route is handed (its public types are in ../HealthRoute.ts). @internal */
@@ -48,9 +47,9 @@ export const list = <R>(sources: Sources | undefined): List<R> => {
  *
  * @internal
  */
-export const check = (sources: Sources | undefined): Either.Either<void, CircuitBreaker.InvalidBreakerOptions> => {
+export const check = (sources: Sources | undefined): Edition.Result<void, CircuitBreaker.InvalidBreakerOptions> => {
   const fail = (message: string) =>
-    Either.left(new CircuitBreaker.InvalidBreakerOptions({ message: `HealthRoute: ${message}` }))
+    Edition.Result.fail(new CircuitBreaker.InvalidBreakerOptions({ message: `HealthRoute: ${message}` }))
   for (const field of ["breakers", "registries"] as const) {
     const given = sources?.[field]
     if (given === undefined) continue
@@ -63,5 +62,5 @@ export const check = (sources: Sources | undefined): Either.Either<void, Circuit
       )
     }
   }
-  return Either.void
+  return Edition.Result.succeed(undefined)
 }

@@ -3,18 +3,42 @@
  * (https://prometheus.io/docs/instrumenting/exposition_formats/). One family per metric name:
  * `# HELP` (when the metric has a description), `# TYPE`, then its series sorted by labels.
  */
-import { HttpRouter, HttpServerResponse } from "#http"
+import { HttpServerResponse, router as routerOf, type Router } from "#http"
+import { read, snapshot, type Input } from "#metrics"
 import * as Effect from "effect/Effect"
-import * as Metric from "effect/Metric"
-import * as MetricKeyType from "effect/MetricKeyType"
-import type * as MetricPair from "effect/MetricPair"
-import * as MetricState from "effect/MetricState"
-import * as Option from "effect/Option"
 
 /** @internal */
 export const CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 type Type = "counter" | "gauge" | "histogram" | "summary"
+
+/**
+ * One series of the registry, as the major's pair (#metrics) reads it from a `MetricPair` (Effect 3)
+ * or a `Metric.Snapshot` (Effect 4): what the rendering needs and nothing of either major.
+ *
+ * @internal
+ */
+export interface Reading {
+  readonly name: string
+  readonly description: string | undefined
+  readonly tags: ReadonlyArray<readonly [string, string]>
+  readonly state:
+    | { readonly _tag: "Counter"; readonly incremental: boolean; readonly count: number | bigint }
+    | { readonly _tag: "Gauge"; readonly value: number | bigint }
+    | {
+        readonly _tag: "Histogram"
+        readonly buckets: ReadonlyArray<readonly [number, number]>
+        readonly count: number
+        readonly sum: number
+      }
+    | {
+        readonly _tag: "Summary"
+        readonly quantiles: ReadonlyArray<readonly [number, number | undefined]>
+        readonly count: number
+        readonly sum: number
+      }
+    | { readonly _tag: "Frequency"; readonly occurrences: Iterable<readonly [string, number]> }
+}
 
 /** One sample line: the name's suffix (`_bucket`, `_sum`, ...), extra labels, the value. */
 interface Sample {
@@ -78,78 +102,66 @@ const formatLabels = (labels: ReadonlyArray<readonly [string, string]>): string 
   labels.length === 0 ? "" : `{${labels.map(([k, v]) => `${k}="${escapeLabelValue(v)}"`).join(",")}}`
 
 /** The family's type and its samples, from one series' state. */
-const samplesOf = (
-  pair: MetricPair.MetricPair.Untyped
-): { readonly type: Type; readonly samples: ReadonlyArray<Sample> } | undefined => {
-  const state: unknown = pair.metricState
-  const keyType: unknown = pair.metricKey.keyType
-  if (MetricState.isCounterState(state)) {
-    // An Effect counter may go down unless it is `incremental`; a Prometheus counter may not
-    // (OpenTelemetry exports the first as an up-down counter, which Prometheus reads as a gauge).
-    const incremental = MetricKeyType.isCounterKey(keyType) && keyType.incremental
-    return { type: incremental ? "counter" : "gauge", samples: [{ suffix: "", extra: [], value: state.count }] }
-  }
-  if (MetricState.isGaugeState(state))
-    return { type: "gauge", samples: [{ suffix: "", extra: [], value: state.value }] }
-  if (MetricState.isHistogramState(state)) {
-    // Effect's buckets are cumulative, the last one usually +Infinity; Prometheus requires `le="+Inf"`.
-    const samples: Array<Sample> = state.buckets.map(([le, count]) => ({
-      suffix: "_bucket",
-      extra: [["le", formatValue(le)]],
-      value: count
-    }))
-    const last = state.buckets[state.buckets.length - 1]
-    if (last === undefined || last[0] !== Infinity) {
-      samples.push({ suffix: "_bucket", extra: [["le", "+Inf"]], value: state.count })
+const samplesOf = (state: Reading["state"]): { readonly type: Type; readonly samples: ReadonlyArray<Sample> } => {
+  switch (state._tag) {
+    case "Counter":
+      // An Effect counter may go down unless it is `incremental`; a Prometheus counter may not
+      // (OpenTelemetry exports the first as an up-down counter, which Prometheus reads as a gauge).
+      return {
+        type: state.incremental ? "counter" : "gauge",
+        samples: [{ suffix: "", extra: [], value: state.count }]
+      }
+    case "Gauge":
+      return { type: "gauge", samples: [{ suffix: "", extra: [], value: state.value }] }
+    case "Histogram": {
+      // Effect's buckets are cumulative, the last one usually +Infinity; Prometheus requires `le="+Inf"`.
+      const samples: Array<Sample> = state.buckets.map(([le, count]) => ({
+        suffix: "_bucket",
+        extra: [["le", formatValue(le)]],
+        value: count
+      }))
+      const last = state.buckets[state.buckets.length - 1]
+      if (last === undefined || last[0] !== Infinity) {
+        samples.push({ suffix: "_bucket", extra: [["le", "+Inf"]], value: state.count })
+      }
+      samples.push({ suffix: "_sum", extra: [], value: state.sum }, { suffix: "_count", extra: [], value: state.count })
+      return { type: "histogram", samples }
     }
-    samples.push({ suffix: "_sum", extra: [], value: state.sum }, { suffix: "_count", extra: [], value: state.count })
-    return { type: "histogram", samples }
+    case "Summary": {
+      const samples: Array<Sample> = state.quantiles.map(([q, value]) => ({
+        suffix: "",
+        extra: [["quantile", formatValue(q)]],
+        value: value ?? NaN
+      }))
+      samples.push({ suffix: "_sum", extra: [], value: state.sum }, { suffix: "_count", extra: [], value: state.count })
+      return { type: "summary", samples }
+    }
+    case "Frequency": {
+      // One series per value seen, labelled `key` (as @effect/opentelemetry exports a frequency).
+      const samples = [...state.occurrences]
+        .sort(([a], [b]) => compare(a, b))
+        .map(([key, count]): Sample => ({ suffix: "", extra: [["key", key]], value: count }))
+      return { type: "counter", samples }
+    }
   }
-  if (MetricState.isSummaryState(state)) {
-    const samples: Array<Sample> = state.quantiles.map(([q, value]) => ({
-      suffix: "",
-      extra: [["quantile", formatValue(q)]],
-      value: Option.getOrElse(value, () => NaN)
-    }))
-    samples.push({ suffix: "_sum", extra: [], value: state.sum }, { suffix: "_count", extra: [], value: state.count })
-    return { type: "summary", samples }
-  }
-  if (MetricState.isFrequencyState(state)) {
-    // One series per value seen, labelled `key` (as @effect/opentelemetry exports a frequency).
-    const samples = [...state.occurrences]
-      .sort(([a], [b]) => compare(a, b))
-      .map(([key, count]): Sample => ({ suffix: "", extra: [["key", key]], value: count }))
-    return { type: "counter", samples }
-  }
-  return undefined
 }
 
-const keyTypeOf = (pair: MetricPair.MetricPair.Untyped): string => {
-  const keyType: unknown = pair.metricKey.keyType
-  return MetricKeyType.isCounterKey(keyType)
-    ? keyType.incremental
-      ? "incremental counter"
-      : "counter"
-    : MetricKeyType.isGaugeKey(keyType)
-      ? "gauge"
-      : MetricKeyType.isHistogramKey(keyType)
-        ? "histogram"
-        : MetricKeyType.isSummaryKey(keyType)
-          ? "summary"
-          : "frequency"
-}
+/** The kind of metric that made a series: a name keeps the first kind it was seen with. */
+const kindOf = (state: Reading["state"]): string =>
+  state._tag === "Counter" ? (state.incremental ? "incremental counter" : "counter") : state._tag.toLowerCase()
 
 /** @internal */
-export const render = (pairs: Iterable<MetricPair.MetricPair.Untyped>): string => {
+export const render = (inputs: Iterable<Input>): string => {
   const families = new Map<string, Family>()
-  for (const pair of pairs) {
-    const made = samplesOf(pair)
-    if (made === undefined) continue
-    const name = metricName(pair.metricKey.name)
-    const keyType = keyTypeOf(pair)
+  for (const input of inputs) {
+    const reading = read(input)
+    if (reading === undefined) continue
+    const made = samplesOf(reading.state)
+    const name = metricName(reading.name)
+    const keyType = kindOf(reading.state)
     let family = families.get(name)
     if (family === undefined) {
-      const help = Option.getOrUndefined(pair.metricKey.description)
+      const help = reading.description
       family = { type: made.type, help, keyType, series: [], seen: new Set(), conflicts: new Set() }
       families.set(name, family)
     } else if (family.keyType !== keyType) {
@@ -159,7 +171,7 @@ export const render = (pairs: Iterable<MetricPair.MetricPair.Untyped>): string =
     }
     // A tag given twice keeps its last value (a label may appear once); ours (`le`, `quantile`, `key`) win.
     const tags = new Map<string, string>()
-    for (const tag of pair.metricKey.tags) tags.set(labelName(tag.key), tag.value)
+    for (const [key, value] of reading.tags) tags.set(labelName(key), value)
     for (const [k] of made.samples[0]?.extra ?? []) tags.delete(k)
     const labels = [...tags].sort(([a], [b]) => compare(a, b))
     const sortKey = formatLabels(labels)
@@ -186,7 +198,7 @@ export const render = (pairs: Iterable<MetricPair.MetricPair.Untyped>): string =
 }
 
 /** @internal */
-export const text: Effect.Effect<string> = Effect.map(Metric.snapshot, render)
+export const text: Effect.Effect<string> = Effect.map(snapshot, render)
 
 /** @internal */
 export const app: Effect.Effect<HttpServerResponse.HttpServerResponse> = Effect.map(text, (body) =>
@@ -194,5 +206,5 @@ export const app: Effect.Effect<HttpServerResponse.HttpServerResponse> = Effect.
 )
 
 /** @internal */
-export const router = (options?: { readonly path?: `/${string}` | undefined }): HttpRouter.HttpRouter =>
-  HttpRouter.empty.pipe(HttpRouter.get(options?.path ?? "/metrics", app))
+export const router = (options?: { readonly path?: `/${string}` | undefined }): Router<never> =>
+  routerOf([{ method: "GET", path: options?.path ?? "/metrics", handler: app }])
