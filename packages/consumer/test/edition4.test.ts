@@ -272,3 +272,80 @@ describe("the Effect 4 edition, packed and installed with npm into an app on eff
     assert.match(failed ?? "", /peer effect@"\^3\.22\.0"/)
   })
 })
+
+/**
+ * @circuitry/platform's Effect 4 edition in an app of its own, with `@effect/platform-node` 4 (an
+ * optional peer, which the app above does not install): a real Node server serves a route layer
+ * whose breaker is isolated, through `BreakerHttpServer.layerHttpApi()` (on Effect 4 a global
+ * router middleware), and the health route beside it, run by plain `node` as ESM and as CommonJS.
+ */
+describe("@circuitry/platform's Effect 4 edition serves over @effect/platform-node 4", () => {
+  const serverApp = path.join(work, "platform-app")
+  const platformNode = readJson(path.join(root, "editions", "effect4", "package.json")).devDependencies[
+    "@effect/platform-node"
+  ] as string
+  const platformBindings: Record<string, string> = {
+    "@circuitry/breaker": "BreakerRegistry",
+    "@circuitry/platform": "BreakerHttpServer, HealthRoute",
+    "@effect/platform-node": "NodeHttpServer",
+    effect: "Context, Effect, Layer",
+    "effect/http": "HttpRouter, HttpServer, HttpServerResponse",
+    "node:http": "createServer"
+  }
+  const serverProgram = (load: (specifier: string) => string) => `${Object.keys(platformBindings).map(load).join("\n")}
+
+const program = Effect.gen(function* () {
+  const registry = yield* BreakerRegistry.make()
+  const charge = Effect.succeed(HttpServerResponse.text("charged")).pipe(BreakerRegistry.withBreakerFor("payments"))
+  const routes = Layer.mergeAll(HttpRouter.add("GET", "/charge", charge), HealthRoute.router(), BreakerHttpServer.layerHttpApi())
+  const context = yield* Layer.build(
+    HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true }).pipe(
+      Layer.provide(Layer.succeed(BreakerRegistry.BreakerRegistry, registry)),
+      Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: 0, host: "127.0.0.1" }))
+    )
+  )
+  const url = "http://127.0.0.1:" + Context.get(context, HttpServer.HttpServer).address.port
+  const get = (path) => Effect.promise(() => fetch(url + path).then(async (r) => ({ status: r.status, type: r.headers.get("content-type"), body: await r.text() })))
+  const before = yield* get("/charge")
+  yield* Effect.flatMap(registry.get("payments"), (breaker) => breaker.isolate)
+  const after = yield* get("/charge")
+  const health = JSON.parse((yield* get("/health/breakers")).body)
+  return {
+    before: [before.status, before.body],
+    after: [after.status, after.type, JSON.parse(after.body).state],
+    health: health.breakers.map((b) => [b.name, b.state])
+  }
+}).pipe(Effect.scoped)
+Effect.runPromise(program).then((result) => console.log(JSON.stringify(result)))
+`
+
+  beforeAll(async () => {
+    const dependencies: Record<string, string> = { effect: effect4, "@effect/platform-node": platformNode }
+    for (const [i, name] of names.entries()) {
+      const version = readJson(path.join(root, "packages", ported[i]!, "package.json")).version
+      dependencies[name] = `file:${tarballOf(tarballs, name, version.replace(/^0\./, "4."))}`
+    }
+    fs.mkdirSync(serverApp)
+    fs.writeFileSync(
+      path.join(serverApp, "package.json"),
+      JSON.stringify({ name: "platform-app", private: true, type: "module", dependencies }, null, 2)
+    )
+    const imports = (s: string) => `import { ${platformBindings[s]} } from "${s}"`
+    const requires = (s: string) => `const { ${platformBindings[s]} } = require("${s}")`
+    fs.writeFileSync(path.join(serverApp, "app.mjs"), serverProgram(imports))
+    fs.writeFileSync(path.join(serverApp, "app.cjs"), serverProgram(requires))
+    const install = await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], serverApp, 10)
+    assert.notMatch(install.stderr, /ERESOLVE|peer dep/i, `npm reported a peer conflict:\n${install.stderr}`)
+  }, 15 * 60_000)
+
+  for (const entry of ["app.mjs", "app.cjs"]) {
+    it(`plain node serves a request through BreakerHttpServer (${entry})`, { timeout: 120_000 }, async () => {
+      const { stdout } = await run("node", [entry], serverApp, 2)
+      assert.deepStrictEqual(JSON.parse(stdout.trim().split("\n").pop()!), {
+        before: [200, "charged"],
+        after: [503, "application/problem+json", "Isolated"],
+        health: [["payments", "Isolated"]]
+      })
+    })
+  }
+})
