@@ -337,7 +337,7 @@ describe("RedisBreakerStore", () => {
           assert.isTrue(
             yield* eventually(
               Effect.sync(() => lines.length > 0),
-              20_000
+              90_000 // tsx compiles the sources first: slow on a loaded machine, as the fleet's children
             ),
             "child did not start"
           )
@@ -366,7 +366,7 @@ describe("RedisBreakerStore", () => {
           assert.isTrue(yield* becomes(here, "Open"))
           child.stdin!.write("exit\n")
         }),
-      30_000
+      120_000
     )
   })
 
