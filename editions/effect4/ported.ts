@@ -3,4 +3,13 @@
  * as at the root on effect 3). A package joins this list once its sources and tests are ported; see
  * docs/editions.md.
  */
-export const ported: ReadonlyArray<string> = ["core", "retry", "limiter", "chaos", "breaker", "cache", "platform"]
+export const ported: ReadonlyArray<string> = [
+  "core",
+  "retry",
+  "limiter",
+  "chaos",
+  "breaker",
+  "cache",
+  "platform",
+  "redis"
+]

@@ -314,3 +314,6 @@ export const timeoutFail =
   <E2>(duration: Duration.DurationInput, onTimeout: () => E2) =>
   <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | E2, R> =>
     Effect.timeoutFail(self, { duration, onTimeout })
+
+/** Node's flags for a child process that runs a TypeScript fixture on this run's major: tsx; effect 3 by Node's rules. */
+export const childExecArgv: ReadonlyArray<string> = ["--import", "tsx"]

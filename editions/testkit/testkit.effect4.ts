@@ -321,3 +321,15 @@ export const timeoutFail =
   <E2>(duration: Duration.Input, onTimeout: () => E2) =>
   <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | E2, R> =>
     Effect.timeoutOrElse(self, { duration, orElse: () => Effect.fail(onTimeout()) })
+
+/**
+ * Node's flags for a child process that runs a TypeScript fixture on this run's major: the Effect 4
+ * edition files (the condition) and effect 4 itself (a resolve hook: Node's rules find effect 3), then tsx.
+ */
+export const childExecArgv: ReadonlyArray<string> = [
+  "--conditions=@circuitry/effect4",
+  "--import",
+  new URL("./child.effect4.mjs", import.meta.url).href,
+  "--import",
+  "tsx"
+]

@@ -157,6 +157,8 @@ beforeAll(async () => {
   }
   const dependencies: Record<string, string> = {
     effect: effect4,
+    // @circuitry/redis's driver (a peer), at the version its tests run on.
+    ioredis: readJson(path.join(root, "packages", "redis", "package.json")).devDependencies.ioredis,
     typescript: rootManifest.devDependencies.typescript,
     "@types/node": rootManifest.devDependencies["@types/node"]
   }
@@ -345,6 +347,65 @@ Effect.runPromise(program).then((result) => console.log(JSON.stringify(result)))
         before: [200, "charged"],
         after: [503, "application/problem+json", "Isolated"],
         health: [["payments", "Isolated"]]
+      })
+    })
+  }
+})
+
+/**
+ * `@circuitry/redis` on Effect 4, from plain node: two breakers of one name, each on a
+ * RedisBreakerStore of its own (its own connections) on the test Redis (127.0.0.1:6379), share
+ * one verdict; a bad option is the store's typed `InvalidRedisOptions`.
+ */
+const redisProgram = (load: (specifier: string, bindings: string) => string) => `${load("@circuitry/core", "Edition")}
+${load("@circuitry/breaker", "CircuitBreaker, Policy")}
+${load("@circuitry/redis", "RedisBreakerStore")}
+${load("effect", "Effect, Layer")}
+${load("ioredis", "Redis")}
+
+const url = "redis://127.0.0.1:6379"
+const prefix = "circuitry:edition4:" + process.pid + ":" + Date.now() + ":"
+const options = { name: "payments", policy: Policy.consecutiveFailures(1), openFor: "1 minute" }
+const member = (deadline) =>
+  Effect.flatMap(Layer.build(RedisBreakerStore.layer({ url, prefix, deadline })), (store) =>
+    CircuitBreaker.make(options).pipe(Effect.provide(store))
+  )
+const program = Effect.gen(function* () {
+  const here = yield* member("1 second")
+  const there = yield* member("2 seconds")
+  yield* Effect.flip(CircuitBreaker.withBreaker(Effect.fail("down"), here))
+  let seen = (yield* there.state)._tag
+  for (let i = 0; i < 200 && seen !== "Open"; i++) {
+    yield* Effect.sleep("50 millis")
+    seen = (yield* there.state)._tag
+  }
+  const bad = yield* Effect.flip(Layer.build(RedisBreakerStore.layer({ url, deadline: 0 })))
+  return { major: Edition.major, here: (yield* here.state)._tag, there: seen, bad: bad._tag, message: bad.message }
+}).pipe(Effect.scoped)
+Effect.runPromise(program).then(async (result) => {
+  const admin = new Redis(url)
+  const keys = await admin.keys(prefix + "*")
+  if (keys.length > 0) await admin.del(...keys)
+  admin.disconnect()
+  console.log(JSON.stringify(result))
+})
+`
+
+describe("@circuitry/redis on Effect 4, installed with npm, from plain node", () => {
+  const files = {
+    "redis.mjs": redisProgram((s, b) => `import { ${b} } from "${s}"`),
+    "redis.cjs": redisProgram((s, b) => `const { ${b} } = require("${s}")`)
+  }
+  for (const [entry, source] of Object.entries(files)) {
+    it(`a RedisBreakerStore on 127.0.0.1:6379 shares a verdict (${entry})`, { timeout: 120_000 }, async () => {
+      fs.writeFileSync(path.join(app, entry), source)
+      const { stdout } = await run("node", [entry], app, 2)
+      assert.deepStrictEqual(JSON.parse(stdout.trim().split("\n").pop()!), {
+        major: 4,
+        here: "Open",
+        there: "Open",
+        bad: "InvalidRedisOptions",
+        message: "deadline must be a finite duration > 0, got 0"
       })
     })
   }

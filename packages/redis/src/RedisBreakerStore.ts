@@ -18,9 +18,9 @@
  * @since 0.1.0
  */
 import { BreakerStore } from "@circuitry/breaker"
-import type * as Duration from "effect/Duration"
+import * as Edition from "@circuitry/core/Edition"
 import type * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type { Cluster } from "ioredis"
 import * as internal from "./internal/breakerStore.js"
@@ -48,19 +48,19 @@ export interface Options {
    * that call fails with a `BreakerStoreError` whose cause is `RedisStore.DeadlineExceeded` (the
    * breaker then keeps its local state), and the connection stays up.
    */
-  readonly deadline?: Duration.DurationInput | undefined
+  readonly deadline?: Edition.DurationInput | undefined
   /**
    * The old name of `deadline`, still read. Giving both is an options error.
    *
    * @deprecated use `deadline`
    */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Edition.DurationInput | undefined
   /**
    * How long the command connection may stay silent while calls wait on it (default 5 seconds, and
    * never less than `deadline`); past it the connection is torn down and made again, and every
    * member resynchronises. Shorter than `deadline` is an options error.
    */
-  readonly liveness?: Duration.DurationInput | undefined
+  readonly liveness?: Edition.DurationInput | undefined
 }
 
 /**
@@ -87,7 +87,7 @@ export type InvalidRedisOptions = options.InvalidRedisOptions
  */
 export const make: (
   options?: Options
-) => Effect.Effect<BreakerStore.BreakerStore["Type"], InvalidRedisOptions, Scope.Scope> = internal.make
+) => Effect.Effect<BreakerStore.BreakerStoreService, InvalidRedisOptions, Scope.Scope> = internal.make
 
 /**
  * Provides `BreakerStore` to every breaker made under it.
@@ -108,4 +108,4 @@ export const make: (
  * @category layers
  */
 export const layer = (options?: Options): Layer.Layer<BreakerStore.BreakerStore, InvalidRedisOptions> =>
-  Layer.scoped(BreakerStore.BreakerStore, internal.make(options))
+  Edition.layerScoped(BreakerStore.BreakerStore, internal.make(options))

@@ -8,19 +8,19 @@
  *   Effect Clock.
  * - A first attempt never waits on the network: deposits go to the local budget at once and to
  *   Redis in the background, batched (one INCRBY in flight carries every deposit made meanwhile).
- * - A retry asks Redis within `timeout` (default 100 ms). When Redis fails or is late, the
+ * - A retry asks Redis within `deadline` (default 100 ms). When Redis fails or is late, the
  *   instance decides on its local budget (the same options, this instance's deposits) for a
- *   second, then asks Redis again: no call fails, or waits past `timeout`, because of Redis.
+ *   second, then asks Redis again: no call fails, or waits past `deadline`, because of Redis.
  *
  * @since 0.1.0
  */
+import * as Edition from "@circuitry/core/Edition"
 import type { RetryBudget } from "@circuitry/retry"
-import type * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type { Cluster } from "ioredis"
+import * as redisOptions from "./internal/options.js"
 import * as internal from "./internal/retryBudget.js"
 
 /**
@@ -42,13 +42,39 @@ export interface Options extends RetryBudget.Options {
   readonly cluster?: Cluster | ReadonlyArray<string | { readonly host: string; readonly port: number }> | undefined
   /** Every key lives under this prefix. Default `"circuitry:retry-budget:"`. */
   readonly prefix?: string | undefined
-  /** How long a retry waits for Redis before deciding locally. Default `"100 millis"`. */
-  readonly timeout?: Duration.DurationInput | undefined
+  /**
+   * How long a retry waits for Redis before deciding locally (default `"100 millis"`): the same
+   * option as `RedisStore`'s and `RedisBreakerStore`'s.
+   */
+  readonly deadline?: Edition.DurationInput | undefined
+  /**
+   * The old name of `deadline`, still read. Giving both is an options error.
+   *
+   * @deprecated use `deadline`
+   */
+  readonly timeout?: Edition.DurationInput | undefined
 }
 
 /**
+ * Options that break a rule (the one options error of `@circuitry/redis`, as for `RedisStore` and
+ * `RedisBreakerStore`); the retry budget's own rules (`ratio`, `minPerSecond`, `window`) included.
+ * `message` names the option and the rule.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export const InvalidRedisOptions: typeof redisOptions.InvalidRedisOptions = redisOptions.InvalidRedisOptions
+
+/**
+ * @since 0.2.0
+ * @category errors
+ */
+export type InvalidRedisOptions = redisOptions.InvalidRedisOptions
+
+/**
  * A fleet-wide budget, its connection opened now and closed with the scope. Fails only on a bad
- * option, never because Redis is down.
+ * option (`InvalidRedisOptions`; before 0.2.0 it was the retry package's `InvalidRetryOptions`),
+ * never because Redis is down.
  *
  * @since 0.1.0
  * @category constructors
@@ -64,9 +90,8 @@ export interface Options extends RetryBudget.Options {
  * }).pipe(Effect.scoped)
  * ```
  */
-export const make: (
-  options?: Options
-) => Effect.Effect<RetryBudget.RetryBudget, RetryBudget.InvalidRetryOptions, Scope.Scope> = internal.make
+export const make: (options?: Options) => Effect.Effect<RetryBudget.RetryBudget, InvalidRedisOptions, Scope.Scope> =
+  internal.make
 
 /**
  * A fleet-wide budget as a `Layer` for the given tag.
@@ -75,6 +100,6 @@ export const make: (
  * @category layers
  */
 export const layer = <I>(
-  tag: Context.Tag<I, RetryBudget.RetryBudget>,
+  tag: Edition.Key<I, RetryBudget.RetryBudget>,
   options?: Options
-): Layer.Layer<I, RetryBudget.InvalidRetryOptions> => Layer.scoped(tag, internal.make(options))
+): Layer.Layer<I, InvalidRedisOptions> => Edition.layerScoped(tag, internal.make(options))

@@ -6,10 +6,9 @@
  * @since 0.1.0
  */
 import { type CacheError, type CacheStore, Store } from "@circuitry/cache/CacheStore"
-import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
+import * as Edition from "@circuitry/core/Edition"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type { Cluster, Redis } from "ioredis"
 import * as Connection from "./internal/connection.js"
@@ -37,13 +36,13 @@ export interface Options {
    * `CacheError` whose cause is `DeadlineExceeded`; the connection stays up and the late reply is
    * dropped.
    */
-  readonly deadline?: Duration.DurationInput | undefined
+  readonly deadline?: Edition.DurationInput | undefined
   /**
    * How long the connection may stay silent while calls wait on it (default 5 seconds, and never
    * less than `deadline`). Past it the connection is torn down, the waiting calls fail and a new
    * connection is made. Shorter than `deadline` is an options error.
    */
-  readonly liveness?: Duration.DurationInput | undefined
+  readonly liveness?: Edition.DurationInput | undefined
 }
 
 /**
@@ -98,7 +97,7 @@ export const ENVELOPE: string = internal.ENVELOPE
  * @since 0.1.0
  * @category tags
  */
-export class RedisClient extends Context.Tag("@circuitry/redis/RedisClient")<RedisClient, Redis>() {}
+export class RedisClient extends Edition.KeyClass<RedisClient, Redis>()("@circuitry/redis/RedisClient") {}
 
 /**
  * A Redis cache store with a connection of its own, opened now and closed with the scope.
@@ -139,7 +138,7 @@ export const makeWithClient = (
 ): Effect.Effect<CacheStore<CacheError>, InvalidRedisOptions, Scope.Scope | RedisClient> =>
   Effect.gen(function* () {
     const resolved = yield* internal.resolve(options)
-    const client = yield* RedisClient
+    const client = yield* Edition.service(RedisClient)
     return yield* internal.makeWith(client, resolved)
   })
 
@@ -154,7 +153,7 @@ export const makeWithClient = (
 export const layerClient = (options?: {
   readonly url?: string | undefined
 }): Layer.Layer<RedisClient, CacheError | InvalidRedisOptions> =>
-  Layer.scoped(
+  Edition.layerScoped(
     RedisClient,
     Effect.flatMap(internal.resolve({ url: options?.url }), (resolved) =>
       internal.acquireClient(resolved.target).pipe(Effect.map((client) => client as Redis))
@@ -168,4 +167,4 @@ export const layerClient = (options?: {
  * @category layers
  */
 export const layer = (options?: Options): Layer.Layer<Store, CacheError | InvalidRedisOptions> =>
-  Layer.scoped(Store, make(options))
+  Edition.layerScoped(Store, make(options))

@@ -119,7 +119,7 @@ describe("RedisRetryBudget", () => {
     })
   )
 
-  it.scoped("a paused Redis delays a retry by at most `timeout`, then the instance decides locally", () =>
+  it.scoped("a paused Redis delays a retry by at most `deadline`, then the instance decides locally", () =>
     Effect.gen(function* () {
       const server = yield* startServer
       const options: RedisRetryBudget.Options = {
@@ -128,7 +128,7 @@ describe("RedisRetryBudget", () => {
         prefix: uniquePrefix("paused"),
         ratio: 1,
         minPerSecond: 0,
-        timeout: "100 millis"
+        deadline: "100 millis"
       }
       const a = yield* RedisRetryBudget.make(options)
       yield* deposit(a, 3)
@@ -144,22 +144,48 @@ describe("RedisRetryBudget", () => {
     })
   )
 
-  it.scoped("bad options fail with InvalidRetryOptions", () =>
+  it.scoped("bad options fail with InvalidRedisOptions, the retry budget's own rules included", () =>
     Effect.gen(function* () {
       for (const [options, message] of [
-        [{ url: "http://x" }, "url must be a redis:// or rediss:// URL"],
-        [{ timeout: "0 millis" }, 'timeout must be a finite duration > 0, got "0 millis"'],
-        [{ timeout: -5 }, "timeout must be a finite duration > 0, got -5"],
-        [{ ratio: -1 }, "ratio must be a finite number >= 0"]
+        [{ url: "http://x" }, 'RedisRetryBudget url must be a redis:// or rediss:// URL, got "http://x"'],
+        [{ deadline: "0 millis" }, 'RedisRetryBudget deadline must be a finite duration > 0, got "0 millis"'],
+        [{ timeout: -5 }, "RedisRetryBudget timeout must be a finite duration > 0, got -5"],
+        [
+          { deadline: "1 second", timeout: "1 second" },
+          "deadline and timeout (its deprecated old name) are one option"
+        ],
+        [{ prefix: 7 }, "RedisRetryBudget prefix must be a string, got 7"],
+        [{ ratio: -1 }, "RedisRetryBudget ratio must be a finite number >= 0"]
       ] as const) {
         const outcome = yield* result(RedisRetryBudget.make(options as RedisRetryBudget.Options))
-        assert.isTrue(Result.isFailure(outcome))
+        assert.isTrue(Result.isFailure(outcome), JSON.stringify(options))
         const error = Option.getOrUndefined(Result.getFailure(outcome))
-        if (error !== undefined) {
-          assert.strictEqual(error._tag, "InvalidRetryOptions")
-          assert.include(error.message, message)
-        }
+        assert.instanceOf(error, RedisRetryBudget.InvalidRedisOptions)
+        assert.strictEqual(error?._tag, "InvalidRedisOptions")
+        assert.include(error?.message, message)
       }
+    })
+  )
+
+  it.scoped("timeout, the deprecated name of deadline, is still read", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer
+      const budget = yield* RedisRetryBudget.make({
+        name: "old-name",
+        url: server.url,
+        prefix: uniquePrefix("old-name"),
+        ratio: 1,
+        minPerSecond: 0,
+        timeout: "50 millis"
+      })
+      yield* deposit(budget, 1)
+      assert.isTrue(yield* eventually(Effect.map(budget.available, (n) => n === 1)))
+      yield* server.pause
+      const fiber = yield* Edition.forkChild(budget.tryWithdraw)
+      // The limit is timeout's 50 ms: with the default 100 ms, the clock never gets there and this waits.
+      yield* TestClock.adjust("50 millis")
+      assert.deepStrictEqual((yield* Fiber.await(fiber))._tag, "Success")
+      yield* server.resume
     })
   )
 })

@@ -248,7 +248,7 @@ describe("Redis Cluster down", () => {
       const [load, loadMillis] = yield* timed(circuit.load)
       assert.isTrue(failureOf(load)?._tag === "BreakerStoreError")
       assert.isBelow(loadMillis, 1_000 + SLACK_MILLIS)
-      // The budget decides locally: no deposits, no floor, so no retry; and no wait past its timeout.
+      // The budget decides locally: no deposits, no floor, so no retry; and no wait past its deadline.
       const [spent, spendMillis] = yield* timed(budget.tryWithdraw)
       assert.deepStrictEqual(spent, Result.succeed(false))
       assert.isBelow(spendMillis, 100 + SLACK_MILLIS)
@@ -280,7 +280,7 @@ describe("Redis Cluster options", () => {
       assert.isTrue(Result.isFailure(budget))
       const budgetError = failureOf(budget)
       if (budgetError !== undefined) {
-        assert.strictEqual(budgetError._tag, "InvalidRetryOptions")
+        assert.strictEqual(budgetError._tag, "InvalidRedisOptions")
         assert.include(budgetError.message, "cluster")
       }
     })

@@ -1,4 +1,4 @@
-import { CircuitBreaker } from "@circuitry/breaker"
+import { type BreakerStore, CircuitBreaker } from "@circuitry/breaker"
 import * as Edition from "@circuitry/core/Edition"
 import { assert, describe, it, logTo, result, TestClock } from "@circuitry/testkit"
 import { Deferred, Effect, Exit, Fiber, type Scope } from "effect"
@@ -10,13 +10,19 @@ import { openTimeOver } from "./utils/wait.js"
 // One test of it is for Effect 3 only: hardening.effect3.test.ts says why.
 
 /** Two members of a fleet on a server of the test's own, opened by `a` and half-open for both. */
-const halfOpenFleet = (tag: string, extras: Omit<Extras, "asked" | "released"> = {}) =>
+const halfOpenFleet = (tag: string, extras: Omit<Extras, "asked" | "released" | "store"> = {}) =>
   Effect.gen(function* () {
     const server = yield* startServer
     const prefix = uniquePrefix(tag)
     const asked = yield* Deferred.make<void>()
     const released = yield* Deferred.make<void>()
-    const a = yield* member(server.url, prefix, "payments", { ...extras, asked, released })
+    let storeOfA: BreakerStore.BreakerStoreService | undefined
+    const a = yield* member(server.url, prefix, "payments", {
+      ...extras,
+      asked,
+      released,
+      store: (store) => (storeOfA = store)
+    })
     const b = yield* member(
       server.url,
       prefix,
@@ -35,6 +41,11 @@ const halfOpenFleet = (tag: string, extras: Omit<Extras, "asked" | "released"> =
       server,
       a,
       b,
+      /**
+       * A round trip on a's connection: commands on one connection are answered in order, so once
+       * it answers, every request a sent before it has landed and been answered too.
+       */
+      behindA: Effect.scoped(Effect.flatMap(storeOfA!.connect("round-trip"), (circuit) => circuit.load)),
       /** Done once `a` handed its first lease request (release) to the store. */
       asked,
       released,
@@ -48,14 +59,16 @@ const halfOpenFleet = (tag: string, extras: Omit<Extras, "asked" | "released"> =
 describe("RedisBreakerStore, breaker side", () => {
   it.scoped("a probe interrupted while its lease request is in flight gives the fleet's lease back", () =>
     Effect.gen(function* () {
-      const { a, asked, b, leasesGone, server } = yield* halfOpenFleet("lease-interrupted")
+      const { a, asked, b, behindA, leasesGone, server } = yield* halfOpenFleet("lease-interrupted")
       // a probes while Redis is paused: its lease request is written and waits for an answer
       yield* server.pause
       const probe = yield* Edition.forkChild(CircuitBreaker.withBreaker(Effect.never, a))
       yield* Deferred.await(asked) // the lease request is with the store
       yield* Fiber.interrupt(probe)
-      // the request lands once Redis wakes up, and the lease it made must go back
+      // the request lands once Redis wakes up, and the lease it made must go back: waited for
+      // behind the request (before it lands, there is no lease to see gone)
       yield* server.resume
+      yield* behindA
       assert.isTrue(yield* leasesGone, "the interrupted probe's lease is still held")
       // the next call anywhere probes (no 60 s wait for the lease to run out)
       assert.strictEqual(yield* CircuitBreaker.withBreaker(Effect.succeed("probed"), b), "probed")

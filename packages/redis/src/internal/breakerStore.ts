@@ -1,4 +1,5 @@
 import { BreakerStore, BreakerStoreKit } from "@circuitry/breaker"
+import * as Edition from "@circuitry/core/Edition"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
@@ -151,7 +152,7 @@ const deliver = (member: Member, read: Read): void => {
   // a newer transition (e.g. the stored verdict re-emitted after a reconnect, racing a newer one).
   if (read.at < member.newest) return
   member.newest = read.at
-  member.queue.unsafeOffer(read.verdict)
+  Edition.offerUnsafe(member.queue, read.verdict)
 }
 
 /** Stored fields and the server's now (strings, as Redis gives them) as a verdict; undefined when not one. */
@@ -171,7 +172,7 @@ const wholeMillis = (millis: number): number => (Number.isFinite(millis) && mill
 /** @internal */
 export const make = (
   o?: Options
-): Effect.Effect<BreakerStore.BreakerStore["Type"], options.InvalidRedisOptions, Scope.Scope> =>
+): Effect.Effect<BreakerStore.BreakerStoreService, options.InvalidRedisOptions, Scope.Scope> =>
   Effect.gen(function* () {
     const { deadlineMillis, livenessMillis, prefix, target } = yield* options.resolve(o, DEFAULT_PREFIX)
     const channel = `${prefix}verdicts`
@@ -221,7 +222,7 @@ export const make = (
           const found = state === null ? undefined : readOf({ state, until, at, origin, by }, now)
           if (state === null || found !== undefined) {
             unreadable.delete(name)
-            return Effect.succeed(Option.fromNullable(found))
+            return Effect.succeed(found === undefined ? Option.none() : Option.some(found))
           }
           const error = new BreakerStore.BreakerStoreError({
             store: STORE,
@@ -232,7 +233,7 @@ export const make = (
           const seen = JSON.stringify([state, until, at, origin, by])
           if (unreadable.get(name) === seen) return Effect.fail(error)
           unreadable.set(name, seen)
-          return Effect.zipRight(Effect.logWarning(`RedisBreakerStore: ${error.message}`), Effect.fail(error))
+          return Effect.andThen(Effect.logWarning(`RedisBreakerStore: ${error.message}`), Effect.fail(error))
         })
       )
     const load = (name: string): Effect.Effect<Option.Option<Verdict>, BreakerStore.BreakerStoreError> =>
@@ -263,7 +264,7 @@ export const make = (
     for (const c of [client, subscriber]) for (const event of Connection.readyEvents(c)) c.on(event, noteDue)
     yield* Connection.onReady(
       [client, subscriber],
-      Effect.zipRight(
+      Effect.andThen(
         subscribed,
         Effect.suspend(() => {
           const names = Array.from(due)

@@ -4,6 +4,7 @@
  * and a signal on every `ready` (a first connection or a reconnect) for a store that resyncs.
  * Deadlines and silence are kept on the loop's running clock (deadlines.ts `runningClock`).
  */
+import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
@@ -75,7 +76,7 @@ export const make = <E>(
     // ioredis reconnects in the background.
     const interval = Duration.millis(Math.max(5, Math.floor(livenessMillis / 4)))
     yield* Effect.sleep(interval).pipe(
-      Effect.zipRight(
+      Effect.andThen(
         Effect.suspend(() => {
           const silence = liveness.silence()
           if (silence < livenessMillis) return Effect.void
@@ -92,7 +93,7 @@ export const make = <E>(
 
     const deadlines = yield* Deadlines.make(deadlineMillis)
     const call = <A>(operation: string, send: () => Promise<A>): Effect.Effect<A, E> =>
-      Effect.async<A, E>((resume) => {
+      Edition.callback<A, E>((resume) => {
         let promise: Promise<A>
         try {
           promise = send()
@@ -131,7 +132,7 @@ export const make = <E>(
             resume(Effect.fail(errorOf(operation, failureOf(client, e), e)))
           }
         )
-        // No canceler: one makes `Effect.async` wrap the call in `onInterrupt`, which cost more
+        // No canceler: one makes Effect 3's `Effect.async` wrap the call in `onInterrupt`, which cost more
         // CPU than the rest of the call with many in flight. An interrupted call leaves at once all
         // the same; its entry goes with the reply or the deadline, and resuming it then is a no-op.
       })
@@ -157,7 +158,7 @@ export const onReady = (
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function* () {
     const signal = yield* Queue.sliding<void>(1)
-    const ready = () => signal.unsafeOffer(undefined)
+    const ready = () => Edition.offerUnsafe(signal, undefined)
     yield* Effect.acquireRelease(
       Effect.sync(() => {
         for (const client of clients) for (const event of readyEvents(client)) client.on(event, ready)
@@ -167,5 +168,5 @@ export const onReady = (
           for (const client of clients) for (const event of readyEvents(client)) client.off(event, ready)
         })
     )
-    yield* Queue.take(signal).pipe(Effect.zipRight(effect), Effect.forever, Effect.forkScoped)
+    yield* Queue.take(signal).pipe(Effect.andThen(effect), Effect.forever, Effect.forkScoped)
   })

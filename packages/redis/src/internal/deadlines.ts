@@ -1,7 +1,7 @@
 import { LoopStall } from "@circuitry/breaker"
+import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Metric from "effect/Metric"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 
@@ -22,14 +22,14 @@ export interface RunningClock {
 
 /** @internal */
 export const runningClock: Effect.Effect<RunningClock> = Effect.gen(function* () {
-  const effectClock = yield* Effect.clock
+  const effectClock = yield* Effect.clockWith(Effect.succeed)
   const stall = LoopStall.onClock(yield* LoopStall.LoopStall, effectClock)
-  const clock = () => effectClock.unsafeCurrentTimeMillis()
+  const clock = () => Edition.nowUnsafe(effectClock)
   const at = (t: number) => t - stall.lostBefore(t)
   return { clock, at, now: () => at(clock()) }
 })
 
-const extended = LoopStall.deadlineExtensions.pipe(Metric.tagged("deadline", "redis_deadline"))
+const countExtended = Edition.counterSeries(LoopStall.deadlineExtensions, { deadline: "redis_deadline" })
 
 interface Entry {
   /** On the running clock. */
@@ -85,7 +85,7 @@ export class Deadlines {
     this.pending.push(entry)
     if (this.idle) {
       this.idle = false
-      this.wake.unsafeOffer(undefined)
+      Edition.offerUnsafe(this.wake, undefined)
     }
     return () => {
       entry.expire = undefined
@@ -121,7 +121,7 @@ export class Deadlines {
       if (wait > 0) {
         if (this.counted !== first && this.running.clock() >= first.clockDeadline) {
           this.counted = first
-          extended.unsafeUpdate(1, [])
+          countExtended(1)
         }
         return Effect.sleep(Duration.millis(wait))
       }

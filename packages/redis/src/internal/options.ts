@@ -1,10 +1,12 @@
 /**
- * The options of both Redis adapters, checked once at construction with the shared rules of
- * `OptionRules` (Effect Schema) into the package's one options error.
+ * The options of every Redis adapter, checked once at construction with the shared rules of
+ * `OptionRules` into the package's one options error. Where Redis is (`url`, `cluster`) is checked
+ * by hand in the same words (`"<option> must be <rule>, got <value>"`), so that no schema of this
+ * package differs between Effect majors.
  */
 import { OptionRules } from "@circuitry/breaker"
-import type * as Duration from "effect/Duration"
-import * as Either from "effect/Either"
+import * as Edition from "@circuitry/core/Edition"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Cluster } from "ioredis"
 import { DEFAULT_URL } from "./client.js"
@@ -19,10 +21,10 @@ export interface Options {
   readonly url?: string | undefined
   readonly cluster?: ClusterOption | undefined
   readonly prefix?: string | undefined
-  readonly deadline?: Duration.DurationInput | undefined
-  /** @deprecated the old name of `deadline` (RedisBreakerStore) */
-  readonly timeout?: Duration.DurationInput | undefined
-  readonly liveness?: Duration.DurationInput | undefined
+  readonly deadline?: Edition.DurationInput | undefined
+  /** @deprecated the old name of `deadline` (RedisBreakerStore, RedisRetryBudget) */
+  readonly timeout?: Edition.DurationInput | undefined
+  readonly liveness?: Edition.DurationInput | undefined
 }
 
 /** A Redis Cluster node: a redis:// URL, or a host and port. @internal */
@@ -53,24 +55,27 @@ export interface Resolved {
 const DEFAULT_DEADLINE_MILLIS = 1_000
 const DEFAULT_LIVENESS_MILLIS = 5_000
 
-const Url = Schema.String.pipe(
-  Schema.pattern(/^rediss?:\/\//, { message: () => "a redis:// or rediss:// URL" })
-).annotations({ message: () => "a redis:// or rediss:// URL" })
+const URL_RULE = "a redis:// or rediss:// URL"
+const NODE_RULE = "a redis:// URL or { host, port } with a port in 1..65535"
+const CLUSTER_RULE = "an ioredis Cluster, or a non-empty array of its nodes (redis:// URLs or { host, port })"
 
-const Node = Schema.Union(
-  Url,
-  Schema.Struct({
-    host: Schema.String.pipe(Schema.minLength(1)),
-    port: Schema.Int.pipe(Schema.between(1, 65_535))
-  })
-).annotations({ message: () => "a redis:// URL or { host, port } with a port in 1..65535" })
+const isUrl = (u: unknown): u is string => typeof u === "string" && /^rediss?:\/\//.test(u)
 
-const ClusterSchema = Schema.Union(
-  Schema.declare((u): u is Cluster => u instanceof Cluster),
-  Schema.Array(Node).pipe(Schema.minItems(1))
-).annotations({
-  message: () => "an ioredis Cluster, or a non-empty array of its nodes (redis:// URLs or { host, port })"
-})
+const isNode = (u: unknown): u is ClusterNode => {
+  if (isUrl(u)) return true
+  if (typeof u !== "object" || u === null) return false
+  const { host, port } = u as { readonly host?: unknown; readonly port?: unknown }
+  return (
+    typeof host === "string" &&
+    host.length > 0 &&
+    Number.isInteger(port) &&
+    (port as number) >= 1 &&
+    (port as number) <= 65_535
+  )
+}
+
+const refuse = <E>(error: (message: string) => E, option: string, rule: string, input: unknown): E =>
+  error(`${option} must be ${rule}, got ${OptionRules.show(input)}`)
 
 /**
  * `url` and `cluster` checked together, for every adapter: `cluster` is one Cluster or its nodes,
@@ -78,24 +83,33 @@ const ClusterSchema = Schema.Union(
  *
  * @internal
  */
-export const resolveTarget = <E>(
-  o: { readonly url?: unknown; readonly cluster?: unknown } | undefined,
-  error: (message: string) => E
-): Either.Either<Target, E> =>
-  Either.flatMap(
-    OptionRules.decode(
-      Schema.Struct({ url: Schema.optional(Url), cluster: Schema.optional(ClusterSchema) }),
-      o === undefined ? undefined : { url: o.url, cluster: o.cluster },
-      error
-    ),
-    ({ cluster, url }): Either.Either<Target, E> => {
-      if (cluster === undefined) return Either.right({ _tag: "Server", url: url ?? DEFAULT_URL })
-      if (url !== undefined) {
-        return Either.left(error("url and cluster are two ways to say where Redis is: give only one"))
-      }
-      return Either.right(cluster instanceof Cluster ? { _tag: "Cluster", cluster } : { _tag: "Nodes", nodes: cluster })
+export const resolveTarget = <E>(o: unknown, error: (message: string) => E): Edition.Result<Target, E> => {
+  if (o === undefined) o = {}
+  if (typeof o !== "object" || o === null) return Edition.Result.fail(refuse(error, "options", "an object", o))
+  const { cluster, url } = o as { readonly url?: unknown; readonly cluster?: unknown }
+  if (url !== undefined && !isUrl(url)) return Edition.Result.fail(refuse(error, "url", URL_RULE, url))
+  if (cluster === undefined) return Edition.Result.succeed({ _tag: "Server", url: url ?? DEFAULT_URL })
+  if (!(cluster instanceof Cluster)) {
+    if (!Array.isArray(cluster) || cluster.length === 0) {
+      return Edition.Result.fail(refuse(error, "cluster", CLUSTER_RULE, cluster))
     }
+    const bad = cluster.findIndex((node) => !isNode(node))
+    if (bad >= 0) return Edition.Result.fail(refuse(error, `cluster.${bad}`, NODE_RULE, cluster[bad]))
+  }
+  if (url !== undefined) {
+    return Edition.Result.fail(error("url and cluster are two ways to say where Redis is: give only one"))
+  }
+  return Edition.Result.succeed(
+    cluster instanceof Cluster
+      ? { _tag: "Cluster", cluster }
+      : { _tag: "Nodes", nodes: cluster as ReadonlyArray<ClusterNode> }
   )
+}
+
+const DeadlineSchema = Schema.Struct({
+  deadline: Schema.optional(OptionRules.PositiveMillis),
+  timeout: Schema.optional(OptionRules.PositiveMillis)
+})
 
 const OptionsSchema = Schema.Struct({
   prefix: Schema.optional(OptionRules.Text),
@@ -103,6 +117,31 @@ const OptionsSchema = Schema.Struct({
   timeout: Schema.optional(OptionRules.PositiveMillis),
   liveness: Schema.optional(OptionRules.PositiveMillis)
 })
+
+/** `deadline`, or `timeout` (its deprecated old name), or the default; giving both is an error. */
+const pickDeadline = <E>(
+  o: { readonly deadline?: number | undefined; readonly timeout?: number | undefined },
+  defaultMillis: number,
+  error: (message: string) => E
+): Edition.Result<number, E> =>
+  o.deadline !== undefined && o.timeout !== undefined
+    ? Edition.Result.fail(error("deadline and timeout (its deprecated old name) are one option: give only deadline"))
+    : Edition.Result.succeed(o.deadline ?? o.timeout ?? defaultMillis)
+
+/**
+ * One call's limit in milliseconds, for an adapter whose other options are checked elsewhere
+ * (`RedisRetryBudget`): `deadline`, or `timeout` (its deprecated old name), or `defaultMillis`.
+ *
+ * @internal
+ */
+export const resolveDeadline = <E>(
+  o: unknown,
+  defaultMillis: number,
+  error: (message: string) => E
+): Edition.Result<number, E> =>
+  Edition.Result.flatMap(OptionRules.decode(DeadlineSchema, o, error), (decoded) =>
+    pickDeadline(decoded, defaultMillis, error)
+  )
 
 const invalid = (message: string) => new InvalidRedisOptions({ message })
 
@@ -115,27 +154,17 @@ const invalid = (message: string) => new InvalidRedisOptions({ message })
 export const resolve = (
   options: Options | undefined,
   defaultPrefix: string
-): Either.Either<Resolved, InvalidRedisOptions> =>
-  Either.flatMap(OptionRules.decode(OptionsSchema, options, invalid), (o) => {
-    if (o.deadline !== undefined && o.timeout !== undefined) {
-      return Either.left(invalid("deadline and timeout (its deprecated old name) are one option: give only deadline"))
-    }
-    const deadlineMillis = o.deadline ?? o.timeout ?? DEFAULT_DEADLINE_MILLIS
+): Effect.Effect<Resolved, InvalidRedisOptions> =>
+  Effect.gen(function* () {
+    const o = yield* Edition.fromResult(OptionRules.decode(OptionsSchema, options, invalid))
+    const deadlineMillis = yield* Edition.fromResult(pickDeadline(o, DEFAULT_DEADLINE_MILLIS, invalid))
     const livenessMillis = o.liveness ?? Math.max(DEFAULT_LIVENESS_MILLIS, deadlineMillis)
-    const target = resolveTarget(options, invalid)
-    if (Either.isLeft(target)) return Either.left(target.left)
+    const target = yield* Edition.fromResult(resolveTarget(options, invalid))
     if (livenessMillis < deadlineMillis) {
-      return Either.left(
-        invalid(
-          `liveness (${livenessMillis} ms) must be at least the deadline (${deadlineMillis} ms): ` +
-            "a connection must not be judged dead before one call may time out"
-        )
+      return yield* invalid(
+        `liveness (${livenessMillis} ms) must be at least the deadline (${deadlineMillis} ms): ` +
+          "a connection must not be judged dead before one call may time out"
       )
     }
-    return Either.right({
-      target: target.right,
-      prefix: o.prefix ?? defaultPrefix,
-      deadlineMillis,
-      livenessMillis
-    })
+    return { target, prefix: o.prefix ?? defaultPrefix, deadlineMillis, livenessMillis }
   })

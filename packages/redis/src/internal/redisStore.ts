@@ -1,5 +1,6 @@
 import type * as CacheStore from "@circuitry/cache/CacheStore"
 import { CacheError, invalidTtl, ttlMillis } from "@circuitry/cache/CacheStore"
+import * as Edition from "@circuitry/core/Edition"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -31,7 +32,7 @@ const DEFAULT_PREFIX = "circuitry:cache:"
  * @internal
  */
 export const resolve = (o: options.Options | undefined): Effect.Effect<Resolved, options.InvalidRedisOptions> =>
-  Effect.suspend(() => options.resolve(o, DEFAULT_PREFIX))
+  options.resolve(o, DEFAULT_PREFIX)
 
 /**
  * Every value we write starts with this marker, so that a value written under our prefix by
@@ -42,19 +43,20 @@ export const resolve = (o: options.Options | undefined): Effect.Effect<Resolved,
 export const ENVELOPE = "cy1:"
 
 /** @internal */
-export const invalidValues = Metric.counter("circuitry_redis_invalid_values_total", {
+export const invalidValues: Edition.Counter = Metric.counter("circuitry_redis_invalid_values_total", {
   incremental: true,
   description: "Values under a RedisStore prefix that the store did not write, read as misses"
 })
+const countInvalidValue = Edition.counterSeries(invalidValues, {})
 
 /**
  * A write's TTL under the one rule of every CacheStore (`CacheStore.ttlMillis`), as Redis takes it:
  * `undefined` for no expiry, 0 for "already expired", else whole milliseconds (rounded up).
  */
-const ttlOf = (operation: string, ttl: Duration.DurationInput | undefined): Effect.Effect<number | undefined> =>
+const ttlOf = (operation: string, ttl: Edition.DurationInput | undefined): Effect.Effect<number | undefined> =>
   Effect.suspend(() => {
     const millis = ttlMillis(ttl)
-    if (millis === undefined) return Effect.dieMessage(invalidTtl(`RedisStore.${operation}`, ttl))
+    if (millis === undefined) return Edition.dieMessage(invalidTtl(`RedisStore.${operation}`, ttl))
     if (millis === Infinity) return Effect.succeed(undefined)
     return Effect.succeed(millis <= 0 ? 0 : Math.max(1, Math.ceil(millis)))
   })
@@ -115,7 +117,7 @@ export const makeWith = (
     const invalid = <A>(key: string, message: string, cause?: unknown): Effect.Effect<Option.Option<A>> => {
       const error = new CacheError({ operation: "get", message: `key "${key}": ${message}`, cause })
       return Effect.logWarning("RedisStore: a value that is not ours was read as a miss", Cause.fail(error)).pipe(
-        Effect.zipRight(Metric.increment(invalidValues)),
+        Effect.andThen(Effect.sync(() => countInvalidValue(1))),
         Effect.as(Option.none<A>())
       )
     }
@@ -176,7 +178,7 @@ export const makeWith = (
         const stored = ENVELOPE + value
         // The TTL rule of every CacheStore (`ttlMillis`), read without an Effect of its own.
         const ttl = options?.ttl === undefined ? Infinity : ttlMillis(options.ttl)
-        if (ttl === undefined) return Effect.dieMessage(invalidTtl("RedisStore.set", options?.ttl))
+        if (ttl === undefined) return Edition.dieMessage(invalidTtl("RedisStore.set", options?.ttl))
         if (ttl === Infinity)
           return Effect.map(
             call("set", () => client.set(prefix + key, stored)),

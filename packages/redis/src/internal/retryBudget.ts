@@ -1,22 +1,23 @@
-import { OptionRules } from "@circuitry/breaker"
+import * as Edition from "@circuitry/core/Edition"
+import { OptionRules } from "@circuitry/core"
 import { RetryBudget } from "@circuitry/retry"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as MetricLabel from "effect/MetricLabel"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import { acquire, type Client as Connected, connect, failFastOptions, within } from "./client.js"
 import * as Keys from "./keys.js"
-import { type ClusterOption, resolveTarget } from "./options.js"
+import { type ClusterOption, InvalidRedisOptions, resolveDeadline, resolveTarget } from "./options.js"
 
 /** @internal */
 export interface Options extends RetryBudget.Options {
   readonly url?: string | undefined
   readonly cluster?: ClusterOption | undefined
   readonly prefix?: string | undefined
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly deadline?: Edition.DurationInput | undefined
+  /** @deprecated the old name of `deadline` */
+  readonly timeout?: Edition.DurationInput | undefined
 }
 
 const DEFAULT_PREFIX = "circuitry:retry-budget:"
@@ -82,7 +83,9 @@ const defineCommands = (client: Connected): Client => {
   return client as Client
 }
 
-const invalid = (message: string) => new RetryBudget.InvalidRetryOptions({ message })
+const DEFAULT_DEADLINE_MILLIS = 100
+
+const invalid = (message: string) => new InvalidRedisOptions({ message: `RedisRetryBudget ${message}` })
 
 /**
  * A budget that the whole fleet shares through Redis, in front of a local one.
@@ -90,33 +93,27 @@ const invalid = (message: string) => new RetryBudget.InvalidRetryOptions({ messa
  * - Deposits go into the local budget at once and to Redis in the background, batched: one
  *   INCRBY in flight at a time carries every deposit made meanwhile (a first attempt never waits
  *   on the network). A batch that fails is dropped: the fleet budget is then smaller, never larger.
- * - A withdrawal asks Redis (one Lua step), within `timeout`. When Redis fails or is late, this
+ * - A withdrawal asks Redis (one Lua step), within `deadline`. When Redis fails or is late, this
  *   instance decides on its local budget for the next second, and asks Redis again after that.
  *
  * @internal
  */
-export const make = (
-  options?: Options
-): Effect.Effect<RetryBudget.RetryBudget, RetryBudget.InvalidRetryOptions, Scope.Scope> =>
+export const make = (options?: Options): Effect.Effect<RetryBudget.RetryBudget, InvalidRedisOptions, Scope.Scope> =>
   Effect.gen(function* () {
     const o = options ?? {}
-    const local = yield* RetryBudget.make(o)
-    const target = resolveTarget(o, (message) => invalid(`RedisRetryBudget ${message}`))
-    if (Either.isLeft(target)) return yield* target.left
+    // The local budget's rules are the retry package's; a broken one is this package's error too.
+    const local = yield* Effect.mapError(
+      RetryBudget.make(o),
+      (e) => new InvalidRedisOptions({ message: e.message.replace(/^RetryBudget /, "RedisRetryBudget ") })
+    )
+    const target = yield* Edition.fromResult(resolveTarget(o, invalid))
     const prefix = o.prefix ?? DEFAULT_PREFIX
-    if (typeof prefix !== "string")
-      return yield* invalid(`RedisRetryBudget prefix must be a string, got ${typeof prefix}`)
-    const timeout = Duration.decodeUnknown(o.timeout ?? "100 millis")
-    const timeoutMillis = timeout._tag === "Some" ? Duration.toMillis(timeout.value) : Number.NaN
-    if (!Number.isFinite(timeoutMillis) || timeoutMillis <= 0) {
-      return yield* invalid(
-        `RedisRetryBudget timeout must be a finite duration > 0, got ${OptionRules.show(o.timeout)}`
-      )
-    }
+    if (typeof prefix !== "string") return yield* invalid(`prefix must be a string, got ${OptionRules.show(prefix)}`)
+    const deadlineMillis = yield* Edition.fromResult(resolveDeadline(o, DEFAULT_DEADLINE_MILLIS, invalid))
     // The same arithmetic as the local budget, on the same (validated) options.
     const ratio = o.ratio ?? 0.1
     const minPerSecond = o.minPerSecond ?? 10
-    const windowMillis = Duration.toMillis(Duration.decode(o.window ?? "10 seconds"))
+    const windowMillis = OptionRules.millis(o.window ?? "10 seconds")!
     const bucketMillis = windowMillis / BUCKETS
     const capacity = minPerSecond === 0 ? 0 : Math.max(1, minPerSecond)
     const ttl = String(Math.ceil(windowMillis + bucketMillis))
@@ -126,7 +123,7 @@ export const make = (
     const key = Keys.of(prefix, local.name)
     const bucketOf = (now: number) => Math.floor(now / bucketMillis)
 
-    const client = defineCommands(yield* acquire(target.right, failFastOptions, "commands"))
+    const client = defineCommands(yield* acquire(target, failFastOptions, "commands"))
     yield* Effect.promise(() => within(connect(client), STARTUP_WAIT_MILLIS).catch(() => undefined))
 
     const ask = (now: number, spend: boolean) =>
@@ -147,7 +144,7 @@ export const make = (
           spend ? "1" : "0",
           floorTtl
         )
-      }).pipe(Effect.timeout(Duration.millis(timeoutMillis)))
+      }).pipe(Effect.timeout(Duration.millis(deadlineMillis)))
 
     // Decide locally until this time (Effect Clock) after Redis failed or was late.
     let localUntil = Number.NEGATIVE_INFINITY
@@ -178,32 +175,29 @@ export const make = (
       if (count === 0) return
       const now = yield* Clock.currentTimeMillis
       yield* Effect.tryPromise(() => client.circuitryBudgetDeposit(key(`d:${bucketOf(now)}`), String(count), ttl)).pipe(
-        Effect.timeout(Duration.millis(timeoutMillis)),
+        Effect.timeout(Duration.millis(deadlineMillis)),
         Effect.ignore
       )
     })
     yield* Effect.forkScoped(Effect.forever(flush))
 
     // Decisions made by Redis are counted here; the local budget counts its own.
-    const label = MetricLabel.make("budget", local.name)
-    const tags = {
-      allowed: [label, MetricLabel.make("outcome", "allowed")],
-      denied: [label, MetricLabel.make("outcome", "denied")]
-    }
+    const allowed = Edition.counterSeries(RetryBudget.retriesTotal, { budget: local.name, outcome: "allowed" })
+    const denied = Edition.counterSeries(RetryBudget.retriesTotal, { budget: local.name, outcome: "denied" })
     const decided = (spent: boolean) =>
       Effect.sync(() => {
-        RetryBudget.retriesTotal.unsafeUpdate(1, spent ? tags.allowed : tags.denied)
+        ;(spent ? allowed : denied)(1)
         return spent
       })
 
     const budget: RetryBudget.RetryBudget = {
       [RetryBudget.TypeId]: RetryBudget.TypeId,
       name: local.name,
-      deposit: Effect.zipRight(
+      deposit: Effect.andThen(
         local.deposit,
         Effect.sync(() => {
           pending++
-          signal.unsafeOffer(undefined)
+          Edition.offerUnsafe(signal, undefined)
         })
       ),
       tryWithdraw: Effect.flatMap(Clock.currentTimeMillis, (now) =>

@@ -8,6 +8,8 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as path from "node:path"
 import * as readline from "node:readline"
 import { fileURLToPath } from "node:url"
+import * as Edition from "@circuitry/core/Edition"
+import { childExecArgv } from "@circuitry/testkit"
 import { Effect, type Scope } from "effect"
 import { Redis } from "ioredis"
 import { type Command, type Event, makeHost } from "../fixtures/fleetHost.js"
@@ -64,7 +66,7 @@ export const startFleet = (options: FleetOptions): Effect.Effect<Fleet, Error, S
       const args = [options.url, options.prefix, String(p), String(p * options.perProcess), String(options.perProcess)]
       const child = yield* Effect.acquireRelease(
         Effect.sync(() =>
-          spawn(process.execPath, ["--import", "tsx", fixture, ...args], {
+          spawn(process.execPath, [...childExecArgv, fixture, ...args], {
             stdio: ["pipe", "pipe", "inherit"],
             cwd: path.dirname(fixture)
           })
@@ -102,6 +104,13 @@ export const startFleet = (options: FleetOptions): Effect.Effect<Fleet, Error, S
     if (!ready) {
       const seen = events.filter((e) => e.type === "ready").length
       return yield* Effect.fail(new Error(`only ${seen} of ${size} fleet members started`))
+    }
+    // Every member runs the test's Effect major: the children too (childExecArgv).
+    const majors = new Set(events.flatMap((e) => (e.type === "ready" ? [e.major] : [])))
+    if (majors.size !== 1 || !majors.has(Edition.major)) {
+      return yield* Effect.fail(
+        new Error(`fleet members ran effect ${[...majors].join(", ")}, the test ${Edition.major}`)
+      )
     }
 
     const send = (command: Command, millis = 60_000) =>

@@ -25,6 +25,8 @@ export interface Extras {
   readonly asked?: Deferred.Deferred<void>
   /** Done as the member's first lease release is handed to the store. */
   readonly released?: Deferred.Deferred<void>
+  /** Handed the member's store itself (its calls go on the member's connection, in order). */
+  readonly store?: (store: BreakerStore.BreakerStoreService) => void
   /** Handed a way to make another breaker on the member's store. */
   readonly another?: (make: Effect.Effect<CircuitBreaker.CircuitBreaker, unknown, Scope.Scope>) => void
 }
@@ -37,6 +39,7 @@ export const member = (url: string, prefix: string, name: string, extras: Extras
   Effect.gen(function* () {
     const layer = RedisBreakerStore.layer({ url, prefix, ...(extras.liveness ? { liveness: extras.liveness } : {}) })
     const store = Context.get(yield* Layer.build(layer), BreakerStore.BreakerStore)
+    extras.store?.(store)
     const watched = BreakerStore.BreakerStore.of({
       connect: (n) =>
         Effect.map(store.connect(n), (circuit) => ({
