@@ -94,15 +94,22 @@ export const tcpProxy = (target: number, options: TcpProxyOptions = {}): Effect.
       })
     })
 
+    // Promises rather than Effect.async (Effect.callback on Effect 4): the same on both majors.
     const listen = (port: number) =>
-      Effect.async<number>((resume) => {
-        server.listen(port, "127.0.0.1", () => resume(Effect.succeed((server.address() as net.AddressInfo).port)))
-      })
-    const close = Effect.async<void>((resume) => {
-      for (const socket of sockets) socket.destroy()
-      if (!server.listening) return resume(Effect.void)
-      server.close(() => resume(Effect.void))
-    })
+      Effect.promise(
+        () =>
+          new Promise<number>((resolve) => {
+            server.listen(port, "127.0.0.1", () => resolve((server.address() as net.AddressInfo).port))
+          })
+      )
+    const close = Effect.promise(
+      () =>
+        new Promise<void>((resolve) => {
+          for (const socket of sockets) socket.destroy()
+          if (!server.listening) return resolve()
+          server.close(() => resolve())
+        })
+    )
     const port = yield* Effect.acquireRelease(listen(0), () => close)
 
     return {

@@ -3,4 +3,4 @@
  * as at the root on effect 3). A package joins this list once its sources and tests are ported; see
  * docs/editions.md.
  */
-export const ported: ReadonlyArray<string> = ["core", "retry", "limiter", "chaos", "breaker", "cache"]
+export const ported: ReadonlyArray<string> = ["core", "retry", "limiter", "chaos", "breaker", "cache", "sql"]
