@@ -40,7 +40,11 @@ const effectOf = (edition) =>
  */
 const effect4Peers = {
   "@effect/platform": { folded: true },
-  "@effect/platform-node": { folded: false }
+  "@effect/platform-node": { folded: false },
+  // effect/sql and effect/reactivity
+  "@effect/sql": { folded: true },
+  "@effect/experimental": { folded: true },
+  "@effect/sql-pg": { folded: false }
 }
 
 /** The install of an `@effect/*` package an edition 4 build compiles against: editions/effect4's. */

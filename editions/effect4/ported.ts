@@ -11,5 +11,6 @@ export const ported: ReadonlyArray<string> = [
   "breaker",
   "cache",
   "platform",
-  "redis"
+  "redis",
+  "sql"
 ]

@@ -3,6 +3,7 @@ import { Edition } from "@circuitry/core"
 import { assert, describe, it } from "@effect/vitest"
 import {
   Cause,
+  Clock,
   Context,
   Deferred,
   Duration,
@@ -328,4 +329,18 @@ describe("Edition (sql)", () => {
     assert.isFalse(Schema.is(Even)(3))
     assert.throws(() => Schema.decodeUnknownSync(Schema.Struct({ n: Even }))({ n: 3 }), /an even number/)
   })
+})
+
+describe("Edition (sql's listener)", () => {
+  it.effect("withLiveClock: the live clock under a TestClock, the TestClock again outside", () =>
+    Effect.gen(function* () {
+      const before = Date.now()
+      const live = yield* Edition.withLiveClock(Clock.currentTimeMillis)
+      assert.isAtLeast(live, before)
+      assert.strictEqual(yield* Clock.currentTimeMillis, 0)
+      // A sleep on the live clock ends without TestClock.adjust.
+      yield* Edition.withLiveClock(Effect.sleep(1))
+      assert.strictEqual(yield* Clock.currentTimeMillis, 0)
+    })
+  )
 })

@@ -70,9 +70,15 @@ const diagnostics = (): Map<Block, Array<string>> => {
 
 /** What a block written for Effect 4 is checked with, added to the shared options. */
 const effect4 = path.join(root, "editions", "effect4", "node_modules", "effect", "dist")
+const sqlPg4 = path.join(root, "editions", "effect4", "node_modules", "@effect", "sql-pg", "dist")
 const effect4Options: ts.CompilerOptions = {
   customConditions: ["@circuitry/effect4", "@circuitry/source"],
-  paths: { effect: [path.join(effect4, "index.d.ts")], "effect/*": [path.join(effect4, "*.d.ts")] }
+  paths: {
+    effect: [path.join(effect4, "index.d.ts")],
+    "effect/*": [path.join(effect4, "*.d.ts")],
+    "@effect/sql-pg": [path.join(sqlPg4, "index.d.ts")],
+    "@effect/sql-pg/*": [path.join(sqlPg4, "*.d.ts")]
+  }
 }
 
 const check = (byFile: Map<string, Block>): Map<Block, Array<string>> => {

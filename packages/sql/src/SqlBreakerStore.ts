@@ -12,14 +12,13 @@
  */
 import { BreakerStore, OptionRules } from "@circuitry/breaker"
 import * as Edition from "@circuitry/core/Edition"
-import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import type * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
+import type { PgConfig } from "#sql"
 import { SqlClient } from "#sql"
 import * as SqliteClient from "#sqliteClient"
 import * as errors from "./internal/errors.js"
@@ -55,7 +54,8 @@ export interface Options {
   /**
    * While listening: how often the LISTEN connection checks itself (a NOTIFY to itself; two
    * unanswered and it is lost: the poll speeds up to `pollInterval` and LISTEN starts again), and
-   * how often the poll still runs, for a save whose NOTIFY was missed. Default 1 second.
+   * how often the poll still runs, for a save whose NOTIFY was missed. Default 1 second. The checks
+   * run on the live clock (they time a real connection); the poll on the Effect Clock.
    */
   readonly listenInterval?: Edition.DurationInput | undefined
 }
@@ -75,32 +75,43 @@ export const InvalidStoreOptions: typeof errors.InvalidStoreOptions = errors.Inv
 export type InvalidStoreOptions = errors.InvalidStoreOptions
 
 /**
+ * What the SQL store offers beside `BreakerStore` (the service of the `SqlBreakerStore` key, on both
+ * majors).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface SqlBreakerStoreService {
+  /** The table of circuits. */
+  readonly table: string
+  /** Reads every connected circuit now and tells its breakers of verdicts that changed. */
+  readonly poll: Effect.Effect<void, BreakerStore.BreakerStoreError>
+  /**
+   * Whether verdicts arrive as they are saved (PostgreSQL's LISTEN answers its checks) rather
+   * than at the next poll alone. Always `false` on SQLite and with `listen: false`.
+   */
+  readonly listening: Effect.Effect<boolean>
+  /**
+   * Problems met in the background: rows that are not ours (each is treated as Closed) and the
+   * database becoming unreachable. Each is also logged, once per occurrence.
+   */
+  readonly problems: Stream.Stream<BreakerStore.BreakerStoreError>
+  /**
+   * The same problems as a subscription (a `Queue.Dequeue` on Effect 3, a `PubSub.Subscription`
+   * on 4), subscribed when this effect returns.
+   */
+  readonly subscribeProblems: Effect.Effect<Edition.Subscription<BreakerStore.BreakerStoreError>, never, Scope.Scope>
+}
+
+/**
  * What the SQL store offers beside `BreakerStore`.
  *
  * @since 0.1.0
  * @category tags
  */
-export class SqlBreakerStore extends Edition.KeyClass<
-  SqlBreakerStore,
-  {
-    /** The table of circuits. */
-    readonly table: string
-    /** Reads every connected circuit now and tells its breakers of verdicts that changed. */
-    readonly poll: Effect.Effect<void, BreakerStore.BreakerStoreError>
-    /**
-     * Whether verdicts arrive as they are saved (PostgreSQL's LISTEN answers its checks) rather
-     * than at the next poll alone. Always `false` on SQLite and with `listen: false`.
-     */
-    readonly listening: Effect.Effect<boolean>
-    /**
-     * Problems met in the background: rows that are not ours (each is treated as Closed) and the
-     * database becoming unreachable. Each is also logged, once per occurrence.
-     */
-    readonly problems: Stream.Stream<BreakerStore.BreakerStoreError>
-    /** The same problems as a queue, subscribed when this effect returns. */
-    readonly subscribeProblems: Effect.Effect<Queue.Dequeue<BreakerStore.BreakerStoreError>, never, Scope.Scope>
-  }
->()("@circuitry/sql/SqlBreakerStore") {}
+export class SqlBreakerStore extends Edition.KeyClass<SqlBreakerStore, SqlBreakerStoreService>()(
+  "@circuitry/sql/SqlBreakerStore"
+) {}
 
 /**
  * Makes the store on the `SqlClient` in the context, running its migration first (unless
@@ -112,7 +123,7 @@ export class SqlBreakerStore extends Edition.KeyClass<
 export const make = (
   options?: Options
 ): Effect.Effect<
-  readonly [BreakerStore.BreakerStore["Type"], SqlBreakerStore["Type"]],
+  readonly [BreakerStore.BreakerStoreService, SqlBreakerStoreService],
   InvalidStoreOptions | BreakerStore.BreakerStoreError,
   SqlClient.SqlClient | Scope.Scope
 > => internal.make(options)
@@ -173,7 +184,7 @@ const layerOn = <E>(
 export const migrate = (options?: {
   readonly table?: string | undefined
 }): Effect.Effect<void, InvalidStoreOptions | BreakerStore.BreakerStoreError, SqlClient.SqlClient> =>
-  Effect.flatMap(resolve(options), ({ table }) =>
+  Effect.flatMap(Edition.fromResult(resolve(options)), ({ table }) =>
     Tables.migrate(table).pipe(
       Effect.asVoid,
       Effect.mapError(
@@ -257,7 +268,9 @@ export const layerSqlite = (
   config: SqliteOptions,
   options?: Options
 ): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, InvalidStoreOptions | BreakerStore.BreakerStoreError> => {
-  const checked = OptionRules.decode(SqliteSchema, config, (message) => new InvalidStoreOptions({ message }))
+  const checked = Edition.fromResult(
+    OptionRules.decode(SqliteSchema, config, (message) => new InvalidStoreOptions({ message }))
+  )
   const client = Effect.gen(function* () {
     const valid = yield* checked
     const clientConfig: SqliteClient.Config = {
@@ -282,6 +295,15 @@ export const layerSqlite = (
 }
 
 /**
+ * The config of `layerPg`: `@effect/sql-pg`'s (`PgClientConfig` on Effect 3, `PgPoolConfig` on 4,
+ * where the pool's settings have a type of their own).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type PgLayerConfig = PgConfig
+
+/**
  * For a fleet: a PostgreSQL client (a `PgClient` config), the migration and the store, in one
  * layer.
  *
@@ -299,7 +321,7 @@ export const layerSqlite = (
  * ```
  */
 export const layerPg = (
-  config: PgClient.PgClientConfig,
+  config: PgLayerConfig,
   options?: Options
 ): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, InvalidStoreOptions | BreakerStore.BreakerStoreError> => {
   const client = Effect.tryPromise({

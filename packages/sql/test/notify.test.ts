@@ -100,7 +100,7 @@ const bareNotify = (config: PgClient.PgClientConfig) =>
     const raw = Context.get(yield* Layer.build(PgClient.layer(config)), PgClient.PgClient)
     const channel = `bare_${process.pid}_${counter++}`
     const heard = yield* Queue.unbounded<string>()
-    yield* Effect.forkScoped(Stream.runForEach(listen(raw, channel), (m) => Queue.offer(heard, m)))
+    yield* Effect.forkScoped(Stream.runForEach(listen(raw, [channel]), ([, m]) => Queue.offer(heard, m)))
     // listening once it hears a NOTIFY of its own
     const notify = (payload: string) => raw`SELECT pg_notify(${channel}, ${payload})`
     yield* eventually(Effect.andThen(notify("hello"), Queue.poll(heard)), Option.isSome)
@@ -366,7 +366,9 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
       const db = yield* pg
       const raw = Context.get(yield* Layer.build(PgClient.layer(pgConfig)), PgClient.PgClient)
       const heard = yield* Queue.unbounded<string>()
-      yield* Effect.forkScoped(Stream.runForEach(listen(raw, Notify.channelOf(db.table)), (m) => Queue.offer(heard, m)))
+      yield* Effect.forkScoped(
+        Stream.runForEach(listen(raw, [Notify.channelOf(db.table)]), ([, m]) => Queue.offer(heard, m))
+      )
       const a = yield* member(db, applicationName(), {
         pollInterval: "1 hour",
         listenInterval: "1 hour",

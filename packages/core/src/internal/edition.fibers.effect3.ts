@@ -3,6 +3,7 @@
  * edition.effect3.ts exports them. The Effect 4 file (edition.fibers.effect4.ts) has the same names.
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
@@ -99,3 +100,14 @@ export type TimeoutError = Cause.TimeoutException
  * @category causes
  */
 export const timeoutError = (): TimeoutError => new Cause.TimeoutException()
+
+/**
+ * `self` on the live clock, whatever Clock the caller has (a `TestClock` in tests): for timers that
+ * measure something outside the program in real time, such as a network connection's liveness
+ * (`Effect.withClock(Clock.make())` on Effect 3; the `Clock.Clock` reference's default on 4).
+ *
+ * @since 0.2.0
+ * @category time
+ */
+export const withLiveClock = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withClock(self, Clock.make())

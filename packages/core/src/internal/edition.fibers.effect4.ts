@@ -3,6 +3,7 @@
  * edition.effect4.ts exports them. The Effect 3 file (edition.fibers.effect3.ts) has the same names.
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
@@ -106,3 +107,14 @@ export type TimeoutError = Cause.TimeoutError
  * @category causes
  */
 export const timeoutError = (): TimeoutError => new Cause.TimeoutError()
+
+/**
+ * `self` on the live clock, whatever Clock the caller has (a `TestClock` in tests): for timers that
+ * measure something outside the program in real time, such as a network connection's liveness
+ * (`Effect.withClock(Clock.make())` on Effect 3; the `Clock.Clock` reference's default on 4).
+ *
+ * @since 0.2.0
+ * @category time
+ */
+export const withLiveClock = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.provideService(self, Clock.Clock, Clock.Clock.defaultValue())

@@ -7,11 +7,19 @@
  * it reads a row: announcements arrive in commit order, so the last one heard for a circuit is its
  * stored verdict, and members adopt it without reading the row.
  *
- * `@effect/sql-pg`'s listen connection swallows its errors: a killed backend or a cut network
- * ends no stream. So the listener checks its own connection with a NOTIFY to itself (on a channel
- * of its own) every `checkInterval`; two pings unanswered, or a ping that cannot be sent, and the
- * connection is lost: the store polls at its fast interval and the listener subscribes again on a
- * fresh connection. The poll stays the fallback, and the only path for SQLite.
+ * A listen connection can die without a word: `@effect/sql-pg` 0.53's swallows its errors (a
+ * killed backend or a cut network ends no stream), and no driver hears a blackholed network. So
+ * the listener checks its own connection with a NOTIFY to itself every `checkInterval`; two pings
+ * unanswered, or a ping that cannot be sent, and the connection is lost: the store polls at its
+ * fast interval and the listener subscribes again on a fresh connection. The poll stays the
+ * fallback, and the only path for SQLite.
+ *
+ * The pings, their deadlines and the pause before subscribing again are on the live clock, not
+ * the application's: they time a real connection.
+ *
+ * A member listens on the verdict channel and on its session's ping channel over one connection
+ * of its own (`#sql`'s `listen`, on both majors), outside the application's pool, so that an echo
+ * proves the very connection verdicts come by.
  */
 import { BreakerStoreKit } from "@circuitry/breaker"
 import * as Edition from "@circuitry/core/Edition"
@@ -21,6 +29,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
@@ -160,7 +169,7 @@ export const listen = (options: {
     )
     let listening = false
     let everListened = false
-    /** The previous session's stream, interrupted in the background (its UNLISTEN may hang). */
+    /** The previous session's stream, interrupted in the background (a lost connection may close slowly). */
     let previous: Edition.Fiber<unknown, unknown> | undefined
 
     const session = Effect.gen(function* () {
@@ -190,17 +199,18 @@ export const listen = (options: {
         if (message.startsWith(PING)) return Effect.void
         return options.onSaved(message.startsWith(SAVED) ? savedOf(message) : undefined)
       }
-      // Two consumers: a verdict waiting for the poll's lock never delays the echo of a ping. A
-      // daemon, interrupted in the background: a lost connection's UNLISTEN can hang (a blackhole)
-      // or fail, and neither may hold the listener, nor the store's scope when it closes.
-      const consumers = Effect.all(
-        [
-          Stream.runForEach(listenTo(pg, channel), received),
-          Stream.runForEach(listenTo(pg, pingChannel), (n) => received(mine + n))
-        ],
-        { concurrency: 2, discard: true }
+      // The echoes are read as they come; verdicts wait their turn in a queue of their own, so that
+      // a verdict waiting for the poll's lock never delays the echo of a ping.
+      const verdicts = yield* Queue.unbounded<string>()
+      const consumers = Effect.raceFirst(
+        Stream.runForEach(listenTo(pg, [channel, pingChannel]), ([from, message]) =>
+          from === pingChannel ? received(mine + message) : Queue.offer(verdicts, message)
+        ),
+        Effect.forever(Effect.flatMap(Queue.take(verdicts), received))
       )
-      const stream = yield* Effect.forkDaemon(consumers)
+      // Detached, interrupted in the background: closing a lost connection must hold neither the
+      // listener nor the store's scope when it closes.
+      const stream = yield* Edition.forkDetach(consumers)
       previous = stream
 
       // Until one is heard, pings go to the verdict channel, so that an echo proves that very
@@ -215,20 +225,21 @@ export const listen = (options: {
           }
           sent++
           const send = listening ? notify(pingChannel, String(sent)) : notify(channel, mine + sent)
-          yield* Effect.disconnect(send).pipe(
-            Effect.timeoutFail({
-              duration: checkInterval,
-              onTimeout: () => new Lost("a ping could not be sent within the check interval")
-            }),
-            Effect.catchTag("SqlError", (error: SqlError.SqlError) => Effect.fail(new Lost(error.message)))
+          const answered = yield* Edition.disconnect(send).pipe(
+            Effect.timeoutOption(checkInterval),
+            Effect.mapError((error: SqlError.SqlError) => new Lost(error.message))
           )
+          if (Option.isNone(answered))
+            return yield* Effect.fail(new Lost("a ping could not be sent within the check interval"))
         }
       })
       const watched = Fiber.join(stream).pipe(
         (self) => Edition.catchFailure(self, (error) => Effect.fail(new Lost(error.message))),
         Effect.andThen(Effect.fail(new Lost("the listen stream ended")))
       )
-      return yield* Effect.raceFirst(ping, watched).pipe(Effect.ensuring(Fiber.interruptFork(stream)))
+      return yield* Effect.raceFirst(ping, watched).pipe(
+        Effect.ensuring(Effect.asVoid(Edition.forkDetach(Fiber.interrupt(stream))))
+      )
     })
 
     const lost = (error: Lost): Effect.Effect<void> =>
@@ -246,13 +257,19 @@ export const listen = (options: {
     yield* session.pipe(
       // Whatever ends a session (a defect too: a failed UNLISTEN dies) is a lost connection, but
       // the store's scope closing.
-      Effect.catchAllCause((cause) =>
-        Edition.hasInterruptsOnly(cause)
-          ? Effect.failCause(cause)
-          : lost(Option.getOrElse(Edition.findError(cause), () => new Lost(Cause.pretty(cause))))
-      ),
+      (self) =>
+        Edition.catchCause(self, (cause) =>
+          Edition.hasInterruptsOnly(cause)
+            ? Effect.failCause(cause)
+            : lost(Option.getOrElse(Edition.findError(cause), () => new Lost(Cause.pretty(cause))))
+        ),
       Effect.andThen(Effect.sleep(checkInterval)),
       Effect.forever,
+      // Real time: the pings time a real connection, whose echoes come in real time. On the
+      // application's Clock (a TestClock, moved 10 s at once), a ping's deadline would pass before
+      // its echo could arrive: a LISTEN lost for nothing, after which every member is told the
+      // stored verdict afresh, re-dated to its Clock's new now (an Open circuit kept Open).
+      Edition.withLiveClock,
       Effect.forkScoped
     )
     return { listening: () => listening }

@@ -5,7 +5,6 @@
 import { OptionRules } from "@circuitry/breaker"
 import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
-import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { Options } from "../SqlBreakerStore.js"
 import { InvalidStoreOptions } from "./errors.js"
@@ -39,8 +38,8 @@ const OptionsSchema = Schema.Struct({
 })
 
 /** @internal */
-export const resolve = (options: Options | undefined): Either.Either<Resolved, InvalidStoreOptions> =>
-  Either.map(
+export const resolve = (options: Options | undefined): Edition.Result<Resolved, InvalidStoreOptions> =>
+  Edition.Result.map(
     OptionRules.decode(OptionsSchema, options, (message) => new InvalidStoreOptions({ message })),
     (o) => ({
       table: o.table ?? "circuitry_breakers",

@@ -6,7 +6,10 @@
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type * as Stream from "effect/Stream"
+import * as Stream from "effect/Stream"
+
+/** `layerPg`'s config: `PgClientConfig` (0.x holds the pool's settings too). */
+export type PgConfig = PgClient.PgClientConfig
 
 export * as Reactivity from "@effect/experimental/Reactivity"
 export * as Migrator from "@effect/sql/Migrator"
@@ -19,8 +22,15 @@ export * as Statement from "@effect/sql/Statement"
 export const driverCause = (error: SqlError): unknown => error.cause
 
 /**
- * The payloads of the NOTIFYs on `channel`. Effect 3's `listen` is a stream that subscribes when
- * run and does not say when PostgreSQL has confirmed the LISTEN.
+ * The NOTIFYs on `channels`, as `[channel, payload]`, heard over one connection. Effect 3's
+ * `listen` (postgres.js) listens on every channel over one connection of its own, outside the
+ * pool; each stream subscribes when run and does not say when PostgreSQL has confirmed the LISTEN.
  */
-export const listen = (client: PgClient.PgClient, channel: string): Stream.Stream<string, SqlError> =>
-  client.listen(channel)
+export const listen = (
+  client: PgClient.PgClient,
+  channels: ReadonlyArray<string>
+): Stream.Stream<readonly [channel: string, payload: string], SqlError> =>
+  Stream.mergeAll(
+    channels.map((channel) => Stream.map(client.listen(channel), (payload) => [channel, payload] as const)),
+    { concurrency: "unbounded" }
+  )

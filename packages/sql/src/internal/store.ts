@@ -18,6 +18,7 @@ import { SqlClient, type SqlError } from "#sql"
 import * as Circuit from "./circuit.js"
 import type { InvalidStoreOptions } from "./errors.js"
 import * as Notify from "./notify.js"
+import type { SqlBreakerStoreService } from "../SqlBreakerStore.js"
 import { type Options, resolve } from "./options.js"
 import { type Decoded, decode, nothing, type Row, storeError } from "./rows.js"
 import * as Tables from "./schema.js"
@@ -25,13 +26,7 @@ import * as Tables from "./schema.js"
 type BreakerStoreError = BreakerStore.BreakerStoreError
 
 /** @internal */
-export interface Service {
-  readonly table: string
-  readonly poll: Effect.Effect<void, BreakerStoreError>
-  readonly listening: Effect.Effect<boolean>
-  readonly problems: Stream.Stream<BreakerStoreError>
-  readonly subscribeProblems: Effect.Effect<Queue.Dequeue<BreakerStoreError>, never, Scope.Scope>
-}
+export type Service = SqlBreakerStoreService
 
 type Member = Circuit.Member
 
@@ -39,12 +34,12 @@ type Member = Circuit.Member
 export const make = (
   options?: Options
 ): Effect.Effect<
-  readonly [BreakerStore.BreakerStore["Type"], Service],
+  readonly [BreakerStore.BreakerStoreService, Service],
   InvalidStoreOptions | BreakerStoreError,
   SqlClient.SqlClient | Scope.Scope
 > =>
   Effect.gen(function* () {
-    const resolved = yield* resolve(options)
+    const resolved = yield* Edition.fromResult(resolve(options))
     const given = yield* SqlClient.SqlClient
     // Our statements name their columns exactly: the application's name transforms must not apply.
     const sql = given.withoutTransforms()
@@ -67,7 +62,7 @@ export const make = (
     const members = BreakerStoreKit.makeMembers<Member>({ onEmpty: (name) => epochs.delete(name) })
     const reported = new Map<string, string>()
     const problems = yield* PubSub.unbounded<BreakerStoreError>()
-    const pollLock = yield* Effect.makeSemaphore(1)
+    const pollLock = yield* Edition.makeSemaphore(1)
     let pollFailing = false
 
     /**
@@ -80,7 +75,7 @@ export const make = (
       operation: string,
       effect: Effect.Effect<A, SqlError.SqlError>
     ): Effect.Effect<A, BreakerStoreError> =>
-      Effect.disconnect(Effect.mapError(effect, (cause) => storeError(operation, cause.message, cause)))
+      Edition.disconnect(Effect.mapError(effect, (cause) => storeError(operation, cause.message, cause)))
 
     /** A malformed row is reported once (log and `problems`) for as long as it stays the same. */
     const report = (name: string, decoded: Decoded): Effect.Effect<void> => {
