@@ -1,6 +1,5 @@
 /**
- * A circuit breaker that is an Effect service: made with `make` or provided as a `Layer`, and
- * piped into any effect with `withBreaker`.
+ * A circuit breaker that is an Effect service, made with `make` or `layer`, used with `withBreaker`.
  *
  * @since 0.1.0
  */
@@ -68,15 +67,9 @@ export interface Transition {
   readonly from: StateTag
   readonly to: StateTag
   readonly at: number
-  /**
-   * Who asked for it: the `by` given to `isolateBy`, `resetBy` or `extendOpen`, on this member and
-   * on every member of the fleet that adopts the verdict. Absent when the policy decided.
-   */
+  /** Who asked for it (`isolateBy`, `resetBy`, `extendOpen`); absent when the policy decided. */
   readonly by?: string
-  /**
-   * With a shared store: the member (its store origin, `"<name>#<id>"`) whose verdict this
-   * breaker adopted. Absent for this breaker's own transitions.
-   */
+  /** With a shared store: the member (`"<name>#<id>"`) whose verdict this breaker adopted. */
   readonly origin?: string
 }
 
@@ -90,9 +83,8 @@ export interface Options {
   /** When a closed circuit opens. Default `Policy.consecutiveFailures(5)`. */
   readonly policy?: Policy.Policy | undefined
   /**
-   * How long each open episode lasts. A duration is a fixed wait (default `"30 seconds"`). A
-   * `Schedule` is stepped once per open episode and its next delay is that episode's wait; it
-   * restarts when the circuit closes. A schedule that is done keeps its last delay.
+   * How long each open episode lasts: a fixed wait (default `"30 seconds"`), or a `Schedule` stepped
+   * once per episode (restarted on close; one that is done keeps its last delay).
    */
   readonly openFor?: Edition.DurationInput | Schedule.Schedule<unknown, unknown> | undefined
   readonly halfOpen?:
@@ -101,50 +93,20 @@ export interface Options {
         readonly permits?: number | undefined
         /** Successful probes needed to close. Default 1. */
         readonly successesToClose?: number | undefined
-        /**
-         * With a shared store: the longest a member's fleet-wide probe lease lasts if it is never
-         * released (the member died, or its release was lost). A lease is asked for the probe's
-         * timeout plus 2 s (a live holder has given it back by then), never longer than this.
-         * Default `"60 seconds"`.
-         */
+        /** With a shared store: the longest a fleet probe lease lasts unreleased. Default `"60 seconds"`. */
         readonly probeLease?: Edition.DurationInput | undefined
-        /**
-         * How long a probe may hold the circuit. Past it the probe counts as failed: the circuit
-         * reopens with its next delay and the probe's permit (and fleet lease) go back. The call
-         * itself is not interrupted: its caller waits for it as before (bound it with `timeout`),
-         * and its late outcome is ignored. Default: the open time of the episode that ended, at
-         * least 1 second.
-         */
+        /** When a running probe counts as failed (not interrupted). Default: the last open time, at least 1 s. */
         readonly probeTimeout?: Edition.DurationInput | undefined
       }
     | undefined
-  /**
-   * No call deadline: a breaker made with a `timeout` is made from `TimeoutOptions`, and its type
-   * says its calls may fail with `BreakerTimeoutError`.
-   */
+  /** No call deadline here: a `timeout` makes these `TimeoutOptions`. */
   readonly timeout?: undefined
-  /**
-   * Which failures count against the circuit. Default: every failure and defect. An interruption
-   * never counts; a failure that does not count is recorded as a success (the dependency answered).
-   */
+  /** Which failures count (default: all failures and defects; never an interruption; the rest are successes). */
   readonly isFailure?: ((cause: Cause.Cause<unknown>) => boolean) | undefined
-  /**
-   * With a shared store (`BreakerStore`): how a fleet of breakers of the same name opens.
-   *
-   * A member whose own policy trips opens at once (its local verdict) and reports its trip to the
-   * store; the fleet opens (a stored verdict every member adopts) only when `quorum` distinct
-   * members tripped within `quorumWindow`. Until then the other members stay closed, and the
-   * member that tripped half-opens and closes on its own probes. Once the fleet is open, its
-   * half-open probe is one per fleet. Members keep a heartbeat in the store (every 5 seconds, live
-   * for 15), so that a fraction is of the live members. Without a store these options do nothing.
-   */
+  /** With a `BreakerStore`: the fleet opens when `quorum` members tripped within `quorumWindow`. */
   readonly sharing?:
     | {
-        /**
-         * Members that must trip within `quorumWindow` before the fleet opens: a count, or a
-         * fraction of the live members (rounded up, at least 1). Default 1: one member's trip
-         * opens the fleet.
-         */
+        /** A count, or a fraction of the live members (rounded up, at least 1). Default 1. */
         readonly quorum?: number | { readonly fraction: number } | undefined
         /** How close together the quorum's trips must be. Keep it at least `openFor`. Default `"1 minute"`. */
         readonly quorumWindow?: Edition.DurationInput | undefined
@@ -153,22 +115,13 @@ export interface Options {
 }
 
 /**
- * The options of a breaker with a call deadline. Its type is `CircuitBreaker<BreakerTimeoutError>`:
- * `withBreaker` adds `BreakerTimeoutError` to the error channel.
+ * The options of a breaker with a call deadline: a `CircuitBreaker<BreakerTimeoutError>`.
  *
  * @since 0.1.0
  * @category models
  */
 export interface TimeoutOptions extends Omit<Options, "timeout"> {
-  /**
-   * A deadline for every call through the breaker (resilience4j's TimeLimiter). At the deadline the
-   * caller is answered at once, whatever the call's interruption costs (it finishes in the
-   * background: `Effect.disconnect`), with the failure `BreakerTimeoutError`, and the call counts
-   * as a failure, whatever `isFailure` says. Prefer this to `Effect.timeout` inside `withBreaker`,
-   * which waits for the interruption to finish (a driver's cancel: seconds with `@effect/sql-pg`).
-   * Default: none. A `BreakerRegistry` takes it in its defaults or overrides
-   * (`BreakerRegistry.TimeoutRegistryOptions`), and is then a `BreakerRegistry<BreakerTimeoutError>`.
-   */
+  /** A deadline for every call: at it the caller gets `BreakerTimeoutError` and the call counts as failed. */
   readonly timeout?: Edition.DurationInput | undefined
 }
 
@@ -190,30 +143,20 @@ export interface Snapshot {
   }
   /** Half-open probes in flight. */
   readonly probes: number
-  /**
-   * In a registry with `maxOpen`: `true` while the breaker's policy says open but the cap keeps it
-   * closed (its calls go through). Absent otherwise. See `BreakerRegistry.RegistryOptions.maxOpen`.
-   */
+  /** In a registry with `maxOpen`: `true` while the cap keeps closed a breaker whose policy says open. */
   readonly capped?: true | undefined
-  /**
-   * With a shared store: whether the store answered the breaker's last request (`false` from the
-   * first request that failed or timed out until one is answered). Absent without a store.
-   */
+  /** With a shared store: whether the store answered the breaker's last request. Absent without a store. */
   readonly store?:
     | {
         readonly connected: boolean
-        /**
-         * With `sharing.quorum`: whether the state is this breaker's own verdict, not the fleet's
-         * (it opened alone and its fleet is closed). Absent without a quorum.
-         */
+        /** With `sharing.quorum`: the state is this breaker's own verdict, not the fleet's. */
         readonly local?: boolean | undefined
       }
     | undefined
 }
 
 /**
- * A breaker. `TimeoutE` is what its `timeout` adds to a call's error channel: `never` for a
- * breaker made without one, `BreakerTimeoutError` for one made from `TimeoutOptions`.
+ * A breaker. `TimeoutE` is what its `timeout` adds to a call's errors (`never` without one).
  *
  * @since 0.1.0
  * @category models
@@ -233,22 +176,13 @@ export interface CircuitBreaker<out TimeoutE = never> {
   readonly isolate: Effect.Effect<void>
   /** Manual: back to Closed, counts and schedule cleared. With a shared store, for the whole fleet. */
   readonly reset: Effect.Effect<void>
-  /**
-   * `isolate`, naming who asked: the transition carries `by`, here and on every member of the
-   * fleet (through the shared store).
-   */
+  /** `isolate`, naming who asked: the transition carries `by` (on every member of a fleet too). */
   readonly isolateBy: (by: string) => Effect.Effect<void>
   /** `reset`, naming who asked (see `isolateBy`). */
   readonly resetBy: (by: string) => Effect.Effect<void>
   /** The state and the window's counts, for health routes and dashboards. Records nothing. */
   readonly snapshot: Effect.Effect<Snapshot>
-  /**
-   * Keeps an open circuit open at least until `untilMillis` (epoch milliseconds, Effect Clock),
-   * e.g. for an upstream's `Retry-After`. Does nothing unless the circuit is Open. With a shared
-   * store the whole fleet stays open as long (each member by its own clock); `by` names who asked,
-   * and shows in the transition of a member the extension reopens (one already half-open). An
-   * extension is not a transition: a member that is open stays open, and announces nothing.
-   */
+  /** Keeps an Open circuit (with a store, the fleet) open at least until `untilMillis` (Effect Clock). */
   readonly extendOpen: (untilMillis: number, options?: { readonly by?: string | undefined }) => Effect.Effect<void>
   /** Runs an effect through the breaker: what `withBreaker` does. */
   readonly execute: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BreakerOpenError | TimeoutE, R>
@@ -273,11 +207,8 @@ export interface CircuitBreaker<out TimeoutE = never> {
 export const isCircuitBreaker: (u: unknown) => u is CircuitBreaker = internal.isCircuitBreaker
 
 /**
- * A call refused by the breaker. The refused effect was not run.
- *
- * `retryAfterMillis` is the time left in the open episode (0 when not known: HalfOpen, Isolated),
- * or, HalfOpen with a shared store, the time until a member the fleet refused the probe lease asks
- * for it again (at most 250 ms).
+ * A call refused by the breaker. The refused effect was not run. `retryAfterMillis`: the time left
+ * in the open episode (0 when not known; see docs/breaker.md, "Errors").
  *
  * @since 0.1.0
  * @category errors
@@ -291,8 +222,7 @@ export const BreakerOpenError: typeof errors.BreakerOpenError = errors.BreakerOp
 export type BreakerOpenError = errors.BreakerOpenError
 
 /**
- * A call that ran past the breaker's `timeout`: a typed failure, at the deadline, in the error
- * channel of every breaker made from `TimeoutOptions`; the call counts as a failure.
+ * A call that ran past the breaker's `timeout`, failed at the deadline; the call counts as a failure.
  *
  * @example
  * ```ts
@@ -341,15 +271,8 @@ export const InvalidBreakerOptions: typeof errors.InvalidBreakerOptions = errors
 export type InvalidBreakerOptions = errors.InvalidBreakerOptions
 
 /**
- * Makes a breaker. Options are validated here, once.
- *
- * Uses the `BreakerStore` in the context when there is one (so breakers of the same name share a
- * verdict), and keeps its state in memory otherwise.
- *
- * The scope holds the breaker's link to the store (the fibers that follow the fleet's verdicts and
- * send this breaker's). A breaker used after its scope closed still answers every call: it decides
- * locally, as a breaker without a store does (it counts, opens, probes and closes on its own, shares
- * nothing more, and its `snapshot.store.connected` is `false`). It never interrupts a caller.
+ * Makes a breaker; options are validated here, once. It shares its verdict through the `BreakerStore`
+ * in the context, if any, until its scope closes.
  *
  * @since 0.1.0
  * @category constructors
@@ -375,8 +298,7 @@ export const make: {
 
 /**
  * A breaker as a `Layer` for the given tag. A breaker with a `timeout` needs a tag whose service is
- * `CircuitBreaker<BreakerTimeoutError>`. Once the layer's scope closes, a breaker still held
- * decides locally, as `make` says.
+ * `CircuitBreaker<BreakerTimeoutError>`.
  *
  * @since 0.1.0
  * @category layers
@@ -398,9 +320,7 @@ export const layer: {
 } & Runtime.TimedLayer<CircuitBreaker<BreakerTimeoutError>, TimeoutOptions, InvalidBreakerOptions> = internal.layer
 
 /**
- * Runs an effect through a breaker (a value or a tag). Data-first and data-last. Its error channel
- * is the effect's, `BreakerOpenError`, and the breaker's `TimeoutE` (`BreakerTimeoutError` when it
- * was made with a `timeout`).
+ * Runs an effect through a breaker (a value or a tag), adding `BreakerOpenError` and the breaker's `TimeoutE`.
  *
  * @since 0.1.0
  * @category combinators
@@ -416,8 +336,7 @@ export const withBreaker: {
 } = internal.withBreaker
 
 /**
- * Marks an effect (its fiber, through the per-fiber mark `repairTraffic`) as repair traffic: while
- * a circuit is Open, repair traffic still runs, unrecorded, until one repair fails in that open episode.
+ * Marks an effect as repair traffic: while Open it still runs, unrecorded, until one repair fails in the episode.
  *
  * @since 0.1.0
  * @category combinators
@@ -425,8 +344,7 @@ export const withBreaker: {
 export const repairing: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = repair.repairing
 
 /**
- * The per-fiber mark behind `repairing`, true on repair traffic: a `FiberRef` on Effect 3, a
- * `Context.Reference` on Effect 4.
+ * The per-fiber mark behind `repairing`: a `FiberRef` on Effect 3, a `Context.Reference` on Effect 4.
  *
  * @since 0.1.0
  * @category fiber refs
@@ -434,9 +352,7 @@ export const repairing: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect
 export const repairTraffic = repair.repairTraffic
 
 /**
- * Calls through a breaker by outcome, a counter tagged `breaker` and `outcome` (`success`,
- * `failure`, `rejected`, `repair`). Inspecting a breaker (state, isCallAllowed, snapshot) records
- * nothing.
+ * Calls through a breaker, a counter tagged `breaker` and `outcome` (`success`, `failure`, `rejected`, `repair`).
  *
  * @since 0.1.0
  * @category metrics
@@ -452,8 +368,7 @@ export const callsTotal = metrics.callsTotal
 export const transitionsTotal = metrics.transitionsTotal
 
 /**
- * The current state as a gauge tagged `breaker`: 0 closed, 1 open, 2 half-open, 3 isolated. It
- * moves on transitions (so an open circuit whose time is up reads 1 until its next call).
+ * The state after the last transition, a gauge tagged `breaker`: 0 closed, 1 open, 2 half-open, 3 isolated.
  *
  * @since 0.1.0
  * @category metrics
@@ -461,12 +376,7 @@ export const transitionsTotal = metrics.transitionsTotal
 export const stateGauge = metrics.stateGauge
 
 /**
- * Whether a breaker's shared store is reachable, as a gauge tagged `breaker`: 1 when the store
- * answered the breaker's last request, 0 when that request failed or did not answer in time (the
- * breaker then decides locally, and logs that once). Only a breaker with a `BreakerStore` has it;
- * it is set when the breaker joins its store and on each change, and leaves Effect's registry with
- * the breaker's other series. A stall of the process's own event loop does not set it to 0 (see
- * `LoopStall`).
+ * Whether a breaker's `BreakerStore` answered its last request (1) or not (0), a gauge tagged `breaker`.
  *
  * @since 0.2.0
  * @category metrics
@@ -474,10 +384,7 @@ export const stateGauge = metrics.stateGauge
 export const storeReachable = metrics.storeReachable
 
 /**
- * The duration of the calls a closed breaker ran (success or failure), a histogram in seconds
- * tagged `breaker`, with buckets from 1 ms to 30 s (1, 2.5, 5, 10, 25, 50, 100, 250, 500 ms, 1,
- * 2.5, 5, 10, 30 s). A breaker's series leave Effect's registry when it is released: its scope
- * closes, or its registry evicts it.
+ * Seconds each call a closed breaker ran took, a histogram tagged `breaker` (buckets 1 ms to 30 s).
  *
  * @since 0.1.0
  * @category metrics

@@ -4,6 +4,7 @@
  * `shape` says how calls are made: in one `Effect.gen` loop, or one `Effect.runPromise` per call.
  */
 import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
 import * as cases from "../cases.js"
 import type { Case } from "../harness.js"
 import { measure } from "../harness.js"
@@ -23,6 +24,11 @@ export const closedCases = async (shape: "in-fiber" | "per-call"): Promise<Reado
   const rawCockC = S.makeCockatiel("consecutive")
   const rawCockS = S.makeCockatiel("sampling")
   const opossumRaw = S.makeOpossum(native)
+  // What reading the breaker's state through Effect 3's public Ref API (`Ref.get`, an effect) would
+  // add to every closed call: Effect 3 has no synchronous read (docs/editions.md, breaker).
+  const state = Effect.runSync(Ref.make(0))
+  const consecutive = S.makeCircuitry("consecutive").guard
+  const behindRef: Guard = (self) => Effect.flatMap(Ref.get(state), () => consecutive(self))
   return [
     make("bare", "the effect, bare", bare, work),
     make("floor", "floor guard (suspend + catchAllCause(map))", S.makeFloor().guard, work),
@@ -32,6 +38,7 @@ export const closedCases = async (shape: "in-fiber" | "per-call"): Promise<Reado
       S.makeCircuitry("consecutive").guard,
       work
     ),
+    make("circuitry-ref-get", "circuitry withBreaker, consecutiveFailures(5), behind a Ref.get", behindRef, work),
     make("circuitry-rate", "circuitry withBreaker, failureRate(countWindow(100))", S.makeCircuitry("rate").guard, work),
     make("circuitry-time", "circuitry withBreaker, failureRate(timeWindow(10 s))", S.makeCircuitry("time").guard, work),
     make("naive", "naive Ref + Semaphore breaker", naive.guard, work),

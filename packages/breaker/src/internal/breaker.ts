@@ -1,8 +1,10 @@
 /**
  * The breaker: one call goes admit -> run -> record -> publish.
  *
- * - admit: the machine (machine.ts) decides, synchronously; a half-open probe also takes one of
- *   the breaker's probe permits (and, with a shared store, the fleet's lease: probes.ts, sharing.ts).
+ * - admit: the state (a `Ref`, read with `Ref.getUnsafe` on Effect 4: `Runtime.readState`) says
+ *   Closed, and the call runs; in any other state the machine (machine.ts) decides,
+ *   synchronously, and a half-open probe also takes one of the breaker's probe permits (and,
+ *   with a shared store, the fleet's lease: probes.ts, sharing.ts).
  * - run: the effect, with its outcome judged by `isFailure`.
  * - record: the outcome goes back into the machine, which says what it did (counted, tripped).
  * - publish: each transition the machine announces goes to metrics, subscribers and the store's outbox.
@@ -61,10 +63,12 @@ const toState = (m: Machine.Machine): State => {
 }
 
 /** @internal */
-export class Breaker implements CircuitBreaker, Machine.TransitionListener {
+export class Breaker implements CircuitBreaker, Machine.TransitionListener, Machine.PhaseCell {
   declare readonly [TypeId]: CB.TypeId
   readonly name: string
   readonly machine: Machine.Machine
+  /** The circuit's state: the machine reads and replaces it through this breaker (`PhaseCell`). */
+  private readonly phaseRef: Runtime.StateRef<Machine.Phase> = Runtime.stateRef(Machine.INITIAL)
   private hub: PubSub.PubSub<Transition> | undefined
   /** Its series; the store link's health sets one of them (circuitBreaker.ts). */
   readonly metrics: BreakerMetrics
@@ -96,12 +100,16 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     this.limit = timeoutMillis === undefined ? undefined : Timeout.limit(this.name, timeoutMillis)
     this.link = link
     this.outbox = link?.outbox
-    this.machine = new Machine.Machine({
-      tracker: resolved.policy.makeTracker(),
-      successesToClose: resolved.successesToClose,
-      delays,
-      listener: this
-    })
+    const config = { tracker: resolved.policy.makeTracker(), successesToClose: resolved.successesToClose }
+    this.machine = new Machine.Machine({ ...config, delays, listener: this }, this)
+  }
+
+  // The machine's `PhaseCell`: the state, read and replaced synchronously (`Ref.getUnsafe` on Effect 4).
+  readPhase(): Machine.Phase {
+    return Runtime.readState(this.phaseRef)
+  }
+  writePhase(phase: Machine.Phase): void {
+    Runtime.writeState(this.phaseRef, phase)
   }
 
   // -- admit -------------------------------------------------------------------------------------
@@ -110,17 +118,18 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     const self = this.limit === undefined ? effect : this.limit(effect)
     return Runtime.withFiber((fiber) => {
       const m = this.machine
+      const phase = Runtime.readState(this.phaseRef)
       const span = Runtime.spanOf(fiber)
       if (span !== undefined && span._tag === "Span") {
         // The caller's span says which breaker it went through, and in which state it found it.
         span.attribute("circuitry.breaker", this.name)
-        span.attribute("circuitry.breaker.state", m.tag)
+        span.attribute("circuitry.breaker.state", phase.tag)
       }
-      if (m.tag === "Closed") {
-        // The closed path: no lock, no fiber, no Promise; the machine is read and written
-        // synchronously. The clock is read at the start and the end (the duration histogram).
+      if (phase.tag === "Closed") {
+        // The closed path: no lock, no fiber, no Promise; the state is read and the outcome
+        // recorded synchronously. The clock is read at the start and the end (the duration histogram).
         const clock = Runtime.cachedClockOf(fiber)
-        return this.run(self, m.generation, clock, Edition.nowUnsafe(clock))
+        return this.run(self, phase.generation, clock, Edition.nowUnsafe(clock))
       }
       // `withBreaker(repairing(x))` is `repairing(withBreaker(x))`: the per-fiber mark decides.
       const repaired = repairedEffect(self)
@@ -328,7 +337,6 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   get isolate(): Effect.Effect<void> {
     return this.isolateBy(undefined)
   }
-
   isolateBy(by: string | undefined): Effect.Effect<void> {
     return Effect.clockWith((clock) => Effect.sync(() => this.machine.isolate(Edition.nowUnsafe(clock), by)))
   }
@@ -346,16 +354,14 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
   get reset(): Effect.Effect<void> {
     return this.resetBy(undefined)
   }
-
   resetBy(by: string | undefined): Effect.Effect<void> {
     return Effect.clockWith((clock) => Effect.sync(() => this.machine.reset(Edition.nowUnsafe(clock), by)))
   }
 
   /**
-   * Runs on new options from now on (a registry's live config), keeping what its window holds
-   * (tracker.ts `adopt`) and its state. `delays` undefined: `openFor` did not change (a schedule
-   * keeps its place). Probes in flight keep their permits (fewer permits: no new probe
-   * until enough have ended); a call already running keeps the timeout it started with.
+   * Runs on new options from now on (a registry's live config), keeping its window (tracker.ts
+   * `adopt`) and state. `delays` undefined: `openFor` did not change (a schedule keeps its place).
+   * Probes in flight keep their permits; a call already running keeps the timeout it started with.
    */
   reconfigure(resolved: Options.Resolved, delays: Machine.OpenDelays | undefined, now: number): void {
     const m = this.machine
@@ -369,10 +375,7 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener {
     this.probeTimeoutMillis = resolved.probeTimeoutMillis
     this.permits = resolved.permits
     this.probeLeaseMillis = resolved.probeLeaseMillis
-    if (this.probes !== undefined) {
-      this.probes.permits = resolved.permits
-      this.probes.leaseMillis = resolved.probeLeaseMillis
-    }
+    this.probes?.reconfigure(resolved.permits, resolved.probeLeaseMillis)
     const timeoutMillis = resolved.timeoutMillis
     this.limit = timeoutMillis === undefined ? undefined : Timeout.limit(this.name, timeoutMillis)
   }

@@ -29,28 +29,19 @@ import * as MetricState from "effect/MetricState"
 import type * as Option from "effect/Option"
 import { pipeArguments } from "effect/Pipeable"
 import type { StateTag, Transition } from "./machine.js"
+import * as Specs from "./metricSpecs.js"
 
-// `incremental`: they only go up, so OpenTelemetry exports them as monotonic counters (Prometheus counters).
-const callsKey = MetricKey.counter("circuitry_breaker_calls_total", {
-  incremental: true,
-  description: "Calls through a circuit breaker, by outcome: success, failure, rejected, repair"
-})
-const transitionsKey = MetricKey.counter("circuitry_breaker_transitions_total", {
-  incremental: true,
-  description: "State transitions of a circuit breaker"
-})
-const stateKey = MetricKey.gauge("circuitry_breaker_state", {
-  description: "Current state of a circuit breaker: 0 closed, 1 open, 2 half-open, 3 isolated"
-})
-const reachableKey = MetricKey.gauge("circuitry_breaker_store_reachable", {
-  description: "Whether a breaker's shared store answered its last request: 1 it did, 0 it did not (deciding locally)"
-})
-/** Seconds, from 1 ms to 30 s: a dependency's fast answers and its timeouts both land in a bucket. */
-const DURATION_BOUNDARIES = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+const counterKey = (spec: Specs.Spec) =>
+  MetricKey.counter(spec.name, { incremental: true, description: spec.description })
+const gaugeKey = (spec: Specs.Spec) => MetricKey.gauge(spec.name, { description: spec.description })
+const callsKey = counterKey(Specs.calls)
+const transitionsKey = counterKey(Specs.transitions)
+const stateKey = gaugeKey(Specs.state)
+const reachableKey = gaugeKey(Specs.reachable)
 const durationKey = MetricKey.histogram(
-  "circuitry_breaker_call_duration_seconds",
-  MetricBoundaries.fromIterable(DURATION_BOUNDARIES),
-  "Duration of the calls a closed circuit breaker ran, in seconds (success or failure)"
+  Specs.duration.name,
+  MetricBoundaries.fromIterable(Specs.duration.boundaries),
+  Specs.duration.description
 )
 /** The boundaries as Effect keeps them: sorted, with +Infinity last (the overflow bucket). */
 const BOUNDS: ReadonlyArray<number> = durationKey.keyType.boundaries.values
@@ -302,8 +293,7 @@ const unregister = (series: Series | undefined): void => {
   registryMap.bucketsSize--
 }
 
-const stateNumber: Record<StateTag, number> = { Closed: 0, Open: 1, HalfOpen: 2, Isolated: 3 }
-const outcomeLabels = {
+const outcomeLabels: Record<Specs.CallOutcome, MetricLabel.MetricLabel> = {
   success: MetricLabel.make("outcome", "success"),
   failure: MetricLabel.make("outcome", "failure"),
   rejected: MetricLabel.make("outcome", "rejected"),
@@ -321,7 +311,7 @@ const fromLabels = labelsOf("from")
 const toLabels = labelsOf("to")
 
 /** @internal */
-export type CallOutcome = keyof typeof outcomeLabels
+export type CallOutcome = Specs.CallOutcome
 
 /**
  * One breaker's series, each made and registered on first use (a breaker that is never called
@@ -379,7 +369,7 @@ export class BreakerMetrics {
     ;(others[pair] ??= this.series(new TransitionsSeries(this.withBreaker(fromLabels[t.from], toLabels[t.to])))).update(
       1
     )
-    ;(others.state ??= this.series(new StateSeries(this.withBreaker()))).update(stateNumber[t.to])
+    ;(others.state ??= this.series(new StateSeries(this.withBreaker()))).update(Specs.stateNumber[t.to])
   }
 
   /** Whether the breaker's shared store answered its last request (a breaker with a store holds this gauge). */

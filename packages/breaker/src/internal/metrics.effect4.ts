@@ -13,34 +13,25 @@
  */
 import * as Context from "effect/Context"
 import * as Metric from "effect/Metric"
-import type { StateTag, Transition } from "./machine.js"
+import type { Transition } from "./machine.js"
+import * as Specs from "./metricSpecs.js"
 
-// `incremental`: they only go up, so OpenTelemetry exports them as monotonic counters (Prometheus counters).
 /** @internal */
-export const callsTotal = Metric.counter("circuitry_breaker_calls_total", {
+export const callsTotal = Metric.counter(Specs.calls.name, { incremental: true, description: Specs.calls.description })
+/** @internal */
+export const transitionsTotal = Metric.counter(Specs.transitions.name, {
   incremental: true,
-  description: "Calls through a circuit breaker, by outcome: success, failure, rejected, repair"
+  description: Specs.transitions.description
 })
 /** @internal */
-export const transitionsTotal = Metric.counter("circuitry_breaker_transitions_total", {
-  incremental: true,
-  description: "State transitions of a circuit breaker"
-})
+export const stateGauge = Metric.gauge(Specs.state.name, { description: Specs.state.description })
 /** @internal */
-export const stateGauge = Metric.gauge("circuitry_breaker_state", {
-  description: "Current state of a circuit breaker: 0 closed, 1 open, 2 half-open, 3 isolated"
-})
+export const storeReachable = Metric.gauge(Specs.reachable.name, { description: Specs.reachable.description })
 /** @internal */
-export const storeReachable = Metric.gauge("circuitry_breaker_store_reachable", {
-  description: "Whether a breaker's shared store answered its last request: 1 it did, 0 it did not (deciding locally)"
-})
-/** Seconds, from 1 ms to 30 s: a dependency's fast answers and its timeouts both land in a bucket. */
-const DURATION_BOUNDARIES = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
-/** @internal */
-export const callDuration = Metric.histogram("circuitry_breaker_call_duration_seconds", {
-  description: "Duration of the calls a closed circuit breaker ran, in seconds (success or failure)",
+export const callDuration = Metric.histogram(Specs.duration.name, {
+  description: Specs.duration.description,
   // +Infinity last, as Effect 3 keeps a histogram's boundaries: the overflow bucket is reported too.
-  boundaries: [...DURATION_BOUNDARIES, Infinity]
+  boundaries: [...Specs.duration.boundaries, Infinity]
 })
 
 /** The default registry, as Effect 3's global one: metrics updated from synchronous code go there. */
@@ -74,10 +65,8 @@ class Series {
   }
 }
 
-const stateNumber: Record<StateTag, number> = { Closed: 0, Open: 1, HalfOpen: 2, Isolated: 3 }
-
 /** @internal */
-export type CallOutcome = "success" | "failure" | "rejected" | "repair"
+export type CallOutcome = Specs.CallOutcome
 
 /**
  * One breaker's series, each made on first use (a breaker that is never called holds none), and
@@ -113,7 +102,7 @@ export class BreakerMetrics {
 
   transition(t: Transition): void {
     this.of(`${t.from}>${t.to}`, transitionsTotal, () => ({ from: t.from, to: t.to }))?.update(1)
-    this.of("state", stateGauge, () => ({}))?.update(stateNumber[t.to])
+    this.of("state", stateGauge, () => ({}))?.update(Specs.stateNumber[t.to])
   }
 
   /** Whether the breaker's shared store answered its last request (a breaker with a store holds this gauge). */

@@ -1,6 +1,7 @@
 /**
- * Half-open probes: the permits (a count: every decision about them is synchronous), and, with a
- * shared store, the fleet's probe lease (sharing.ts). A probe holds both while it runs and gives
+ * Half-open probes: the permits (`Runtime.Permits`: an Effect `Semaphore` on Effect 4, taken with
+ * `takeIfAvailable`; a count on Effect 3, see runtime.effect3.ts), and, with a shared store, the
+ * fleet's probe lease (sharing.ts). A probe holds both while it runs and gives
  * both back however it ends, or when it runs past its timeout, whichever comes first.
  *
  * A member the fleet refused the lease (another member probes) does not ask again in that episode
@@ -12,6 +13,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Runtime from "#runtime"
 import * as Machine from "./machine.js"
 import * as Sharing from "./sharing.js"
 
@@ -41,19 +43,28 @@ const REFUSED_BACK_OFF_MILLIS = 250
 
 /** @internal */
 export class Probes {
-  /** Probes holding a permit now (for snapshots). */
+  /** Probes holding a permit now (snapshots and `isPermitFree` read it: a semaphore has no read of its free permits). */
   inFlight = 0
+  private readonly semaphore: Runtime.Permits
   /** The half-open episode (the machine's generation) in which the fleet last refused this member the lease. */
   private refusedIn = -1
   /** Until when (this breaker's clock) that refusal stands: no lease is asked for before then. */
   private refusedUntil = 0
 
   constructor(
-    /** Not readonly: a registry's live config may change them (taken probes keep their permits). */
-    public permits: number,
-    public leaseMillis: number,
+    private permits: number,
+    private leaseMillis: number,
     private readonly link: Sharing.Link | undefined
-  ) {}
+  ) {
+    this.semaphore = Runtime.permits(permits)
+  }
+
+  /** A registry's live config: permits taken stay taken (fewer permits: no new probe until enough have ended). */
+  reconfigure(permits: number, leaseMillis: number): void {
+    this.permits = permits
+    this.leaseMillis = leaseMillis
+    Runtime.resizePermits(this.semaphore, permits)
+  }
 
   /** Whether a probe of episode `generation` could start now: a permit is free, and the fleet did not just refuse the lease. */
   isPermitFree(generation: number, now: number): Effect.Effect<boolean> {
@@ -120,65 +131,69 @@ export class Probes {
     now: number,
     timeoutMillis: number
   ): Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> {
-    return Effect.suspend((): Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> => {
-      if (this.inFlight >= this.permits) return Effect.succeed(NO_PERMIT)
-      if (!isCurrent()) return Effect.succeed(READMIT)
-      // With a quorum, a member's own episode (its fleet closed) probes without the fleet's lease.
-      const link = this.fleetLink
-      // Refused the lease in this episode a moment ago: another member probes.
-      if (this.retryAfter(generation, now) > 0) return Effect.succeed(NO_PERMIT)
-      this.inFlight++
-      let done = false
-      /** The fleet's lease, once it is held. */
-      let release: Effect.Effect<void> | undefined
-      let timer: Edition.Fiber<void, never> | undefined
-      const finish = (o: Machine.Outcome): Effect.Effect<void> =>
-        Effect.suspend(() => {
-          if (done) return Effect.void
-          done = true
-          this.inFlight--
-          end(o)
-          const stop = timer === undefined ? Effect.void : Effect.asVoid(Edition.forkDetach(Fiber.interrupt(timer)))
-          return Effect.andThen(this.giveBack(release), stop)
+    const semaphore = this.semaphore
+    return Effect.flatMap(
+      Runtime.takePermit(semaphore),
+      (taken): Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> => {
+        if (!taken) return Effect.succeed(NO_PERMIT)
+        if (!isCurrent()) return Effect.as(Runtime.releasePermit(semaphore), READMIT)
+        // With a quorum, a member's own episode (its fleet closed) probes without the fleet's lease.
+        const link = this.fleetLink
+        // Refused the lease in this episode a moment ago: another member probes.
+        if (this.retryAfter(generation, now) > 0) return Effect.as(Runtime.releasePermit(semaphore), NO_PERMIT)
+        this.inFlight++
+        let done = false
+        /** The fleet's lease, once it is held. */
+        let release: Effect.Effect<void> | undefined
+        let timer: Edition.Fiber<void, never> | undefined
+        const finish = (o: Machine.Outcome): Effect.Effect<void> =>
+          Effect.suspend(() => {
+            if (done) return Effect.void
+            done = true
+            this.inFlight--
+            end(o)
+            const stop = timer === undefined ? Effect.void : Effect.asVoid(Edition.forkDetach(Fiber.interrupt(timer)))
+            return Effect.andThen(Runtime.releasePermit(semaphore), Effect.andThen(this.giveBack(release), stop))
+          })
+        const expire = Effect.suspend(() => {
+          timer = undefined
+          return finish(Machine.FAILURE)
         })
-      const expire = Effect.suspend(() => {
-        timer = undefined
-        return finish(Machine.FAILURE)
-      })
-      const run = Effect.onExit(restore(self), (exit) => finish(outcome(exit)))
-      const leased: Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> =
-        link === undefined
-          ? run
-          : Sharing.leaseProbe(
-              link,
-              { permits: this.permits, leaseMillis: this.leaseFor(timeoutMillis), now },
-              restore
-            ).pipe(
-              Effect.onInterrupt(() => finish(Machine.INTERRUPTED)),
-              Effect.flatMap((lease): Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> => {
-                if (lease._tag === "Taken") {
-                  // another member probes: this one records nothing, and waits before it asks again
-                  return Effect.clockWith((clock) => {
-                    this.refused(generation, Edition.nowUnsafe(clock))
-                    return Effect.as(finish(Machine.INTERRUPTED), NO_PERMIT)
-                  })
-                }
-                if (lease._tag === "Leased") release = lease.release
-                // The probe ran out of time waiting for its lease: the circuit reopened.
-                if (done) return Effect.as(this.giveBack(release), READMIT)
-                // The episode ended while the lease was asked for (the fleet reopened or closed, a late
-                // answer under load): a probe now would be a second one to the dependency.
-                if (!isCurrent()) return Effect.as(finish(Machine.INTERRUPTED), READMIT)
-                return run
-              })
-            )
-      const startTimer = Effect.map(
-        Edition.forkDetach(Effect.interruptible(Effect.andThen(Effect.sleep(timeoutMillis), expire))),
-        (fiber) => {
-          timer = fiber
-        }
-      )
-      return Effect.andThen(startTimer, leased)
-    })
+        const run = Effect.onExit(restore(self), (exit) => finish(outcome(exit)))
+        const leased: Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> =
+          link === undefined
+            ? run
+            : Sharing.leaseProbe(
+                link,
+                { permits: this.permits, leaseMillis: this.leaseFor(timeoutMillis), now },
+                restore
+              ).pipe(
+                Effect.onInterrupt(() => finish(Machine.INTERRUPTED)),
+                Effect.flatMap((lease): Effect.Effect<A | typeof NO_PERMIT | typeof READMIT, E, R> => {
+                  if (lease._tag === "Taken") {
+                    // another member probes: this one records nothing, and waits before it asks again
+                    return Effect.clockWith((clock) => {
+                      this.refused(generation, Edition.nowUnsafe(clock))
+                      return Effect.as(finish(Machine.INTERRUPTED), NO_PERMIT)
+                    })
+                  }
+                  if (lease._tag === "Leased") release = lease.release
+                  // The probe ran out of time waiting for its lease: the circuit reopened.
+                  if (done) return Effect.as(this.giveBack(release), READMIT)
+                  // The episode ended while the lease was asked for (the fleet reopened or closed, a late
+                  // answer under load): a probe now would be a second one to the dependency.
+                  if (!isCurrent()) return Effect.as(finish(Machine.INTERRUPTED), READMIT)
+                  return run
+                })
+              )
+        const startTimer = Effect.map(
+          Edition.forkDetach(Effect.interruptible(Effect.andThen(Effect.sleep(timeoutMillis), expire))),
+          (fiber) => {
+            timer = fiber
+          }
+        )
+        return Effect.andThen(startTimer, leased)
+      }
+    )
   }
 }

@@ -1,9 +1,9 @@
 /**
  * What the breaker reads from its fiber and runs synchronously, on Effect 3: the fiber's runtime
  * (`withFiberRuntime`, `currentDefaultServices`, `getFiberRef`, `currentSpan`), a `Runtime` to run
- * a schedule's steps in, the repair marker (a `FiberRef`), scopes and the one schedule the
- * breaker combines. The Effect 4 file (runtime.effect4.ts) has the same names; see
- * docs/editions.md.
+ * a schedule's steps in, the repair marker (a `FiberRef`), scopes, the one schedule the
+ * breaker combines, the state holder and the probe permits. The Effect 4 file
+ * (runtime.effect4.ts) has the same names; see docs/editions.md.
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -14,6 +14,7 @@ import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import type * as Layer from "effect/Layer"
+import * as MutableRef from "effect/MutableRef"
 import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
@@ -164,4 +165,50 @@ export const repeatEvery = <A, E, R>(self: Effect.Effect<A, E, R>, millis: numbe
  */
 export interface TimedLayer<Timed, Options, E> {
   <I>(tag: Context.Tag<I, Timed>, options?: Options): Layer.Layer<I, E>
+}
+
+/**
+ * Where the breaker keeps its state: a `MutableRef`. Effect 3's `Ref` has no synchronous read
+ * (`Ref.get` is an effect: a step more on every closed call, measured in docs/editions.md), so on
+ * 3 the state is the plain holder a `Ref` wraps. @internal
+ */
+export type StateRef<A> = MutableRef.MutableRef<A>
+
+/** A new state holder. @internal */
+export const stateRef = <A>(value: A): StateRef<A> => MutableRef.make(value)
+
+/** The state, read synchronously. @internal */
+export const readState = <A>(ref: StateRef<A>): A => ref.current
+
+/** Replaces the state synchronously. @internal */
+export const writeState = <A>(ref: StateRef<A>, value: A): void => {
+  ref.current = value
+}
+
+/**
+ * Half-open probe permits: a count. Effect 3's `Semaphore` has no `takeIfAvailable` and no read
+ * of its free permits, and a probe's permit goes back when the probe times out, before its
+ * `withPermitsIfAvailable` region would end (see docs/editions.md). @internal
+ */
+export interface Permits {
+  permits: number
+  taken: number
+}
+
+/** `n` permits. @internal */
+export const permits = (n: number): Permits => ({ permits: n, taken: 0 })
+
+/** Takes one permit if one is free; never waits. @internal */
+export const takePermit = (permits: Permits): Effect.Effect<boolean> =>
+  Effect.sync(() => permits.taken < permits.permits && ++permits.taken > 0)
+
+/** Gives one permit back. @internal */
+export const releasePermit = (permits: Permits): Effect.Effect<void> =>
+  Effect.sync(() => {
+    permits.taken--
+  })
+
+/** Sets the number of permits: permits taken stay taken. @internal */
+export const resizePermits = (permits: Permits, n: number): void => {
+  permits.permits = n
 }

@@ -1,9 +1,10 @@
 /**
  * What the breaker reads from its fiber and runs synchronously, on Effect 4: the fiber's context
  * and references (`Effect.withFiber`, `fiber.getRef`), its context to run a schedule's steps in
- * (`Effect.runSyncExitWith`), the repair marker (a `Context.Reference`), scopes and the one
- * schedule the breaker combines. The Effect 3 file (runtime.effect3.ts) has the same names; see
- * docs/editions.md.
+ * (`Effect.runSyncExitWith`), the repair marker (a `Context.Reference`), scopes, the one
+ * schedule the breaker combines, the state `Ref` (read with `Ref.getUnsafe`) and the probe
+ * permits (a `Semaphore`: `takeIfAvailable`, `release`). The Effect 3 file (runtime.effect3.ts)
+ * has the same names; see docs/editions.md.
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -12,8 +13,10 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
 import type * as Fiber from "effect/Fiber"
+import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 
@@ -149,3 +152,37 @@ export interface TimedLayer<Timed, Options, E> {
     options?: Options & ([Timed] extends [S] ? unknown : never)
   ): Layer.Layer<I, E>
 }
+
+/** Where the breaker keeps its state: an Effect `Ref`, read and written synchronously. @internal */
+export type StateRef<A> = Ref.Ref<A>
+
+/** A new state `Ref`. @internal */
+export const stateRef = <A>(value: A): StateRef<A> => Ref.makeUnsafe(value)
+
+/** The state, read synchronously (`Ref.getUnsafe`). @internal */
+export const readState: <A>(ref: StateRef<A>) => A = Ref.getUnsafe
+
+/** Replaces the state synchronously (the `Ref`'s own `MutableRef`: Effect 4 has no `Ref.setUnsafe`). @internal */
+export const writeState = <A>(ref: StateRef<A>, value: A): void => {
+  ref.ref.current = value
+}
+
+/** Half-open probe permits: an Effect `Semaphore`, taken without waiting. @internal */
+export type Permits = Semaphore.Semaphore
+
+/** `n` permits. @internal */
+export const permits = (n: number): Permits => Semaphore.makeUnsafe(n)
+
+/** Takes one permit if one is free (`takeIfAvailable`); never waits. @internal */
+export const takePermit = (permits: Permits): Effect.Effect<boolean> => permits.takeIfAvailable(1)
+
+/** Gives one permit back (`release`). @internal */
+export const releasePermit = (permits: Permits): Effect.Effect<void> => Effect.asVoid(permits.release(1))
+
+/**
+ * Sets the number of permits (`resize`), synchronously: permits taken stay taken. No fiber ever
+ * waits on these permits (they are only taken if free), so the resize wakes no one.
+ *
+ * @internal
+ */
+export const resizePermits = (permits: Permits, n: number): void => Effect.runSync(permits.resize(n))
