@@ -410,3 +410,88 @@ describe("@circuitry/redis on Effect 4, installed with npm, from plain node", ()
     })
   }
 })
+
+/**
+ * The sql edition for Effect 4 in an app of its own (libsql beside it, its optional peer): plain
+ * node opens a SQLite store, a breaker trips on it, and a second breaker of the same name loads
+ * the open verdict from the file.
+ */
+describe("the Effect 4 edition of @circuitry/sql, installed with libsql", () => {
+  const sqlApp = path.join(work, "sql-app")
+  const sqlProgram = (
+    load: (specifier: string, bound: string) => string
+  ) => `${load("@circuitry/breaker", "CircuitBreaker, Policy")}
+${load("@circuitry/sql", "SqlBreakerStore")}
+${load("effect", "Effect")}
+${load("node:path", "join")}
+${load("node:os", "tmpdir")}
+${load("node:fs", "mkdtempSync")}
+
+const filename = join(mkdtempSync(join(tmpdir(), "sql-app-")), "breakers.db")
+const make = CircuitBreaker.make({ name: "mail", policy: Policy.consecutiveFailures(1), openFor: "1 minute" })
+const program = Effect.gen(function* () {
+  const breaker = yield* make
+  yield* Effect.flip(CircuitBreaker.withBreaker(Effect.fail("down"), breaker))
+  // The verdict is saved in the background: a breaker made later loads it from the file.
+  for (let i = 0; i < 500; i++) {
+    const later = yield* make
+    if ((yield* later.state)._tag === "Open") break
+    yield* Effect.sleep("10 millis")
+  }
+  const loaded = yield* make
+  const store = yield* SqlBreakerStore.SqlBreakerStore
+  const bad = yield* Effect.flip(Effect.scoped(Effect.provide(Effect.void, SqlBreakerStore.layerSqlite({ filename, busyTimeout: -1 }))))
+  return { table: store.table, state: (yield* breaker.state)._tag, loaded: (yield* loaded.state)._tag, bad: bad._tag }
+}).pipe(Effect.scoped, Effect.provide(SqlBreakerStore.layerSqlite({ filename })))
+Effect.runPromise(program).then((result) => console.log(JSON.stringify(result)))
+`
+
+  beforeAll(async () => {
+    const libsql = readJson(path.join(root, "packages", "sql", "package.json")).devDependencies.libsql as string
+    const dependencies: Record<string, string> = { effect: effect4, libsql }
+    for (const [i, name] of names.entries()) {
+      if (!["@circuitry/core", "@circuitry/breaker", "@circuitry/sql"].includes(name)) continue
+      const version = readJson(path.join(root, "packages", ported[i]!, "package.json")).version
+      dependencies[name] = `file:${tarballOf(tarballs, name, version.replace(/^0\./, "4."))}`
+    }
+    fs.mkdirSync(sqlApp)
+    fs.writeFileSync(
+      path.join(sqlApp, "package.json"),
+      JSON.stringify({ name: "edition4-sql-app", private: true, type: "module", dependencies }, null, 2)
+    )
+    fs.writeFileSync(
+      path.join(sqlApp, "app.mjs"),
+      sqlProgram((s, bound) => `import { ${bound} } from "${s}"`)
+    )
+    fs.writeFileSync(
+      path.join(sqlApp, "app.cjs"),
+      sqlProgram((s, bound) => `const { ${bound} } = require("${s}")`)
+    )
+    const install = await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], sqlApp, 10)
+    assert.notMatch(install.stderr, /ERESOLVE|peer dep/i, `npm reported a peer conflict:\n${install.stderr}`)
+  }, 15 * 60_000)
+
+  it("its manifest peers on effect 4 and @effect/sql-pg 4 (optional), not on @effect/sql", () => {
+    const manifest = readJson(path.join(sqlApp, "node_modules", "@circuitry", "sql", "package.json"))
+    assert.strictEqual(manifest.peerDependencies.effect, `^${effect4}`)
+    assert.match(manifest.peerDependencies["@effect/sql-pg"], /^\^4\./)
+    assert.deepStrictEqual(manifest.peerDependenciesMeta, {
+      "@effect/sql-pg": { optional: true },
+      libsql: { optional: true }
+    })
+    assert.notProperty(manifest.peerDependencies, "@effect/sql")
+    assert.notProperty(manifest.peerDependencies, "@effect/experimental")
+  })
+
+  for (const entry of ["app.mjs", "app.cjs"]) {
+    it(`plain node opens a SQLite store (${entry})`, { timeout: 120_000 }, async () => {
+      const { stdout } = await run("node", [entry], sqlApp, 2)
+      assert.deepStrictEqual(JSON.parse(stdout.trim().split("\n").pop()!), {
+        table: "circuitry_breakers",
+        state: "Open",
+        loaded: "Open",
+        bad: "InvalidStoreOptions"
+      })
+    })
+  }
+})
