@@ -124,11 +124,12 @@ const nextTurn: Work = Edition.callback<number, string>((resume) => {
 })
 
 /**
- * The effect in a fiber of its own, started at once with the caller's context, the caller waiting
- * in one `Edition.callback` whose canceller interrupts it: no timer, no budget, no second copy. A hedged
- * call's first attempt must be in a fiber of its own, because a hedge that wins must be able to
- * interrupt it and let the caller go on (an Effect fiber can only be interrupted whole), so this
- * row is the floor under any `withHedging` on a fast success.
+ * The effect in a fiber of its own, started at once with the caller's context
+ * (`Edition.withCaller`), the caller waiting in one `Edition.callback` whose canceller interrupts
+ * it: no timer, no budget, no second copy. A hedged call's first attempt must be in a fiber of its
+ * own, because a hedge that wins must be able to interrupt it and let the caller go on (an Effect
+ * fiber can only be interrupted whole), so this row is the floor under any `withHedging` on a fast
+ * success.
  */
 const forked: Guard = (self) =>
   Edition.withCaller((caller) =>
