@@ -49,7 +49,7 @@ const through =
 /**
  * The floor guard plus what timing a call takes: the Effect Clock read when the call starts and
  * when it ends (the round trip every admitted call through a limiter records). The Clock is looked
- * up as the limiter does (its fiber.effect{3,4}.ts; here ../fiber.effect{3,4}.ts), so the row adds
+ * up by the limiter's own code (../fiber.effect{3,4}.ts re-export it), so the row adds
  * only the reads.
  */
 const timedFloor = (): Guard => {
