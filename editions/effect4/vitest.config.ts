@@ -13,7 +13,7 @@ const root = path.resolve(here, "../..")
 /** A file of this folder: bare imports resolved from it find this folder's node_modules. */
 const anchor = path.join(here, "vitest.config.ts")
 /** The packages that differ per major: one copy of each, the one installed here. */
-const perMajor = /^(effect|@effect\/vitest|@effect\/platform-node|@effect\/sql-pg)(\/|$)/
+const perMajor = /^(effect|@effect\/vitest|@effect\/platform-node|@effect\/sql-pg|@effect\/opentelemetry)(\/|$)/
 
 const effect4: Plugin = {
   name: "circuitry:effect4",

@@ -1,13 +1,20 @@
 // Module hooks: `.ts` files are transpiled by TypeScript (no type check, no helpers added), and a
 // relative `./x.js` that does not exist resolves to `./x.ts`, as under NodeNext resolution.
 // Outputs are cached in packages/bench/.tmp by content, so that TypeScript itself (a large module)
-// is loaded only when a source changed.
+// is loaded only when a source changed. Registered with `data.effect` (register.effect4.mjs), every
+// import of `effect` is resolved from that folder instead, whoever imports it: the Effect 4 run.
 import { createHash } from "node:crypto"
 import { mkdir, readFile, writeFile } from "node:fs/promises"
 import { fileURLToPath } from "node:url"
 
 const cacheDir = fileURLToPath(new URL("../.tmp/transpiled/", import.meta.url))
 let typescript
+/** A file in the folder whose node_modules hold the `effect` to load, when not the importer's own. */
+let effectAnchor
+
+export async function initialize(data) {
+  effectAnchor = data?.effect
+}
 
 const transpile = async (fileName, source) => {
   const key = createHash("sha1").update(fileName).update("\0").update(source).digest("hex")
@@ -33,6 +40,9 @@ const transpile = async (fileName, source) => {
 }
 
 export async function resolve(specifier, context, next) {
+  if (effectAnchor !== undefined && /^effect(\/|$)/.test(specifier)) {
+    return next(specifier, { ...context, parentURL: effectAnchor })
+  }
   try {
     return await next(specifier, context)
   } catch (error) {

@@ -2,6 +2,7 @@
  * Turns guards into timed cases, one shape per scenario: many calls in one `Effect.gen` loop, one
  * `Effect.runPromise` per call, and a burst of concurrent calls.
  */
+import * as Edition from "@circuitry/core/Edition"
 import * as Effect from "effect/Effect"
 import type { Case } from "./harness.js"
 import type { Guard, Work } from "./subjects.js"
@@ -25,7 +26,7 @@ export const inFiberFailing = (id: string, label: string, guard: Guard, work: Wo
   run: (n) =>
     Effect.runPromise(
       Effect.gen(function* () {
-        for (let i = 0; i < n; i++) yield* Effect.either(guard(work))
+        for (let i = 0; i < n; i++) yield* Edition.result(guard(work))
       })
     )
 })

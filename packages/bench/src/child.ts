@@ -1,7 +1,9 @@
 /**
  * One scenario group in its own process: `node --expose-gc --import tsx src/child.ts <group> [arg]`.
- * Prints its result as one JSON line after a marker (see protocol.ts).
+ * Prints its result as one JSON line after a marker (see protocol.ts), with the Effect major the
+ * sources were loaded for (main.ts checks it).
  */
+import { major } from "@circuitry/core/Edition"
 import * as burst from "./groups/burst.js"
 import * as closed from "./groups/closed.js"
 import * as limiter from "./groups/limiter.js"
@@ -32,6 +34,6 @@ if (group === undefined) {
   process.stderr.write(`unknown group ${name}; one of ${Object.keys(groups).join(", ")}\n`)
   process.exit(2)
 }
-report(await group(arg))
+report({ ...(await group(arg)), major })
 // opossum and others may leave timers behind: the result is out, so stop here.
 process.exit(0)

@@ -1,6 +1,6 @@
 /**
- * `pnpm bench`: every scenario group in a child process of its own, one after another, then one
- * table for all of them, printed and written to docs/benchmarks.md.
+ * `pnpm bench`: every scenario group in a child process of its own per Effect major (editions.ts),
+ * one after another, then the tables, printed and written to docs/benchmarks.md.
  */
 import { execFileSync, spawn } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
@@ -10,10 +10,11 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { extras, renderOutput } from "./extras.js"
 import { calibrate, calibrationText, limits, limitsText } from "./limits.js"
+import { type Major, majors } from "./editions.js"
 import type { GroupResult } from "./protocol.js"
 import { parse } from "./protocol.js"
-import type { Other, Run } from "./report.js"
-import { markdown, memoryTable, TITLES, timedTable, verdictTable } from "./report.js"
+import type { EditionRun, Other, Run } from "./report.js"
+import { editionName, markdown, memoryTable, TITLES, timedTable, verdictTable } from "./report.js"
 import * as limiter from "./groups/limiter.js"
 import { verdicts } from "./targets.js"
 import { verdicts as retryVerdicts } from "./groups/retry.js"
@@ -21,7 +22,6 @@ import { verdicts as retryVerdicts } from "./groups/retry.js"
 const here = path.dirname(fileURLToPath(import.meta.url))
 const pkg = path.resolve(here, "..")
 const root = path.resolve(pkg, "../..")
-const loader = path.join(pkg, "loader", "register.mjs")
 const child = path.join(here, "child.ts")
 
 interface Spawned {
@@ -54,6 +54,10 @@ const tail = (text: string, lines = 8): string => text.trim().split("\n").slice(
 interface Group {
   readonly title: string
   readonly args: ReadonlyArray<string>
+  /** The package it measures (its folder under packages/): whether it runs on Effect 4 (editions.ts). */
+  readonly pkg: string
+  /** Measured on Effect 3 only: it uses no Effect (the peers' memory) or is about the loader (tsx). */
+  readonly once?: boolean
   /** Load the sources through tsx instead of the TypeScript loader. */
   readonly tsx?: boolean
   /** Which time limit is its (`kinds`). */
@@ -71,19 +75,22 @@ const kinds = {
 } as const
 type Kind = keyof typeof kinds
 
-const timedGroups: ReadonlyArray<Group> = [
-  "in-fiber",
-  "per-call",
-  "rejection",
-  "registry",
-  "burst",
-  "retry",
-  "hedging",
-  "limiter",
-  "limiter-rejection"
-].map((g) => ({
+const timedGroups: ReadonlyArray<Group> = (
+  [
+    ["in-fiber", "breaker"],
+    ["per-call", "breaker"],
+    ["rejection", "breaker"],
+    ["registry", "breaker"],
+    ["burst", "breaker"],
+    ["retry", "retry"],
+    ["hedging", "retry"],
+    ["limiter", "limiter"],
+    ["limiter-rejection", "limiter"]
+  ] as const
+).map(([g, pkg]) => ({
   title: TITLES[g] ?? g,
   args: [g],
+  pkg,
   kind: "timed" as const
 }))
 
@@ -97,11 +104,19 @@ const memoryGroups: ReadonlyArray<Group> = [
     "cockatiel-consecutive",
     "cockatiel-sampling",
     "opossum"
-  ].map((subject) => ({ title: `memory: ${subject}`, args: ["memory", subject], kind: "memory" as const })),
-  { title: "memory: limiter-gradient2", args: ["limiter-memory"], kind: "memory" },
+  ].map((subject) => ({
+    title: `memory: ${subject}`,
+    args: ["memory", subject],
+    pkg: "breaker",
+    once: !subject.startsWith("circuitry"),
+    kind: "memory" as const
+  })),
+  { title: "memory: limiter-gradient2", args: ["limiter-memory"], pkg: "limiter", kind: "memory" },
   {
     title: "memory: circuitry-consecutive under tsx",
     args: ["memory", "circuitry-consecutive", "1"],
+    pkg: "breaker",
+    once: true,
     tsx: true,
     kind: "memory"
   }
@@ -109,13 +124,13 @@ const memoryGroups: ReadonlyArray<Group> = [
 
 const loadAverage = () => os.loadavg().map((l) => Math.round(l * 100) / 100)
 
-const versionOf = (name: string): string => {
+const versionOf = (name: string, from: string = path.join(pkg, "package.json")): string => {
   try {
     if (name.startsWith("@circuitry/")) {
       const file = path.join(root, "packages", name.slice("@circuitry/".length), "package.json")
       return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version
     }
-    const require = createRequire(path.join(pkg, "package.json"))
+    const require = createRequire(from)
     const file = require.resolve(`${name}/package.json`)
     return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version
   } catch {
@@ -140,11 +155,76 @@ const commitOf = (): string => {
   }
 }
 
+/** Where a major's results go while the run lasts. */
+interface Collected {
+  readonly major: Major
+  readonly results: Array<GroupResult>
+  readonly others: Array<Other>
+}
+
+const failure = (out: Spawned, limit: number): string =>
+  out.timedOut ? `timed out after ${Math.round(limit / 1000)} s` : `exit code ${out.code}`
+
+/** Runs one group on one major; what it measured goes to `into`. */
+const runGroup = async (group: Group, into: Collected, limit: number): Promise<void> => {
+  const t0 = performance.now()
+  const title = `${group.title}, Effect ${into.major.major}`
+  process.stdout.write(`${title} ... `)
+  const flags = group.tsx ? ["--import", "tsx"] : into.major.flags
+  const out = await runNode([...flags, child, ...group.args], pkg, limit)
+  const result = parse(out.stdout)
+  if (result === undefined || out.code !== 0 || (result.major !== undefined && result.major !== into.major.major)) {
+    const why =
+      result !== undefined && out.code === 0
+        ? `loaded Effect ${result.major}, not ${into.major.major}`
+        : failure(out, limit)
+    process.stdout.write(`FAILED (${why})\n${tail(out.stderr)}\n`)
+    into.others.push({ title: group.title, status: "failed", text: `${why}: ${tail(out.stderr, 3)}` })
+    return
+  }
+  if (group.tsx && result._tag === "Memory") {
+    into.results.push({
+      ...result,
+      rows: result.rows.map((r) => ({ ...r, id: `${r.id}-tsx`, label: `${r.label}, loaded through tsx (keepNames)` }))
+    })
+  } else {
+    into.results.push(result)
+  }
+  process.stdout.write(`${((performance.now() - t0) / 1000).toFixed(1)} s\n`)
+}
+
+/** Runs another package's bench script on one major. */
+const runExtra = async (extra: (typeof extras)[number], into: Collected, limit: number): Promise<void> => {
+  const file = path.join(root, extra.dir, extra.file)
+  if (!existsSync(file)) {
+    process.stdout.write(`${extra.title}: skipped, ${extra.dir}/${extra.file} does not exist yet\n`)
+    into.others.push({ title: extra.title, status: "skipped", text: `${extra.dir}/${extra.file} does not exist yet.` })
+    return
+  }
+  const t0 = performance.now()
+  process.stdout.write(`${extra.title}, Effect ${into.major.major} ... `)
+  const out = await runNode([...into.major.flags, file, "--json"], path.join(root, extra.dir), limit)
+  if (out.code !== 0) {
+    const why = failure(out, limit)
+    process.stdout.write(`FAILED (${why})\n${tail(out.stderr)}\n`)
+    into.others.push({ title: extra.title, status: "failed", text: `${why}: ${tail(out.stderr, 3)}` })
+    return
+  }
+  process.stdout.write(`${((performance.now() - t0) / 1000).toFixed(1)} s\n`)
+  const rendered = renderOutput(extra, out.stdout)
+  const command = `${extra.dir}/${extra.file} --json, in its own process`
+  into.others.push(
+    rendered === undefined
+      ? { title: extra.title, status: "ran", text: `${command}; its output:\n\n\`\`\`\n${out.stdout.trim()}\n\`\`\`` }
+      : { title: extra.title, status: "ran", text: `${command}. ${rendered}` }
+  )
+  process.stdout.write(`${rendered ?? out.stdout.trim()}\n`)
+}
+
 const main = async () => {
   const started = performance.now()
   const loadBefore = loadAverage()
-  const results: Array<GroupResult> = []
-  const others: Array<Other> = []
+  const collected: ReadonlyArray<Collected> = majors.map((major) => ({ major, results: [], others: [] }))
   // Before any group, so that the limits are known before one is needed.
   const calibration = await calibrate()
   const sized = limits(kinds, calibration)
@@ -152,57 +232,26 @@ const main = async () => {
     `calibration: ${calibrationText(calibration)}\ntime limits: ${limitsText(Object.values(sized))}\n`
   )
 
+  // A group's majors back to back, so that both meet about the same load.
   for (const group of [...timedGroups, ...memoryGroups]) {
-    const t0 = performance.now()
-    process.stdout.write(`${group.title} ... `)
-    const limit = sized[group.kind].millis
-    const out = await runNode(["--import", group.tsx ? "tsx" : loader, child, ...group.args], pkg, limit)
-    const result = parse(out.stdout)
-    if (result === undefined || out.code !== 0) {
-      const why = out.timedOut ? `timed out after ${Math.round(limit / 1000)} s` : `exit code ${out.code}`
-      process.stdout.write(`FAILED (${why})\n${tail(out.stderr)}\n`)
-      others.push({ title: group.title, status: "failed", text: `${why}: ${tail(out.stderr, 3)}` })
-      continue
+    for (const into of collected) {
+      if (!into.major.runs(group.pkg) || (group.once && into.major.major !== 3)) continue
+      await runGroup(group, into, sized[group.kind].millis)
     }
-    if (group.tsx && result._tag === "Memory") {
-      results.push({
-        ...result,
-        rows: result.rows.map((r) => ({ ...r, id: `${r.id}-tsx`, label: `${r.label}, loaded through tsx (keepNames)` }))
-      })
-    } else {
-      results.push(result)
-    }
-    process.stdout.write(`${((performance.now() - t0) / 1000).toFixed(1)} s\n`)
   }
-
   for (const extra of extras) {
-    const file = path.join(root, extra.dir, extra.file)
-    if (!existsSync(file)) {
-      process.stdout.write(`${extra.title}: skipped, ${extra.dir}/${extra.file} does not exist yet\n`)
-      others.push({ title: extra.title, status: "skipped", text: `${extra.dir}/${extra.file} does not exist yet.` })
-      continue
+    for (const into of collected) {
+      if (into.major.runs(path.basename(extra.dir))) await runExtra(extra, into, sized.extra.millis)
     }
-    const t0 = performance.now()
-    process.stdout.write(`${extra.title} ... `)
-    const limit = sized.extra.millis
-    const out = await runNode(["--import", loader, file, "--json"], path.join(root, extra.dir), limit)
-    if (out.code !== 0) {
-      const why = out.timedOut ? `timed out after ${Math.round(limit / 1000)} s` : `exit code ${out.code}`
-      process.stdout.write(`FAILED (${why})\n${tail(out.stderr)}\n`)
-      others.push({ title: extra.title, status: "failed", text: `${why}: ${tail(out.stderr, 3)}` })
-      continue
-    }
-    process.stdout.write(`${((performance.now() - t0) / 1000).toFixed(1)} s\n`)
-    const rendered = renderOutput(extra, out.stdout)
-    const command = `${extra.dir}/${extra.file} --json, in its own process`
-    others.push(
-      rendered === undefined
-        ? { title: extra.title, status: "ran", text: `${command}; its output:\n\n\`\`\`\n${out.stdout.trim()}\n\`\`\`` }
-        : { title: extra.title, status: "ran", text: `${command}. ${rendered}` }
-    )
-    process.stdout.write(`${rendered ?? out.stdout.trim()}\n`)
   }
 
+  const editions: ReadonlyArray<EditionRun> = collected.map(({ major, others, results }) => ({
+    major: major.major,
+    effect: versionOf("effect", major.anchor),
+    results,
+    verdicts: [...verdicts(results), ...retryVerdicts(results), ...limiter.verdicts(results)],
+    others
+  }))
   const cpus = os.cpus()
   const run: Run = {
     machine: {
@@ -218,7 +267,7 @@ const main = async () => {
       versions: {
         "@circuitry/breaker": versionOf("@circuitry/breaker"),
         "@circuitry/retry": versionOf("@circuitry/retry"),
-        effect: versionOf("effect"),
+        ...Object.fromEntries(editions.map((e) => [`effect (Effect ${e.major})`, e.effect])),
         cockatiel: versionOf("cockatiel"),
         opossum: versionOf("opossum"),
         typescript: versionOf("typescript")
@@ -227,18 +276,19 @@ const main = async () => {
       calibration,
       limits: Object.values(sized)
     },
-    results,
-    verdicts: [...verdicts(results), ...retryVerdicts(results), ...limiter.verdicts(results)],
-    others
+    editions
   }
 
   process.stdout.write("\n")
-  for (const result of results) {
-    if (result._tag === "Timed") process.stdout.write(`${TITLES[result.group]}\n${timedTable(result)}\n\n`)
+  for (const e of editions) {
+    for (const result of e.results) {
+      if (result._tag === "Timed")
+        process.stdout.write(`${TITLES[result.group]}, ${editionName(e)}\n${timedTable(result)}\n\n`)
+    }
+    const memory = e.results.flatMap((r) => (r._tag === "Memory" ? r.rows : []))
+    if (memory.length > 0) process.stdout.write(`Memory per breaker, ${editionName(e)}\n${memoryTable(memory)}\n\n`)
   }
-  const memory = results.flatMap((r) => (r._tag === "Memory" ? r.rows : []))
-  if (memory.length > 0) process.stdout.write(`Memory per breaker\n${memoryTable(memory)}\n\n`)
-  process.stdout.write(`Targets\n${verdictTable(run.verdicts)}\n\n`)
+  process.stdout.write(`Targets\n${verdictTable(editions)}\n\n`)
   const doc = path.join(root, "docs", "benchmarks.md")
   writeFileSync(doc, markdown(run, "pnpm bench"))
   process.stdout.write(`Written to ${path.relative(process.cwd(), doc)} (${Math.round(run.machine.seconds)} s)\n`)

@@ -32,7 +32,8 @@ export interface MemoryGroup {
   readonly notes: ReadonlyArray<string>
 }
 
-export type GroupResult = TimedGroup | MemoryGroup
+/** `major`: the Effect major the child loaded (@circuitry/core's edition), when it reported one. */
+export type GroupResult = (TimedGroup | MemoryGroup) & { readonly major?: number }
 
 /** Prints a result where the parent finds it. */
 export const report = (result: GroupResult): void => {

@@ -1,6 +1,6 @@
 /**
- * Renders one run as Markdown: the machine, the versions, the targets with PASS/FAIL, and a
- * table per scenario group.
+ * Renders one run as Markdown: the machine, the versions, the targets with PASS/FAIL on each
+ * Effect major, and a table per scenario group and major.
  */
 import { TITLES as RETRY_TITLES } from "./groups/retry.js"
 import type { Measured } from "./harness.js"
@@ -33,12 +33,24 @@ export interface Other {
   readonly text: string
 }
 
-export interface Run {
-  readonly machine: Machine
+/** What one Effect major measured: its groups, their verdicts, the other packages' scripts. */
+export interface EditionRun {
+  readonly major: number
+  /** The version of effect its children loaded. */
+  readonly effect: string
   readonly results: ReadonlyArray<GroupResult>
   readonly verdicts: ReadonlyArray<Verdict>
   readonly others: ReadonlyArray<Other>
 }
+
+export interface Run {
+  readonly machine: Machine
+  /** Effect 3 first. */
+  readonly editions: ReadonlyArray<EditionRun>
+}
+
+/** "Effect 4 (effect 4.1.0)" */
+export const editionName = (e: Pick<EditionRun, "major" | "effect">): string => `Effect ${e.major} (effect ${e.effect})`
 
 export const TITLES: Record<string, string> = {
   "in-fiber": "Closed path, many calls inside one Effect.gen loop",
@@ -60,17 +72,35 @@ const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<st
     ...rows.map((r) => `| ${r.join(" | ")} |`)
   ].join("\n")
 
-export const timedTable = (group: TimedGroup): string => {
+/**
+ * A group's table; with `first` (the same group on the first major), a column comparing each row's
+ * median with that major's, which came from another process: for scale, not for a target.
+ */
+export const timedTable = (
+  group: TimedGroup,
+  first?: { readonly major: number; readonly group: TimedGroup }
+): string => {
   const floor = group.rows.find((r) => r.id === group.floor)
-  const row = (r: Measured) => [
-    r.id === group.floor ? `**${r.label}**` : r.label,
-    fmtNs(r.nsPerCall),
-    `${Math.round(r.spread * 100)}%`,
-    fmtNs(r.wallNsPerCall),
-    floor === undefined ? "" : `${pairedRatio(r.samples, floor.samples).toFixed(2)}x`
-  ]
+  const row = (r: Measured) => {
+    const before = first?.group.rows.find((b) => b.id === r.id)
+    return [
+      r.id === group.floor ? `**${r.label}**` : r.label,
+      fmtNs(r.nsPerCall),
+      `${Math.round(r.spread * 100)}%`,
+      fmtNs(r.wallNsPerCall),
+      floor === undefined ? "" : `${pairedRatio(r.samples, floor.samples).toFixed(2)}x`,
+      ...(first === undefined ? [] : [before === undefined ? "" : `${(r.nsPerCall / before.nsPerCall).toFixed(2)}x`])
+    ]
+  }
   return table(
-    ["row", "ns/call, CPU (median)", "noise (IQR/2)", "ns/call, wall (median)", "x floor"],
+    [
+      "row",
+      "ns/call, CPU (median)",
+      "noise (IQR/2)",
+      "ns/call, wall (median)",
+      "x floor",
+      ...(first === undefined ? [] : [`x Effect ${first.major}`])
+    ],
     group.rows.map(row)
   )
 }
@@ -86,11 +116,23 @@ export const memoryTable = (rows: ReadonlyArray<MemoryRow>): string =>
     ])
   )
 
-export const verdictTable = (verdicts: ReadonlyArray<Verdict>): string =>
-  table(
-    ["target", "measured", "verdict"],
-    verdicts.map((v) => [v.target, v.measured, v.pass === undefined ? "NOT MEASURED" : v.pass ? "PASS" : "**FAIL**"])
+const verdictText = (v: Verdict | undefined): string =>
+  v === undefined ? "NOT RUN" : v.pass === undefined ? "NOT MEASURED" : v.pass ? "PASS" : "**FAIL**"
+
+/** Every target once, with its figure and verdict on each major ("not run" where its package was not). */
+export const verdictTable = (editions: ReadonlyArray<Pick<EditionRun, "major" | "verdicts">>): string => {
+  const targets = [...new Set(editions.flatMap((e) => e.verdicts.map((v) => v.target)))]
+  return table(
+    ["target", ...editions.flatMap((e) => [`Effect ${e.major}: measured`, `Effect ${e.major}`])],
+    targets.map((target) => [
+      target,
+      ...editions.flatMap((e) => {
+        const v = e.verdicts.find((x) => x.target === target)
+        return [v?.measured ?? "not run", verdictText(v)]
+      })
+    ])
   )
+}
 
 export const markdown = (run: Run, command: string): string => {
   const m = run.machine
@@ -128,42 +170,68 @@ export const markdown = (run: Run, command: string): string => {
     "From the breaker issue: a closed `withBreaker` call at most 1.5x the cheapest Effect guard and at most 0.25x cockatiel bridged into Effect, an open rejection under 1 us, under 1 KB per breaker. From the retry issue: a first attempt through `Retry.retry` with a budget at most 1.2x `Effect.retry` with the same schedule. As issue 22 restates them: `withHedging` on a fast success (a loopback HTTP GET) at most 1.10x the same call run in a fiber of its own and at most 1.5x the bare call (the loopback TCP rows are for information); an admitted call through a limiter at most 1.10x the floor guard that reads the Clock at start and end (what timing one round trip costs: every call is timed, none sampled).",
     ""
   )
-  lines.push(verdictTable(run.verdicts), "")
-  const inFiber = run.results.find((r): r is TimedGroup => r._tag === "Timed" && r.group === "in-fiber")
-  const floor = inFiber?.rows.find((r) => r.id === "floor")
-  const bridge = inFiber?.rows.find((r) => r.id === "cockatiel-consecutive-bridged")
-  if (floor !== undefined && bridge !== undefined) {
-    lines.push(
-      `For scale: in this run the floor guard itself is ${pairedRatio(floor.samples, bridge.samples).toFixed(2)}x the bridged cockatiel call (${fmtNs(floor.nsPerCall)} ns against ${fmtNs(bridge.nsPerCall)} ns), so nothing that does a guard's work can be under ${pairedRatio(floor.samples, bridge.samples).toFixed(2)}x here.`,
-      ""
-    )
+  lines.push(
+    `Each target is measured on each Effect major (${run.editions.map(editionName).join(", ")}): the same benchmark source in child processes of its own per major, each ratio against a baseline measured in the same process and run. Effect 4 runs the groups of the packages ported to it (editions/effect4/ported.ts); "not run" marks a target whose package was not.`,
+    ""
+  )
+  lines.push(verdictTable(run.editions), "")
+  for (const e of run.editions) {
+    const inFiber = e.results.find((r): r is TimedGroup => r._tag === "Timed" && r.group === "in-fiber")
+    const floor = inFiber?.rows.find((r) => r.id === "floor")
+    const bridge = inFiber?.rows.find((r) => r.id === "cockatiel-consecutive-bridged")
+    if (floor !== undefined && bridge !== undefined) {
+      lines.push(
+        `For scale, on Effect ${e.major}: in this run the floor guard itself is ${pairedRatio(floor.samples, bridge.samples).toFixed(2)}x the bridged cockatiel call (${fmtNs(floor.nsPerCall)} ns against ${fmtNs(bridge.nsPerCall)} ns), so nothing that does a guard's work can be under ${pairedRatio(floor.samples, bridge.samples).toFixed(2)}x there.`,
+        ""
+      )
+    }
   }
-  for (const result of run.results) {
-    if (result._tag !== "Timed") continue
-    lines.push(`## ${TITLES[result.group] ?? result.group}`, "")
-    lines.push(timedTable(result), "")
-    for (const note of result.notes) lines.push(`- ${note}`)
-    lines.push("")
-  }
-  const memory = run.results.flatMap((r) => (r._tag === "Memory" ? r.rows : []))
-  if (memory.length > 0) {
-    lines.push("## Memory per breaker, 100,000 breakers", "")
-    lines.push(memoryTable(memory), "")
-    const notes = new Set(run.results.flatMap((r) => (r._tag === "Memory" ? r.notes : [])))
+  const [first] = run.editions
+  const groups = [
+    ...new Set(run.editions.flatMap((e) => e.results.flatMap((r) => (r._tag === "Timed" ? [r.group] : []))))
+  ]
+  for (const name of groups) {
+    lines.push(`## ${TITLES[name] ?? name}`, "")
+    let notes: ReadonlyArray<string> = []
+    for (const e of run.editions) {
+      const result = e.results.find((r): r is TimedGroup => r._tag === "Timed" && r.group === name)
+      if (result === undefined) continue
+      const before =
+        e === first ? undefined : first?.results.find((r): r is TimedGroup => r._tag === "Timed" && r.group === name)
+      lines.push(`${editionName(e)}:`, "")
+      lines.push(timedTable(result, before === undefined ? undefined : { major: first!.major, group: before }), "")
+      notes = result.notes
+    }
     for (const note of notes) lines.push(`- ${note}`)
     lines.push("")
   }
-  for (const other of run.others) {
-    lines.push(`## ${other.title}`, "")
-    if (other.status !== "ran") lines.push(`${other.status === "skipped" ? "Skipped" : "Failed"}: ${other.text}`, "")
-    else lines.push(other.text.trim(), "")
+  if (run.editions.some((e) => e.results.some((r) => r._tag === "Memory"))) {
+    lines.push("## Memory per breaker, 100,000 breakers", "")
+    for (const e of run.editions) {
+      const memory = e.results.flatMap((r) => (r._tag === "Memory" ? r.rows : []))
+      if (memory.length > 0) lines.push(`${editionName(e)}:`, "", memoryTable(memory), "")
+    }
+    const notes = new Set(run.editions.flatMap((e) => e.results.flatMap((r) => (r._tag === "Memory" ? r.notes : []))))
+    for (const note of notes) lines.push(`- ${note}`)
+    lines.push("")
+  }
+  const titles = [...new Set(run.editions.flatMap((e) => e.others.map((o) => o.title)))]
+  for (const title of titles) {
+    lines.push(`## ${title}`, "")
+    for (const e of run.editions) {
+      const other = e.others.find((o) => o.title === title)
+      if (other === undefined) continue
+      lines.push(`${editionName(e)}:`, "")
+      if (other.status !== "ran") lines.push(`${other.status === "skipped" ? "Skipped" : "Failed"}: ${other.text}`, "")
+      else lines.push(other.text.trim(), "")
+    }
   }
   lines.push("## How it is measured", "")
   lines.push(
     [
-      "- One child process per scenario group (the parent only spawns, collects and prints). Each child loads the TypeScript sources through `typescript.transpileModule` (packages/bench/loader), as a compiled package would run: tsx's esbuild `keepNames` gives every named closure a property table of its own and would add its own cost to the breaker's memory.",
+      "- One child process per scenario group and Effect major (the parent only spawns, collects and prints), the two majors of a group one after the other. The Effect 4 children run the same sources with the `@circuitry/effect4` condition (each package's Effect 4 edition files) and every `effect` import resolved from editions/effect4 (packages/bench/loader/register.effect4.mjs), as the Effect 4 tests run. Each child loads the TypeScript sources through `typescript.transpileModule` (packages/bench/loader), as a compiled package would run: tsx's esbuild `keepNames` gives every named closure a property table of its own and would add its own cost to the breaker's memory.",
       "- Each group warms every row up (two rounds) before the timed repeats, and forces no garbage collection between samples: a full `gc()` makes the next sample several times slower (the young generation and inline caches start cold), which would penalise whichever row runs right after it. The burst group measures wall time as well as CPU time; with 10,000 calls in flight its CPU figure is the one to compare.",
-      "- The floor guard is the cheapest guard one can write with Effect combinators: `Effect.suspend` that checks a variable, then `Effect.catchAllCause(Effect.map(self, ...), ...)`. The naive breaker keeps its state in a `Ref` behind a `Semaphore` (lock, update, unlock per call) inside an `Effect.gen`.",
+      "- The floor guard is the cheapest guard one can write with Effect combinators: `Effect.suspend` that checks a variable, then `Effect.catchAllCause(Effect.map(self, ...), ...)`. The naive breaker keeps its state in a `Ref` behind a `Semaphore` (lock, update, unlock per call) inside an `Effect.gen`. Rows and notes name Effect 3's combinators; on Effect 4 they are the same combinators under Effect 4's names (`catchCause`, `result`, `callback`, `Semaphore.make`), through the `Edition` facade.",
       "- Bridged rows are what an Effect user writes to use a Promise breaker: `Effect.tryPromise(() => policy.execute(() => Effect.runPromise(self)))` (opossum: `Effect.tryPromise(() => breaker.fire(self))` with the action `(self) => Effect.runPromise(self)`). Raw rows are the same breaker used natively, Promise to Promise.",
       "- cockatiel: `circuitBreaker(handleAll, { halfOpenAfter, breaker })` with `ConsecutiveBreaker(5)` or `SamplingBreaker({ threshold: 0.5, duration: 10 s })`. opossum: `new CircuitBreaker(fn, { timeout: false, resetTimeout, errorThresholdPercentage: 50 })`, its defaults otherwise (rolling stats, latency percentiles); the per-call timeout is off so that every row measures a breaker and not a timer.",
       "- Each child has a time limit, sized at the start of the run (the calibration and time limits rows above): a fixed CPU workload is timed, and each quiet machine's limit is scaled by how much slower it ran, never below that limit, so that a loaded machine does not kill a group that is only slow.",

@@ -3,6 +3,7 @@
  * the peers (cockatiel, opossum), raw and bridged into Effect the way an Effect user must.
  */
 import { CircuitBreaker as Circuitry, Policy } from "@circuitry/breaker"
+import * as Edition from "@circuitry/core/Edition"
 import {
   circuitBreaker,
   CircuitBreakerPolicy,
@@ -47,7 +48,7 @@ export const makeFloor = () => {
     Effect.suspend((): Effect.Effect<number, string | FloorOpen> =>
       open
         ? Effect.fail(rejected)
-        : Effect.catchAllCause(
+        : Edition.catchCause(
             Effect.map(self, (a) => {
               failures = 0
               return a
@@ -71,7 +72,7 @@ class NaiveOpen extends Data.TaggedError("NaiveOpen") {}
  */
 export const makeNaive = Effect.gen(function* () {
   const state = yield* Ref.make({ open: false, failures: 0 })
-  const lock = yield* Effect.makeSemaphore(1)
+  const lock = yield* Edition.makeSemaphore(1)
   const guard: Guard = (self) =>
     Effect.gen(function* () {
       const s = yield* lock.withPermits(1)(Ref.get(state))

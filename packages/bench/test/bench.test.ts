@@ -7,7 +7,7 @@ import { rejectionCases } from "../src/groups/rejection.js"
 import { renderCache, renderOutput, renderRedis, renderRedisBreaker, extras } from "../src/extras.js"
 import { measure } from "../src/harness.js"
 import { calibration } from "../src/limits.js"
-import { markdown } from "../src/report.js"
+import { markdown, verdictTable } from "../src/report.js"
 import type { GroupResult } from "../src/protocol.js"
 import { timed } from "./utils.js"
 import { MARKER, parse } from "../src/protocol.js"
@@ -192,6 +192,9 @@ describe("report", () => {
       timed("in-fiber", { floor: 400, "circuitry-consecutive": 480, "cockatiel-consecutive-bridged": 2000 }),
       memory("circuitry-consecutive", 577)
     ]
+    const results4: Array<GroupResult> = [
+      timed("in-fiber", { floor: 500, "circuitry-consecutive": 800, "cockatiel-consecutive-bridged": 2000 })
+    ]
     const doc = markdown(
       {
         machine: {
@@ -209,9 +212,16 @@ describe("report", () => {
           calibration: calibration([150], 50),
           limits: [{ what: "each timed group", quietMillis: 150_000, millis: 450_000 }]
         },
-        results,
-        verdicts: verdicts(results),
-        others: [{ title: "Redis", status: "skipped", text: "not there" }]
+        editions: [
+          {
+            major: 3,
+            effect: "3.22.4",
+            results,
+            verdicts: verdicts(results),
+            others: [{ title: "Redis", status: "skipped", text: "not there" }]
+          },
+          { major: 4, effect: "4.1.0", results: results4, verdicts: verdicts(results4), others: [] }
+        ]
       },
       "pnpm bench"
     )
@@ -222,15 +232,45 @@ describe("report", () => {
       "| calibration | a fixed CPU workload took 150 ms (median of 150 ms) against 50 ms on a quiet machine: 3.00x |"
     )
     assert.include(doc, "| time limits | each timed group 450 s (150 s on a quiet machine) |")
-    assert.include(doc, "| closed call, consecutiveFailures(5): <= 1.5x the floor guard (in-fiber) | 1.20x | PASS |")
     assert.include(
       doc,
-      "| closed call, consecutiveFailures(5): <= 0.25x cockatiel ConsecutiveBreaker bridged (in-fiber) | 0.24x | PASS |"
+      "| target | Effect 3: measured | Effect 3 | Effect 4: measured | Effect 4 |\n| --- | ---: | ---: | ---: | ---: |"
     )
-    assert.include(doc, "| open rejection, consecutiveFailures(5): < 1 us | not measured | NOT MEASURED |")
+    // Each major's verdict from its own figures: 480 / 400 on Effect 3, 800 / 500 on Effect 4.
+    assert.include(
+      doc,
+      "| closed call, consecutiveFailures(5): <= 1.5x the floor guard (in-fiber) | 1.20x | PASS | 1.60x | **FAIL** |"
+    )
+    assert.include(
+      doc,
+      "| closed call, consecutiveFailures(5): <= 0.25x cockatiel ConsecutiveBreaker bridged (in-fiber) | 0.24x | PASS | 0.40x | **FAIL** |"
+    )
+    assert.include(
+      doc,
+      "| open rejection, consecutiveFailures(5): < 1 us | not measured | NOT MEASURED | not measured | NOT MEASURED |"
+    )
+    assert.include(doc, "Effect 3 (effect 3.22.4):\n\n| row | ns/call, CPU (median) |")
     assert.include(doc, "| circuitry-consecutive | 480 | 0% | 480 | 1.20x |")
+    // Effect 4's table: its own x floor, then its median over Effect 3's.
+    assert.include(doc, "| circuitry-consecutive | 800 | 0% | 800 | 1.60x | 1.67x |")
     assert.include(doc, "| circuitry-consecutive | 577 | 577 | 0.0 |")
-    assert.include(doc, "## Redis\n\nSkipped: not there")
+    assert.include(doc, "## Redis\n\nEffect 3 (effect 3.22.4):\n\nSkipped: not there")
+  })
+
+  it("the targets table: a target whose package did not run on a major is NOT RUN there", () => {
+    const v3 = [
+      { target: "a", measured: "1.00x", pass: true },
+      { target: "b", measured: "2.00x", pass: false }
+    ]
+    const v4 = [{ target: "a", measured: "1.50x", pass: false }]
+    const rows = verdictTable([
+      { major: 3, verdicts: v3 },
+      { major: 4, verdicts: v4 }
+    ]).split("\n")
+    assert.deepStrictEqual(rows.slice(2), [
+      "| a | 1.00x | PASS | 1.50x | **FAIL** |",
+      "| b | 2.00x | **FAIL** | not run | NOT RUN |"
+    ])
   })
 
   it("a child's result is found after its marker, among other output", () => {

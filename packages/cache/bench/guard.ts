@@ -39,7 +39,7 @@ const measure = (store: CacheStore.CacheStore<unknown>, key: string): number => 
 
 const main = Effect.gen(function* () {
   const scope = yield* Scope.make()
-  const inScope = <A, E>(effect: Effect.Effect<A, E, Scope.Scope>) => Scope.extend(effect, scope)
+  const inScope = <A, E>(effect: Effect.Effect<A, E, Scope.Scope>) => Effect.provideService(effect, Scope.Scope, scope)
   const bare = yield* MemoryStore.make()
   yield* bare.set("k", "v")
 

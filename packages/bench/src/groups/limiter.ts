@@ -12,9 +12,9 @@
  *
  * `verdicts` turns them into PASS/FAIL rows for docs/benchmarks.md.
  */
+import * as Fiber from "#fiber"
+import * as Edition from "@circuitry/core/Edition"
 import { Limit, Limiter, LimiterRegistry } from "@circuitry/limiter"
-import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
@@ -49,30 +49,25 @@ const through =
 /**
  * The floor guard plus what timing a call takes: the Effect Clock read when the call starts and
  * when it ends (the round trip every admitted call through a limiter records). The Clock is looked
- * up as the limiter does (remembered per set of default services), so the row adds only the reads.
+ * up by the limiter's own code (../fiber.effect{3,4}.ts re-export it), so the row adds
+ * only the reads.
  */
 const timedFloor = (): Guard => {
-  let services: Context.Context<Clock.Clock> | undefined
-  let clock: Clock.Clock | undefined
   let failures = 0
   let rtts = 0
   return (self) =>
-    Effect.withFiberRuntime((fiber) => {
-      if (fiber.currentDefaultServices !== services) {
-        services = fiber.currentDefaultServices
-        clock = Context.get(services, Clock.Clock)
-      }
-      const c = clock!
-      const start = c.unsafeCurrentTimeMillis()
-      return Effect.catchAllCause(
+    Fiber.withFiber((fiber) => {
+      const c = Fiber.clockOf(fiber)
+      const start = Edition.nowUnsafe(c)
+      return Edition.catchCause(
         Effect.map(self, (a) => {
           failures = 0
-          rtts += c.unsafeCurrentTimeMillis() - start
+          rtts += Edition.nowUnsafe(c) - start
           return a
         }),
         (cause) => {
           failures++
-          rtts += c.unsafeCurrentTimeMillis() - start
+          rtts += Edition.nowUnsafe(c) - start
           return Effect.failCause(cause)
         }
       )
@@ -123,7 +118,7 @@ export const rejected = async (): Promise<TimedGroup> => {
   let ran = 0
   const work: Work = Effect.sync(() => ++ran)
   const floor = S.makeFloor()
-  for (let i = 0; i < 100 && !floor.isOpen(); i++) Effect.runSync(Effect.either(floor.guard(Effect.fail("boom"))))
+  for (let i = 0; i < 100 && !floor.isOpen(); i++) Effect.runSync(Edition.result(floor.guard(Effect.fail("boom"))))
   const full = (limit: Limit.Limit) => {
     const limiter = makeLimiter(limit)
     Effect.runFork(Limiter.withLimiter(Effect.never, limiter)) // holds the only slot for good
@@ -169,7 +164,7 @@ export const memory = async (repeats: number): Promise<MemoryGroup> => {
     const before = heapUsed()
     const start = performance.now()
     let registry: LimiterRegistry.LimiterRegistry | undefined = Effect.runSync(
-      LimiterRegistry.make({ defaults: { limit: Limit.gradient2() } }).pipe(Scope.extend(scope))
+      LimiterRegistry.make({ defaults: { limit: Limit.gradient2() } }).pipe(Effect.provideService(Scope.Scope, scope))
     )
     Effect.runSync(Effect.forEach(names, (name) => registry!.get(name), { discard: true }))
     millis.push(performance.now() - start)

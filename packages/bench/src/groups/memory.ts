@@ -35,7 +35,7 @@ const circuitry =
     const scope = Effect.runSync(Scope.make())
     let registry: BreakerRegistry.BreakerRegistry | undefined = await Effect.runPromise(
       BreakerRegistry.make({ defaults: { policy: S.policyOf(kind), openFor: S.OPEN_MILLIS }, maxBreakers }).pipe(
-        Scope.extend(scope)
+        Effect.provideService(Scope.Scope, scope)
       )
     )
     const work = Effect.succeed(1)

@@ -32,12 +32,18 @@ const loop = (id: string, label: string, step: (i: number) => Effect.Effect<unkn
 export const run = async (): Promise<TimedGroup> => {
   const scope = Effect.runSync(Scope.make())
   const defaults = { policy: Policy.consecutiveFailures(5) }
-  const registry = Effect.runSync(BreakerRegistry.make({ defaults }).pipe(Scope.extend(scope)))
+  const registry = Effect.runSync(BreakerRegistry.make({ defaults }).pipe(Effect.provideService(Scope.Scope, scope)))
   for (const name of NAMES) Effect.runSync(registry.get(name))
   const map = new Map(NAMES.map((name) => [name, Effect.runSync(registry.get(name))] as const))
-  const bounded = Effect.runSync(BreakerRegistry.make({ defaults, maxBreakers: 1000 }).pipe(Scope.extend(scope)))
-  const warm = Effect.runSync(CircuitBreaker.make({ name: "warm", ...defaults }).pipe(Scope.extend(scope)))
-  const cycling = Effect.runSync(CircuitBreaker.make({ name: "cycling", ...defaults }).pipe(Scope.extend(scope)))
+  const bounded = Effect.runSync(
+    BreakerRegistry.make({ defaults, maxBreakers: 1000 }).pipe(Effect.provideService(Scope.Scope, scope))
+  )
+  const warm = Effect.runSync(
+    CircuitBreaker.make({ name: "warm", ...defaults }).pipe(Effect.provideService(Scope.Scope, scope))
+  )
+  const cycling = Effect.runSync(
+    CircuitBreaker.make({ name: "cycling", ...defaults }).pipe(Effect.provideService(Scope.Scope, scope))
+  )
   const work = Effect.succeed(1)
   let fresh = 0
   const rows = await measure(
@@ -59,7 +65,7 @@ export const run = async (): Promise<TimedGroup> => {
         Effect.scoped(Effect.void)
       ),
       loop("closed-call", "a closed call through a warm breaker", () => warm.execute(work)),
-      loop("transition", "isolate then reset: two transitions", () => Effect.zipRight(cycling.isolate, cycling.reset))
+      loop("transition", "isolate then reset: two transitions", () => Effect.andThen(cycling.isolate, cycling.reset))
     ],
     { calls: scaled(5_000), warmup: scaled(5_000), repeats: 11 }
   )

@@ -2,6 +2,7 @@
  * The open-state rejection: each breaker is driven open by real failures (opossum by `open()`),
  * then every call is refused. The work counts its runs, and the group fails if any ran.
  */
+import * as Edition from "@circuitry/core/Edition"
 import type { CircuitBreakerPolicy } from "cockatiel"
 import * as Effect from "effect/Effect"
 import * as cases from "../cases.js"
@@ -16,7 +17,7 @@ const failing: Work = Effect.fail("boom")
 
 /** Feeds failures through `guard` until `isOpen` says so. */
 const openEffect = (guard: Guard, isOpen: () => boolean): void => {
-  for (let i = 0; i < 10_000 && !isOpen(); i++) Effect.runSync(Effect.either(guard(failing)))
+  for (let i = 0; i < 10_000 && !isOpen(); i++) Effect.runSync(Edition.result(guard(failing)))
   if (!isOpen()) throw new Error("could not open the breaker")
 }
 

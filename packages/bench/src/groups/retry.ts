@@ -13,13 +13,11 @@
  *   (`setImmediate`) and `Effect.succeed`, to say what a hedge costs in absolute terms: one fiber
  *   for the copy.
  */
+import * as Edition from "@circuitry/core/Edition"
 import { Hedging, Retry, RetryBudget } from "@circuitry/retry"
-import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Runtime from "effect/Runtime"
-import * as RuntimeFlags from "effect/RuntimeFlags"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as http from "node:http"
@@ -53,7 +51,7 @@ export const retryCases = async (): Promise<ReadonlyArray<Case>> => {
   const work: Work = Effect.succeed(1)
   const schedule = Schedule.recurs(3)
   const scope = Effect.runSync(Scope.make())
-  const budget = await Effect.runPromise(Scope.extend(RetryBudget.make({ name: "bench" }), scope))
+  const budget = await Effect.runPromise(Effect.provideService(RetryBudget.make({ name: "bench" }), Scope.Scope, scope))
   const plain: Guard = (self) => Effect.retry(self, schedule)
   const budgeted: Guard = (self) => Retry.retry(self, { schedule, budget })
   const unbudgeted: Guard = (self) => Retry.retry(self, { schedule })
@@ -85,7 +83,7 @@ const loopback = async (): Promise<{ readonly echo: Work; readonly close: () => 
     waiting = undefined
     resume?.()
   })
-  const echo: Work = Effect.async<number>((resume) => {
+  const echo: Work = Edition.callback<number, string>((resume) => {
     waiting = () => resume(Effect.succeed(1))
     client.write("x")
   })
@@ -104,7 +102,7 @@ const localHttp = async (): Promise<{ readonly get: Work; readonly close: () => 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()))
   const { port } = server.address() as net.AddressInfo
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
-  const get: Work = Effect.async<number>((resume) => {
+  const get: Work = Edition.callback<number, string>((resume) => {
     const req = http.get({ host: "127.0.0.1", port, path: "/", agent }, (res) => {
       res.resume()
       res.on("end", () => resume(Effect.succeed(res.statusCode ?? 0)))
@@ -120,38 +118,36 @@ const localHttp = async (): Promise<{ readonly get: Work; readonly close: () => 
   }
 }
 
-const nextTurn: Work = Effect.async<number>((resume) => {
+const nextTurn: Work = Edition.callback<number, string>((resume) => {
   const handle = setImmediate(() => resume(Effect.succeed(1)))
   return Effect.sync(() => clearImmediate(handle))
 })
 
 /**
- * The effect in a fiber of its own, started at once in the caller's runtime, the caller waiting in
- * one `Effect.async` whose canceller interrupts it: no timer, no budget, no second copy. A hedged
- * call's first attempt must be in a fiber of its own, because a hedge that wins must be able to
- * interrupt it and let the caller go on (an Effect fiber can only be interrupted whole), so this
- * row is the floor under any `withHedging` on a fast success.
+ * The effect in a fiber of its own, started at once with the caller's context
+ * (`Edition.withCaller`), the caller waiting in one `Edition.callback` whose canceller interrupts
+ * it: no timer, no budget, no second copy. A hedged call's first attempt must be in a fiber of its
+ * own, because a hedge that wins must be able to interrupt it and let the caller go on (an Effect
+ * fiber can only be interrupted whole), so this row is the floor under any `withHedging` on a fast
+ * success.
  */
 const forked: Guard = (self) =>
-  Effect.withFiberRuntime((fiber, status) => {
-    const runtime = Runtime.make({
-      context: fiber.currentContext as Context.Context<never>,
-      fiberRefs: fiber.getFiberRefs(),
-      runtimeFlags: RuntimeFlags.enable(status.runtimeFlags, RuntimeFlags.Interruption)
-    })
-    return Effect.async<unknown, unknown>((resume) => {
-      const copy = Runtime.runFork(runtime)(self)
+  Edition.withCaller((caller) =>
+    Edition.callback<unknown, unknown>((resume) => {
+      const copy = caller.fork(self)
       copy.addObserver((exit) => resume(exit))
       return Fiber.interrupt(copy)
     })
-  })
+  )
 
 export const hedgingCases = async (): Promise<{
   readonly cases: ReadonlyArray<Case>
   readonly close: () => Promise<void>
 }> => {
   const scope = Effect.runSync(Scope.make())
-  const hedging = await Effect.runPromise(Scope.extend(Hedging.make({ name: "bench", delay: "100 millis" }), scope))
+  const hedging = await Effect.runPromise(
+    Effect.provideService(Hedging.make({ name: "bench", delay: "100 millis" }), Scope.Scope, scope)
+  )
   const hedged: Guard = (self) => Hedging.withHedging(self, hedging)
   const bare: Guard = (self) => self
   const { echo, close } = await loopback()

@@ -5,15 +5,15 @@
  * docs/observability.md (`NodeSdk.layer` with a span processor and a metric reader), checked on
  * the spans and metrics it exports.
  *
- * Effect 3 only for now, for a dependency: the @effect/opentelemetry here (0.64) is built on
- * Effect 3, and its Effect 4 release (4.1.5) peers on effect ^4.1.5 while editions/effect4 pins
- * effect 4.1.0. The file is written in the edition-neutral way (testkit, Edition), so once the
- * Effect 4 toolchain has an @effect/opentelemetry of its own it runs on both under its old name.
+ * One source on both majors: the metrics layer, whose module @effect/opentelemetry renamed
+ * (`Metrics` in 0.x for Effect 3, `OtelMetrics` in 4.x), comes from the pair `#test/otel`
+ * (otel.effect{3,4}.ts); NodeSdk and Resource have the same names on both. On Effect 4 the run
+ * takes @effect/opentelemetry 4.1.0 from editions/effect4 (its vitest.config.ts routes it as it
+ * routes `effect`), and the OpenTelemetry SDK from the one install both majors share.
  */
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
-import * as OtelMetrics from "@effect/opentelemetry/Metrics"
 import * as Resource from "@effect/opentelemetry/Resource"
 import {
   AggregationTemporality,
@@ -25,13 +25,14 @@ import type { DataPoint, Histogram, MetricData } from "@opentelemetry/sdk-metric
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { assert, describe, it, result, TestClock } from "@circuitry/testkit"
 import { Effect, Exit, Fiber, Layer, Scope } from "effect"
+import { metricsLayer } from "#test/otel"
 import { call, fail, succeed } from "./utils.js"
 
 /** A fresh pipeline per test (a reader binds to one producer): the layer and a collect. */
 const pipeline = () => {
   const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE)
   const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 })
-  const layer = OtelMetrics.layer(() => reader).pipe(Layer.provide(Resource.layer({ serviceName: "circuitry-test" })))
+  const layer = metricsLayer(() => reader).pipe(Layer.provide(Resource.layer({ serviceName: "circuitry-test" })))
   /** Collects once, through the reader, and returns what the exporter received. */
   const collect = Effect.promise(async () => {
     exporter.reset()
