@@ -291,6 +291,24 @@ export const BreakerOpenError: typeof errors.BreakerOpenError = errors.BreakerOp
 export type BreakerOpenError = errors.BreakerOpenError
 
 /**
+ * Whether a value is a `BreakerOpenError`, from this copy of the package or another (it is
+ * recognised by `Rejection.TypeId` from `@circuitry/core`, not by its class); a look-alike with the
+ * same `_tag` is not one.
+ *
+ * @since 0.2.0
+ * @category guards
+ * @example
+ * ```ts
+ * import { CircuitBreaker } from "@circuitry/breaker"
+ * import { Effect } from "effect"
+ *
+ * const fallback = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+ *   Effect.catchIf(self, CircuitBreaker.isBreakerOpenError, () => Effect.succeed("cached"))
+ * ```
+ */
+export const isBreakerOpenError: (u: unknown) => u is BreakerOpenError = errors.isBreakerOpenError
+
+/**
  * A call that ran past the breaker's `timeout`: a typed failure, at the deadline, in the error
  * channel of every breaker made from `TimeoutOptions`; the call counts as a failure.
  *

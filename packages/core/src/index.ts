@@ -7,3 +7,8 @@ export * as Edition from "./Edition.js"
  * @since 0.2.0
  */
 export * as OptionRules from "./OptionRules.js"
+
+/**
+ * @since 0.2.0
+ */
+export * as Rejection from "./Rejection.js"

@@ -57,7 +57,7 @@ export const toResponse = (
 const findOpenError = (cause: Cause.Cause<unknown>): Option.Option<CircuitBreaker.BreakerOpenError> =>
   Cause.find(cause, (reason) => {
     const value = Cause.isFailType(reason) ? reason.error : Cause.isDieType(reason) ? reason.defect : undefined
-    return value instanceof CircuitBreaker.BreakerOpenError ? Option.some(value) : Option.none()
+    return CircuitBreaker.isBreakerOpenError(value) ? Option.some(value) : Option.none()
   })
 
 /** @internal */
