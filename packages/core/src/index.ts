@@ -6,6 +6,11 @@ export * as Edition from "./Edition.js"
 /**
  * @since 0.2.0
  */
+export * as Heap from "./Heap.js"
+
+/**
+ * @since 0.2.0
+ */
 export * as OptionRules from "./OptionRules.js"
 
 /**
