@@ -222,6 +222,14 @@ export const BreakerOpenError: typeof errors.BreakerOpenError = errors.BreakerOp
 export type BreakerOpenError = errors.BreakerOpenError
 
 /**
+ * Whether a value is a `BreakerOpenError` from any copy of the package (by `Rejection.TypeId`).
+ *
+ * @since 0.2.0
+ * @category guards
+ */
+export const isBreakerOpenError: (u: unknown) => u is BreakerOpenError = errors.isBreakerOpenError
+
+/**
  * A call that ran past the breaker's `timeout`, failed at the deadline; the call counts as a failure.
  *
  * @example

@@ -5,28 +5,24 @@
  *
  * @since 0.1.0
  */
-import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
+import type { CircuitBreaker } from "@circuitry/breaker"
 import * as Edition from "@circuitry/core/Edition"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import type * as Scope from "effect/Scope"
 import type { CacheStore, WriteOptions } from "./CacheStore.js"
 import { InvalidCacheOptions, Store } from "./CacheStore.js"
+import * as internal from "./internal/cache.js"
 import * as guardInternal from "./internal/guard.js"
 import * as limiter from "./internal/limiter.js"
-import * as loader from "./internal/loader.js"
-import * as Options from "./internal/options.js"
-import * as LayeredStore from "./LayeredStore.js"
-import * as MemoryStore from "./MemoryStore.js"
+import type * as MemoryStore from "./MemoryStore.js"
 
 /**
  * @since 0.1.0
  * @category type ids
  */
-export const TypeId: unique symbol = Symbol.for("@circuitry/cache/Cache")
+export const TypeId: unique symbol = internal.TypeId
 
 /**
  * @since 0.1.0
@@ -261,31 +257,8 @@ export const isLoadRejected = (u: unknown): u is LoadRejected => u instanceof li
  * }).pipe(Effect.scoped)
  * ```
  */
-export const make = (store: CacheStore<never>, options?: LoadOptions): Effect.Effect<Service, InvalidCacheOptions> =>
-  Effect.map(Options.decodeLoad("Cache", options), ({ maxConcurrentLoads, maxLoadWait, maxQueuedLoads }) => {
-    const getEntry = store.getEntry
-    const cache: Omit<Service, "getOrLoad"> = {
-      [TypeId]: TypeId,
-      get: (key) => store.get(key),
-      set: (key, value, options) => store.set(key, value, options),
-      touch: (key, options) => store.touch(key, options),
-      delete: (key) => store.delete(key),
-      keys: (prefix) => store.keys(prefix),
-      get size() {
-        return store.size
-      },
-      get ping() {
-        return store.ping
-      },
-      ...(getEntry !== undefined ? { getEntry: (key: string) => getEntry(key) } : {})
-    }
-    return Object.assign(cache, {
-      getOrLoad: loader.makeGetOrLoad(cache, maxConcurrentLoads, {
-        maxQueued: maxQueuedLoads,
-        maxWaitMillis: maxLoadWait
-      })
-    })
-  })
+export const make: (store: CacheStore<never>, options?: LoadOptions) => Effect.Effect<Service, InvalidCacheOptions> =
+  internal.make
 
 /**
  * A hit returns the cached value; a miss (or a read shed by an open circuit) runs `load` once per
@@ -372,51 +345,7 @@ export const layer = (
   options?: LayerOptions
 ): Layer.Layer<Cache | CacheBreaker, CircuitBreaker.InvalidBreakerOptions | InvalidCacheOptions, Store> =>
   Edition.layerScopedContext(
-    Effect.gen(function* () {
-      const { l2Writes } = yield* Options.decodeLayer("Cache.layer", options)
-      const breaker = yield* breakerOf(options?.breaker)
-      const store = yield* Store
-      const guarded = guard(store, breaker, { onError: options?.onError })
-      const served =
-        options?.l1 === undefined
-          ? guarded
-          : yield* LayeredStore.make(yield* MemoryStore.make(options.l1), guarded, { l2Writes })
-      const cache = yield* make(served, options)
-      return Context.make(Cache, cache).pipe(Context.add(CacheBreaker, breaker))
-    })
-  )
-
-/** The registry's breaker of that name when there is a registry, else a new breaker. */
-const breakerOf = (
-  options: CircuitBreaker.Options | undefined
-): Effect.Effect<
-  CircuitBreaker.CircuitBreaker,
-  CircuitBreaker.InvalidBreakerOptions | InvalidCacheOptions,
-  Scope.Scope
-> =>
-  Effect.flatMap(
-    Effect.serviceOption(BreakerRegistry.BreakerRegistry),
-    (
-      registry
-    ): Effect.Effect<
-      CircuitBreaker.CircuitBreaker,
-      CircuitBreaker.InvalidBreakerOptions | InvalidCacheOptions,
-      Scope.Scope
-    > => {
-      const name = options?.name ?? "cache"
-      if (Option.isNone(registry)) return CircuitBreaker.make({ ...options, name })
-      const others = Object.entries(options ?? {})
-        .filter(([key, value]) => key !== "name" && value !== undefined)
-        .map(([key]) => key)
-      if (others.length > 0) {
-        return Effect.fail(
-          new InvalidCacheOptions({
-            message:
-              `Cache.layer: breaker must give only a name when a BreakerRegistry is in the context, got ${others.join(", ")}: ` +
-              `the breaker is the registry's "${name}"; give its options as the registry's overrides["${name}"]`
-          })
-        )
-      }
-      return registry.value.get(name)
-    }
+    Effect.map(internal.build(options), ({ breaker, cache }) =>
+      Context.make(Cache, cache).pipe(Context.add(CacheBreaker, breaker))
+    )
   )

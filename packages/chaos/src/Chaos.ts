@@ -173,7 +173,8 @@ export const during: <E>(
  * Runs `self` under `faults`, in order: latencies add up and are waited first; then the first
  * failure drawn (or stall) replaces the call. Each run of the returned effect decides anew. Draws
  * come from the generator of the `Scenario` request it runs in (outside one, a generator of the
- * process seeded 0). Dies with `InvalidChaosOptions` when a fault's options are invalid.
+ * process seeded 0). Fails with `InvalidChaosOptions` when a fault's options are invalid (checked
+ * once, when `inject` is applied; the effect is then never run).
  *
  * @since 0.1.0
  * @category combinators
@@ -183,7 +184,7 @@ export const during: <E>(
  * import { Effect } from "effect"
  *
  * const query = Effect.succeed({ rows: 3 })
- * // Effect<{ rows: number }, string>
+ * // Effect<{ rows: number }, string | Chaos.InvalidChaosOptions>
  * const flaky = query.pipe(
  *   Chaos.inject(Chaos.latency("30 millis"), Chaos.fail({ rate: 0.1, error: () => "timeout" }))
  * )
@@ -192,11 +193,11 @@ export const during: <E>(
 export const inject: {
   <const F extends ReadonlyArray<Fault<any>>>(
     ...faults: F
-  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | ErrorOf<F[number]>, R>
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | ErrorOf<F[number]> | InvalidChaosOptions, R>
   <A, E, R, const F extends ReadonlyArray<Fault<any>>>(
     self: Effect.Effect<A, E, R>,
     ...faults: F
-  ): Effect.Effect<A, E | ErrorOf<F[number]>, R>
+  ): Effect.Effect<A, E | ErrorOf<F[number]> | InvalidChaosOptions, R>
 } = dual(
   (args) => Effect.isEffect(args[0]),
   <A, E, R>(self: Effect.Effect<A, E, R>, ...faults: ReadonlyArray<Fault<any>>) =>

@@ -1,6 +1,6 @@
 import { Chaos, Scenario } from "@circuitry/chaos"
 import { Edition } from "@circuitry/core"
-import { assert, counterCount, defectOf, describe, it, pollUnsafe, TestClock, yieldNow } from "@circuitry/testkit"
+import { assert, counterCount, describe, hasDies, it, pollUnsafe, TestClock, yieldNow } from "@circuitry/testkit"
 import { Data, Effect, Exit, Fiber, Layer } from "effect"
 
 class Boom extends Data.TaggedError("Boom")<{ readonly n: number }> {}
@@ -13,9 +13,15 @@ describe("Chaos.inject", () => {
     Effect.gen(function* () {
       const data = yield* Effect.exit(Chaos.inject(Effect.succeed(1), always))
       const piped = yield* Effect.exit(Effect.succeed(1).pipe(Chaos.inject(Chaos.latency("0 millis"), always)))
-      // The types: Effect<number, Boom>; a latency adds no error.
-      const typed: Effect.Effect<number, Boom> = Chaos.inject(Effect.succeed(1), Chaos.latency("1 millis"), always)
-      const none: Effect.Effect<number> = Effect.succeed(1).pipe(Chaos.inject(Chaos.latency("1 millis")))
+      // The types: Effect<number, Boom | InvalidChaosOptions>; a latency adds no error of its own.
+      const typed: Effect.Effect<number, Boom | Chaos.InvalidChaosOptions> = Chaos.inject(
+        Effect.succeed(1),
+        Chaos.latency("1 millis"),
+        always
+      )
+      const none: Effect.Effect<number, Chaos.InvalidChaosOptions> = Effect.succeed(1).pipe(
+        Chaos.inject(Chaos.latency("1 millis"))
+      )
       assert.isDefined(typed)
       assert.isDefined(none)
       assert.deepStrictEqual(data, Exit.fail(new Boom({ n: 1 })))
@@ -119,14 +125,27 @@ describe("Chaos.inject", () => {
     })
   )
 
-  it.effect("dies with InvalidChaosOptions that names the option and the rule", () =>
+  it.effect("fails with InvalidChaosOptions that names the option and the rule, and never runs the effect", () =>
     Effect.gen(function* () {
+      let runs = 0
       const message = (fault: Chaos.Fault<unknown>) =>
         Effect.gen(function* () {
-          const exit = yield* Effect.exit(Chaos.inject(Effect.void, fault))
+          const exit = yield* Effect.exit(
+            Chaos.inject(
+              Effect.sync(() => runs++),
+              fault
+            )
+          )
           assert.isTrue(Exit.isFailure(exit))
-          const error = Exit.isFailure(exit) ? defectOf(exit.cause) : undefined
+          assert.isFalse(Exit.isFailure(exit) && hasDies(exit.cause), "a typed failure, not a defect")
+          const error = yield* Effect.flip(
+            Chaos.inject(
+              Effect.sync(() => runs++),
+              fault
+            )
+          )
           assert.instanceOf(error, Chaos.InvalidChaosOptions)
+          assert.strictEqual(error._tag, "InvalidChaosOptions")
           return (error as Chaos.InvalidChaosOptions).message
         })
       assert.match(
@@ -146,6 +165,7 @@ describe("Chaos.inject", () => {
         yield* message(Chaos.during({ from: "1 second", to: "5 seconds" }, Chaos.fail({ rate: -1, error: () => 1 }))),
         /fail.rate/
       )
+      assert.strictEqual(runs, 0)
     })
   )
 })

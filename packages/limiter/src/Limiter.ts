@@ -57,8 +57,8 @@ export interface Options {
   /**
    * Outcomes that signal overload (a drop lowers an adaptive limit). Default: a `TimeoutException`
    * (as `Effect.timeout` fails or dies with) or an error whose `cause` is one (an HTTP client's
-   * timed-out request), and a `BreakerOpenError` or `LimiterRejectedError` from further down,
-   * recognised by their `_tag`.
+   * timed-out request), and a rejection from further down (a `BreakerOpenError` or
+   * `LimiterRejectedError`, recognised by `Rejection.isRejection` from `@circuitry/core`).
    */
   readonly isDrop?: ((cause: Cause.Cause<unknown>) => boolean) | undefined
 }
@@ -142,6 +142,24 @@ export const LimiterRejectedError: typeof errors.LimiterRejectedError = errors.L
  * @category errors
  */
 export type LimiterRejectedError = errors.LimiterRejectedError
+
+/**
+ * Whether a value is a `LimiterRejectedError`, from this copy of the package or another (it is
+ * recognised by `Rejection.TypeId` from `@circuitry/core`, not by its class); a look-alike with the
+ * same `_tag` is not one.
+ *
+ * @since 0.2.0
+ * @category guards
+ * @example
+ * ```ts
+ * import { Limiter } from "@circuitry/limiter"
+ * import { Effect } from "effect"
+ *
+ * const fallback = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+ *   Effect.catchIf(self, Limiter.isLimiterRejectedError, () => Effect.succeed("busy"))
+ * ```
+ */
+export const isLimiterRejectedError: (u: unknown) => u is LimiterRejectedError = errors.isLimiterRejectedError
 
 /**
  * Options that break a rule; `message` names the option and the rule.
@@ -238,7 +256,7 @@ export const withLimiter: {
 
 /**
  * The default `isDrop`: a `TimeoutException` (failure or defect) or a failure caused by one, or a
- * failure tagged `BreakerOpenError` or `LimiterRejectedError`.
+ * rejection (`BreakerOpenError`, `LimiterRejectedError`: `Rejection.isRejection` from `@circuitry/core`).
  *
  * @since 0.1.0
  * @category predicates

@@ -1,3 +1,4 @@
+import { CircuitBreaker } from "@circuitry/breaker"
 import * as Edition from "@circuitry/core/Edition"
 import { Limit, Limiter } from "@circuitry/limiter"
 import {
@@ -142,11 +143,18 @@ describe("Limiter", () => {
       yield* Fiber.join(timedOut)
       assert.strictEqual(yield* limiter.limit, 5)
       yield* Effect.exit(
-        Limiter.withLimiter(Effect.fail({ _tag: "BreakerOpenError", breaker: "x", state: "Open" }), limiter)
+        Limiter.withLimiter(
+          Effect.fail(new CircuitBreaker.BreakerOpenError({ breaker: "x", state: "Open", retryAfterMillis: 0 })),
+          limiter
+        )
       )
       assert.strictEqual(yield* limiter.limit, 2)
       assert.isTrue(Limiter.defaultIsDrop(Cause.die(timeoutError())))
-      assert.isTrue(Limiter.defaultIsDrop(Cause.fail({ _tag: "LimiterRejectedError" })))
+      assert.isTrue(
+        Limiter.defaultIsDrop(
+          Cause.fail(new Limiter.LimiterRejectedError({ limiter: "x", limit: 1, inFlight: 1, retryAfterMillis: 0 }))
+        )
+      )
       assert.isTrue(Limiter.defaultIsDrop(Cause.fail({ _tag: "RequestError", cause: timeoutError() })))
       assert.isFalse(Limiter.defaultIsDrop(Cause.fail({ _tag: "Other" })))
       assert.isFalse(Limiter.defaultIsDrop(Cause.die(new Error("timeout"))))

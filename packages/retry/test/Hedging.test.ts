@@ -1,3 +1,4 @@
+import { Rejection } from "@circuitry/core"
 import * as Edition from "@circuitry/core/Edition"
 import { Hedging, RetryBudget } from "@circuitry/retry"
 import { assert, counterCount, describe, it, TestClock } from "@circuitry/testkit"
@@ -19,6 +20,7 @@ const dependency = (latencies: ReadonlyArray<number>, fail: (n: number) => unkno
 }
 
 class LimiterRejected {
+  readonly [Rejection.TypeId] = Rejection.TypeId
   readonly _tag = "LimiterRejectedError"
   readonly retryAfterMillis = 100
 }

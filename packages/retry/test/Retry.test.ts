@@ -1,11 +1,19 @@
+import { Rejection } from "@circuitry/core"
 import * as Edition from "@circuitry/core/Edition"
 import { Retry, RetryBudget } from "@circuitry/retry"
-import { assert, counterCount, defectOf, describe, it, TestClock } from "@circuitry/testkit"
+import { assert, counterCount, defectOf, describe, intersectSchedules, it, TestClock } from "@circuitry/testkit"
 import { Clock, Effect, Exit, Fiber, Schedule } from "effect"
 import { numbered } from "./numbered.js"
 
-/** A rejection as `@circuitry/limiter` makes it (that package is not a dependency). */
+/** A rejection as `@circuitry/limiter` makes it (that package is not a dependency): it carries the TypeId. */
 class LimiterRejected {
+  readonly [Rejection.TypeId] = Rejection.TypeId
+  readonly _tag = "LimiterRejectedError"
+  constructor(readonly retryAfterMillis: number) {}
+}
+
+/** The same fields without the TypeId: not a rejection, an ordinary error. */
+class LookAlike {
   readonly _tag = "LimiterRejectedError"
   constructor(readonly retryAfterMillis: number) {}
 }
@@ -157,6 +165,28 @@ describe("Retry.retry", () => {
           assert.isTrue(Exit.isFailure(exit))
           assert.strictEqual(runs, 1, `retryAfterMillis ${after}, maxRetryAfter ${max}`)
         }
+      })
+    )
+
+    it.effect("a look-alike without the TypeId is an ordinary error: retried by the schedule alone", () =>
+      Effect.gen(function* () {
+        const at: Array<number> = []
+        const failing = (error: unknown) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            at.push(now)
+            return Effect.fail(error)
+          })
+        const schedule = intersectSchedules(Schedule.spaced("10 millis"), Schedule.recurs(2))
+        // A real rejection past maxRetryAfter fails at once; the look-alike is retried at 10 and 20 ms.
+        yield* Effect.exit(failing(new LimiterRejected(5_000)).pipe(Retry.retry({ schedule })))
+        assert.deepStrictEqual(at, [0])
+        at.length = 0
+        const fiber = yield* Edition.forkChild(
+          Effect.exit(failing(new LookAlike(5_000)).pipe(Retry.retry({ schedule })))
+        )
+        yield* TestClock.adjust("20 millis")
+        yield* Fiber.join(fiber)
+        assert.deepStrictEqual(at, [0, 10, 20])
       })
     )
   })

@@ -1,4 +1,5 @@
 import * as Edition from "@circuitry/core/Edition"
+import * as Rejection from "@circuitry/core/Rejection"
 import * as Schema from "effect/Schema"
 
 /** @internal */
@@ -7,6 +8,11 @@ export class BreakerOpenError extends Schema.TaggedError<BreakerOpenError>()("Br
   state: Edition.literals(["Open", "HalfOpen", "Isolated"]),
   retryAfterMillis: Schema.Number
 }) {
+  /** A rejection (`Rejection.isRejection`), on the prototype: a stackless rejection has it too. */
+  get [Rejection.TypeId](): Rejection.TypeId {
+    return Rejection.TypeId
+  }
+
   override get message(): string {
     switch (this.state) {
       case "Open":
@@ -39,6 +45,9 @@ export const rejection = (
   error._tag = "BreakerOpenError"
   return error
 }
+
+/** @internal */
+export const isBreakerOpenError = (u: unknown): u is BreakerOpenError => Rejection.isTagged(u, "BreakerOpenError")
 
 /** @internal */
 export class InvalidBreakerOptions extends Schema.TaggedError<InvalidBreakerOptions>()("InvalidBreakerOptions", {

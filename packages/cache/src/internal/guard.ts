@@ -59,7 +59,7 @@ const kindOf = (operation: string, cause: Cause.Cause<unknown>): string => {
 
 const isShed = (cause: Cause.Cause<unknown>): boolean => {
   const failure = Edition.findError(cause)
-  return Option.isSome(failure) && failure.value instanceof CircuitBreaker.BreakerOpenError
+  return Option.isSome(failure) && CircuitBreaker.isBreakerOpenError(failure.value)
 }
 
 interface Seen {

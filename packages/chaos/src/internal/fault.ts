@@ -177,7 +177,8 @@ export const random: Effect.Effect<number> = Virtual.withCurrent((fiber) =>
 /**
  * Applies `faults` to `self`, in order: latencies add up and are waited before the call; the
  * first failure drawn or stall replaces the call (it never reaches the dependency). `random`, when
- * given, is the generator to draw from instead of the fiber's. Dies when a fault is invalid.
+ * given, is the generator to draw from instead of the fiber's. Fails with `InvalidChaosOptions`
+ * when a fault is invalid, checked once, when the combinator is applied.
  *
  * @internal
  */
@@ -185,9 +186,9 @@ export const inject = <A, E, R, F>(
   self: Effect.Effect<A, E, R>,
   faults: ReadonlyArray<Fault<F>>,
   random: Random.Random | undefined
-): Effect.Effect<A, E | F, R> => {
+): Effect.Effect<A, E | F | InvalidChaosOptions, R> => {
   const problem = problemOf(faults, "Chaos.inject")
-  if (problem !== undefined) return Effect.die(new InvalidChaosOptions({ message: problem }))
+  if (problem !== undefined) return Effect.fail(new InvalidChaosOptions({ message: problem }))
   return faults.length === 0 ? self : apply(self, faults, random)
 }
 

@@ -9,6 +9,7 @@
  * @internal
  */
 import * as Edition from "@circuitry/core/Edition"
+import * as Heap from "@circuitry/core/Heap"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Virtual from "#virtual"
@@ -19,57 +20,27 @@ interface Timer {
   run: (() => void) | undefined
 }
 
-/** A binary min-heap of timers by (at, seq): equal times fire in the order they were set. */
+/** Timers by (at, seq): equal times fire in the order they were set. */
 class Timers {
-  private readonly heap: Array<Timer> = []
+  private readonly heap = Heap.make<Timer>((a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq))
   private seq = 0
-
-  get size(): number {
-    return this.heap.length
-  }
 
   add(at: number, run: () => void): Timer {
     const timer: Timer = { at, seq: this.seq++, run }
-    const heap = this.heap
-    heap.push(timer)
-    let i = heap.length - 1
-    while (i > 0) {
-      const parent = (i - 1) >> 1
-      if (!before(heap[i]!, heap[parent]!)) break
-      ;[heap[i], heap[parent]] = [heap[parent]!, heap[i]!]
-      i = parent
-    }
+    this.heap.push(timer)
     return timer
   }
 
   /** The earliest live timer's time, dropping cancelled ones on the way. */
   peek(): number | undefined {
-    while (this.heap.length > 0 && this.heap[0]!.run === undefined) this.pop()
-    return this.heap[0]?.at
+    while (this.heap.size > 0 && this.heap.peek()!.run === undefined) this.heap.pop()
+    return this.heap.peek()?.at
   }
 
   pop(): Timer | undefined {
-    const heap = this.heap
-    const top = heap[0]
-    const last = heap.pop()
-    if (top === undefined || last === undefined || heap.length === 0) return top
-    heap[0] = last
-    let i = 0
-    for (;;) {
-      const l = 2 * i + 1
-      const r = l + 1
-      let m = i
-      if (l < heap.length && before(heap[l]!, heap[m]!)) m = l
-      if (r < heap.length && before(heap[r]!, heap[m]!)) m = r
-      if (m === i) break
-      ;[heap[i], heap[m]] = [heap[m]!, heap[i]!]
-      i = m
-    }
-    return top
+    return this.heap.pop()
   }
 }
-
-const before = (a: Timer, b: Timer): boolean => a.at < b.at || (a.at === b.at && a.seq < b.seq)
 
 /**
  * What the fibers of a world read and wait on: its time, its sleeps, and the queue their tasks wait

@@ -1,3 +1,4 @@
+import * as Rejection from "@circuitry/core/Rejection"
 import * as Schema from "effect/Schema"
 
 /** @internal */
@@ -8,6 +9,11 @@ export class LimiterRejectedError extends Schema.TaggedError<LimiterRejectedErro
   partition: Schema.optional(Schema.String),
   retryAfterMillis: Schema.Number
 }) {
+  /** A rejection (`Rejection.isRejection`), on the prototype: a stackless rejection has it too. */
+  get [Rejection.TypeId](): Rejection.TypeId {
+    return Rejection.TypeId
+  }
+
   override get message(): string {
     const where = this.partition === undefined ? "" : ` (partition "${this.partition}")`
     return `limiter "${this.limiter}" is at its limit of ${this.limit} with ${this.inFlight} in flight${where}; retry after ${this.retryAfterMillis} ms`
@@ -38,6 +44,10 @@ export const rejection = (
   error._tag = "LimiterRejectedError"
   return error
 }
+
+/** @internal */
+export const isLimiterRejectedError = (u: unknown): u is LimiterRejectedError =>
+  Rejection.isTagged(u, "LimiterRejectedError")
 
 /** @internal */
 export class InvalidLimiterOptions extends Schema.TaggedError<InvalidLimiterOptions>()("InvalidLimiterOptions", {

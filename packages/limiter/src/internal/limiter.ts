@@ -4,9 +4,10 @@
  * without a lock, and the admitted path needs no fiber, no Ref and no Semaphore (as the breaker's
  * closed path). Callers in the queue wait in `Effect.async`, resumed by whoever frees a slot.
  *
- * Longer than most modules, for a reason: admission, release, partitions and the queue read and
- * write one state, and the invariant (at most `limit` running, no free slot while an admissible
- * caller waits) is easiest to check when every step that touches it is in one place.
+ * It owns the limit and the count of calls running, and every step that changes them (admission,
+ * release, samples), so that the invariant (at most `limit` running, no free slot while an
+ * admissible caller waits) is checked in one place. The partitions' shares are partition.ts's, the
+ * queue's order and states waiters.ts's, the slots each fiber holds running.ts's.
  *
  * The fiber a call runs in is read through `#fiber` (fiber.effect3.ts / fiber.effect4.ts): its
  * Clock, and its end, without an effect of its own on the admitted path.
@@ -26,7 +27,10 @@ import type { Algorithm } from "./algorithm.js"
 import { InvalidLimiterOptions, LimiterRejectedError, rejection } from "./errors.js"
 import { LimiterMetrics, type Outcome } from "./metrics.js"
 import { type Resolved, resolve } from "./options.js"
+import { canBorrow, Partition, shareOut } from "./partition.js"
+import { Call, runningOf, type Slots } from "./running.js"
 import * as Series from "./series.js"
+import { type Admission, GRANTED, Waiters } from "./waiters.js"
 
 export { callsTotal, inFlightGauge, limitGauge, roundTrip } from "./metrics.js"
 export { defaultIsDrop, type Resolved, resolve } from "./options.js"
@@ -44,103 +48,10 @@ export const isLimiter = (u: unknown): u is Limiter => typeof u === "object" && 
 // the limiter
 // ---------------------------------------------------------------------------------------------
 
-/** A partition that has had no call for this long lends its share (it is not in use). */
-const IDLE_MILLIS = 1000
-
 /** Weight of each round trip in the average behind `retryAfterMillis`. */
 const RTT_WEIGHT = 0.1
 
-/** @internal */
-export class Partition {
-  /** Slots guaranteed at the current limit. */
-  guaranteed = 0
-  busy = 0
-  waiting = 0
-  lastArrival = -Infinity
-  constructor(
-    readonly name: string,
-    readonly share: number
-  ) {}
-}
-
-const WAITING = 0
-const GRANTED = 1
-const CANCELLED = 2
-
-interface Waiter {
-  readonly partition: Partition | undefined
-  state: typeof WAITING | typeof GRANTED | typeof CANCELLED
-  /** In flight when the slot was granted (itself included). */
-  inflight: number
-  resume: ((effect: Effect.Effect<void>) => void) | undefined
-}
-
-/** An admitted call, as the fiber that runs it knows it: enough to free its slot. */
-class Call {
-  constructor(
-    readonly limiter: LimiterImpl,
-    readonly partition: Partition | undefined,
-    readonly clock: Clock.Clock,
-    readonly start: number,
-    readonly inflight: number
-  ) {}
-}
-
-/**
- * The calls a fiber has running through limiters, newest last (calls in one fiber nest, so they
- * mostly end newest first). An interrupted fiber skips the calls' handlers (Effect does not run
- * them while it unwinds an interruption), so one observer per fiber frees the slots still held
- * when the fiber ends. One observer per call would cost more than the rest of the call: Effect 3's
- * `removeObserver` copies the fiber's list of observers every time.
- */
-class Running {
-  private readonly calls: Array<Call> = []
-
-  constructor(fiber: Fiber.Fiber) {
-    Fiber.onEnd(fiber, () => {
-      if (lastFiber === fiber) lastFiber = lastRunning = undefined
-      const left = this.calls.splice(0)
-      for (const c of left) c.limiter.finish(c.partition, c.clock, c.start, c.inflight, "interrupted")
-    })
-  }
-
-  add(call: Call): void {
-    this.calls.push(call)
-  }
-
-  /** Whether `call` was still running: its handler frees the slot then, and only then. */
-  remove(call: Call): boolean {
-    const calls = this.calls
-    const last = calls.length - 1
-    if (last >= 0 && calls[last] === call) {
-      calls.pop()
-      return true
-    }
-    const i = calls.lastIndexOf(call)
-    if (i < 0) return false
-    calls.splice(i, 1)
-    return true
-  }
-}
-
-const runningByFiber = new WeakMap<Fiber.Fiber, Running>()
-// Most calls come from the fiber that made the last one; forgotten when that fiber ends.
-let lastFiber: Fiber.Fiber | undefined
-let lastRunning: Running | undefined
-
-const runningOf = (fiber: Fiber.Fiber): Running => {
-  if (fiber === lastFiber) return lastRunning!
-  let running = runningByFiber.get(fiber)
-  if (running === undefined) {
-    running = new Running(fiber)
-    runningByFiber.set(fiber, running)
-  }
-  lastFiber = fiber
-  lastRunning = running
-  return running
-}
-
-class LimiterImpl implements Limiter {
+class LimiterImpl implements Limiter, Admission, Slots {
   readonly [TypeId]: typeof TypeId = TypeId
   private readonly algorithm: Algorithm<unknown>
   private state: unknown
@@ -159,7 +70,7 @@ class LimiterImpl implements Limiter {
   private readonly isDrop: (cause: Cause.Cause<unknown>) => boolean
   private readonly queueSize: number
   private readonly queueTimeoutMillis: number
-  private readonly queue: Array<Waiter> = []
+  private readonly queue = new Waiters()
   private readonly byName: Map<string, Partition> | undefined
   private readonly partitionList: ReadonlyArray<Partition>
   private hub: PubSub.PubSub<L.Change> | undefined
@@ -183,7 +94,7 @@ class LimiterImpl implements Limiter {
     this.partitionList = resolved.partitions.map(([n, share]) => new Partition(n, share))
     this.byName = this.partitionList.length === 0 ? undefined : new Map(this.partitionList.map((p) => [p.name, p]))
     this.metrics = new LimiterMetrics(name, registry)
-    this.shareOut()
+    shareOut(this.partitionList, this.current)
   }
 
   /** @internal */
@@ -237,20 +148,18 @@ class LimiterImpl implements Limiter {
    * guaranteed slots, a partition may only borrow what the other partitions in use do not need
    * for their own guarantees.
    */
-  private canAdmit(p: Partition | undefined, now: number): boolean {
+  canAdmit(p: Partition | undefined, now: number): boolean {
     if (this.running >= this.current) return false
-    if (this.byName === undefined) return true
-    if (p !== undefined && p.busy < p.guaranteed) return true
-    let held = 0
-    for (const q of this.partitionList) {
-      if (q !== p && q.busy < q.guaranteed && (q.busy > 0 || q.waiting > 0 || now - q.lastArrival < IDLE_MILLIS)) {
-        held += q.guaranteed - q.busy
-      }
-    }
-    return this.running + held < this.current
+    return this.byName === undefined || canBorrow(this.partitionList, p, this.running, this.current, now)
   }
 
-  private acquire(p: Partition | undefined): number {
+  /** @internal */
+  hasRoom(): boolean {
+    return this.running < this.current
+  }
+
+  /** @internal */
+  acquire(p: Partition | undefined): number {
     if (!this.announced) {
       // The limit gauge starts on first use, so that an idle limiter costs no metric memory.
       this.announced = true
@@ -332,7 +241,7 @@ class LimiterImpl implements Limiter {
       this.avgRtt = this.avgRtt === 0 ? rtt : this.avgRtt + (rtt - this.avgRtt) * RTT_WEIGHT
       if (rtt > 0 ? this.adaptive : this.sampleZeroRtt) this.sample(start, rtt, inflight, outcome === "dropped", now)
     }
-    if (this.queue.length > 0) this.drain(now)
+    if (this.queue.length > 0) this.queue.grant(this, now)
   }
 
   /** Feeds one sample to the algorithm; a changed limit is announced and shared out. */
@@ -346,18 +255,9 @@ class LimiterImpl implements Limiter {
     const limit = Number.isFinite(next) ? Math.max(this.min, Math.min(this.max, next)) : this.current
     if (limit === this.current) return
     this.current = limit
-    this.shareOut()
+    shareOut(this.partitionList, limit)
     if (this.announced) this.metrics.limit(limit)
     if (this.hub !== undefined) Edition.publishUnsafe(this.hub, { limit, at: now })
-  }
-
-  /**
-   * Each partition is guaranteed its share of the limit rounded up (as Netflix's partitions are):
-   * at least its share. When the shares add up to 1 the roundings may overlap by a slot, which goes
-   * to whichever partition asks first; the total never exceeds the limit.
-   */
-  private shareOut(): void {
-    for (const p of this.partitionList) p.guaranteed = Math.ceil(this.current * p.share)
   }
 
   // -- refusal and the queue --------------------------------------------------------------------
@@ -390,31 +290,6 @@ class LimiterImpl implements Limiter {
     return (this.lastRejection = rejection(this.name, this.current, this.running, partition, retryAfter))
   }
 
-  /** Hands free slots to waiters, first come first served among those that may start. */
-  private drain(now: number): void {
-    const queue = this.queue
-    for (let i = 0; i < queue.length && this.running < this.current;) {
-      const w = queue[i]!
-      if (!this.canAdmit(w.partition, now)) {
-        i++
-        continue
-      }
-      queue.splice(i, 1)
-      if (w.partition !== undefined) w.partition.waiting--
-      w.state = GRANTED
-      w.inflight = this.acquire(w.partition)
-      w.resume?.(Effect.void)
-    }
-  }
-
-  private cancel(w: Waiter): void {
-    if (w.state !== WAITING) return
-    w.state = CANCELLED
-    const i = this.queue.indexOf(w)
-    if (i >= 0) this.queue.splice(i, 1)
-    if (w.partition !== undefined) w.partition.waiting--
-  }
-
   /**
    * Waits in the queue for a slot (at most `queue.timeout`), then runs. A waiter that is
    * interrupted or times out leaves the queue; one that was granted a slot in the same instant
@@ -426,24 +301,22 @@ class LimiterImpl implements Limiter {
     partition: string | undefined,
     clock: Clock.Clock
   ): Effect.Effect<A, E | LimiterRejectedError, R> {
-    const w: Waiter = { partition: p, state: WAITING, inflight: 0, resume: undefined }
-    this.queue.push(w)
-    if (p !== undefined) p.waiting++
+    const w = this.queue.add(p)
     const granted = Edition.callback<void, never>((resume) => {
       if (w.state === GRANTED) return resume(Effect.void)
       w.resume = resume
-      return Effect.sync(() => this.cancel(w))
+      return Effect.sync(() => this.queue.cancel(w))
     })
     const waiting = Effect.flatMap(Effect.timeoutOption(granted, this.queueTimeoutMillis), (slot) => {
       if (Option.isSome(slot)) return Effect.void
-      this.cancel(w)
+      this.queue.cancel(w)
       return Effect.fail(this.reject(p, partition))
     })
     return Effect.uninterruptibleMask((restore) =>
       Effect.matchCauseEffect(restore(waiting), {
         onFailure: (cause) => {
           if (w.state === GRANTED) this.finish(p, clock, 0, 0, "interrupted")
-          else this.cancel(w)
+          else this.queue.cancel(w)
           return Effect.failCause(cause)
         },
         onSuccess: () =>

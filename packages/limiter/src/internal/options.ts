@@ -1,6 +1,7 @@
 /** A limiter's options, validated once into `Resolved`, and the default `isDrop`. */
 import * as Edition from "@circuitry/core/Edition"
 import { millis, show } from "@circuitry/core/OptionRules"
+import { isRejection } from "@circuitry/core/Rejection"
 import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Limit from "../Limit.js"
@@ -22,13 +23,10 @@ export interface Resolved {
 const isTimeout = (u: unknown): boolean =>
   Edition.isTimeoutError(u) ||
   (typeof u === "object" && u !== null && Edition.isTimeoutError((u as { readonly cause?: unknown }).cause))
-const DROP_TAGS = new Set(["BreakerOpenError", "LimiterRejectedError"])
-const isTagged = (u: unknown): boolean =>
-  typeof u === "object" && u !== null && DROP_TAGS.has((u as { readonly _tag?: unknown })._tag as string)
 
 /** @internal */
 export const defaultIsDrop = (cause: Cause.Cause<unknown>): boolean => {
-  for (const error of Edition.failures(cause)) if (isTimeout(error) || isTagged(error)) return true
+  for (const error of Edition.failures(cause)) if (isTimeout(error) || isRejection(error)) return true
   for (const defect of Edition.defects(cause)) if (isTimeout(defect)) return true
   return false
 }

@@ -54,9 +54,7 @@ export const toResponse = (
 
 /** A `BreakerOpenError` in a cause, whether a failure or a defect (e.g. after `Effect.orDie`). */
 const findOpenError = (cause: Cause.Cause<unknown>): Option.Option<CircuitBreaker.BreakerOpenError> => {
-  const found = [...Edition.failures(cause), ...Edition.defects(cause)].find(
-    (value): value is CircuitBreaker.BreakerOpenError => value instanceof CircuitBreaker.BreakerOpenError
-  )
+  const found = [...Edition.failures(cause), ...Edition.defects(cause)].find(CircuitBreaker.isBreakerOpenError)
   return found === undefined ? Option.none() : Option.some(found)
 }
 

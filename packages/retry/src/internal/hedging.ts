@@ -1,4 +1,5 @@
 import * as Edition from "@circuitry/core/Edition"
+import { isRejection } from "@circuitry/core/Rejection"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -14,7 +15,6 @@ import type * as RB from "../RetryBudget.js"
 import { InvalidRetryOptions } from "./errors.js"
 import { Latencies } from "./latencies.js"
 import { describe, invalid, isOptionsObject, toMillis } from "./options.js"
-import { isRejection } from "./rejection.js"
 import { isRetryBudget, LocalBudget } from "./retryBudget.js"
 import { type Owner, type Timer, Timers } from "./timers.js"
 

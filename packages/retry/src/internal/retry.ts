@@ -1,4 +1,5 @@
 import * as Edition from "@circuitry/core/Edition"
+import { isRejection } from "@circuitry/core/Rejection"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
@@ -7,7 +8,6 @@ import type * as R from "../Retry.js"
 import type * as RB from "../RetryBudget.js"
 import { InvalidRetryOptions } from "./errors.js"
 import { describe, invalid, isOptionsObject, toMillis } from "./options.js"
-import { isRejection } from "./rejection.js"
 import { isBudgetOrTag, isRetryBudget, LocalBudget } from "./retryBudget.js"
 
 type RetryBudget = RB.RetryBudget

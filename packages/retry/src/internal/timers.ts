@@ -1,4 +1,5 @@
 import * as Edition from "@circuitry/core/Edition"
+import * as Heap from "@circuitry/core/Heap"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
@@ -29,7 +30,7 @@ export interface Timer {
  * @internal
  */
 export class Timers {
-  private readonly heap: Array<Timer> = []
+  private readonly heap = Heap.make<Timer>((a, b) => a.at < b.at)
   /** When the sweeper wakes next; infinite while it waits for work. */
   private target = Number.POSITIVE_INFINITY
   /** The scope is closed and the sweeper gone: no timer will fire. */
@@ -48,7 +49,7 @@ export class Timers {
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         timers.closed = true
-        timers.heap.length = 0
+        timers.heap.clear()
       })
     )
     return timers
@@ -61,15 +62,7 @@ export class Timers {
   schedule(at: number, owner: Owner): Timer | undefined {
     if (this.closed) return undefined
     const timer: Timer = { at, owner }
-    const heap = this.heap
-    let i = heap.push(timer) - 1
-    while (i > 0) {
-      const parent = (i - 1) >> 1
-      if (heap[parent]!.at <= at) break
-      heap[i] = heap[parent]!
-      i = parent
-    }
-    heap[i] = timer
+    this.heap.push(timer)
     if (at < this.target) {
       this.target = at
       Edition.offerUnsafe(this.wake, undefined)
@@ -79,41 +72,23 @@ export class Timers {
 
   cancel(timer: Timer): void {
     timer.owner = undefined
-    const heap = this.heap
-    if (heap[heap.length - 1] === timer) heap.pop()
-  }
-
-  private pop(): Timer {
-    const heap = this.heap
-    const top = heap[0]!
-    const last = heap.pop()!
-    if (heap.length > 0) {
-      let i = 0
-      for (;;) {
-        const left = 2 * i + 1
-        if (left >= heap.length) break
-        const right = left + 1
-        const child = right < heap.length && heap[right]!.at < heap[left]!.at ? right : left
-        if (heap[child]!.at >= last.at) break
-        heap[i] = heap[child]!
-        i = child
-      }
-      heap[i] = last
-    }
-    return top
+    this.heap.removeIfLast(timer)
   }
 
   private sweep(): Effect.Effect<void> {
     return Effect.suspend(() => {
       const now = this.now()
-      while (this.heap.length > 0 && (this.heap[0]!.owner === undefined || this.heap[0]!.at <= now)) {
-        this.pop().owner?.onTimer()
+      for (let top = this.heap.peek(); top !== undefined; top = this.heap.peek()) {
+        if (top.owner !== undefined && top.at > now) break
+        this.heap.pop()
+        top.owner?.onTimer()
       }
-      if (this.heap.length === 0) {
+      const next = this.heap.peek()
+      if (next === undefined) {
         this.target = Number.POSITIVE_INFINITY
         return Queue.take(this.wake)
       }
-      this.target = this.heap[0]!.at
+      this.target = next.at
       // An earlier entry added meanwhile wakes the sweeper before its sleep is over.
       return Effect.race(Effect.sleep(Duration.millis(this.target - now)), Queue.take(this.wake))
     })
