@@ -3,9 +3,9 @@
  * redis-server of the test's own, with the cache's breaker and its state shared through
  * RedisBreakerStore, every deadline 200-250 ms.
  *
- * The stall is a busy loop in this process, started (setImmediate) right after the store's command
- * went out, so Redis answers during it: its reply waits in the socket, and when the loop runs
- * again Node runs the expired deadline timers before it reads the socket. Real time; the bounds are
+ * The stall is a busy loop in this process, started (process.nextTick) right after the store's
+ * command went out, so Redis answers during it: its reply waits in the socket, and when the loop
+ * runs again Node runs the expired deadline timers before it reads the socket. Real time; the bounds are
  * read from what the test measures (the block, the loop's lost time), not fixed sleeps.
  */
 import { BreakerRegistry, CircuitBreaker, LoopStall, Policy } from "@circuitry/breaker"
@@ -43,8 +43,10 @@ const busyLoop = (): number => {
 
 /**
  * Instruments every ioredis client: the next command whose name and arguments `matches` says is
- * followed by a busy loop once it is on the wire (setImmediate runs after the tick in which ioredis
- * wrote it and uncorked the socket). `blocked` resolves with the time the loop was held.
+ * followed by a busy loop once it is on the wire (ioredis writes it to the socket in `sendCommand`;
+ * the loop runs at the next tick, before the event loop polls for the reply). With setImmediate it
+ * ran after the poll, and on Effect 4, whose fibers resume in microtasks, a reply read in that poll
+ * ended the read before the stall (2 of 3 runs). `blocked` resolves with the time the loop was held.
  */
 const stallAfter = (
   matches: (name: string, args: ReadonlyArray<unknown>) => boolean
@@ -61,7 +63,7 @@ const stallAfter = (
           const { args, name } = command as { readonly name: string; readonly args: ReadonlyArray<unknown> }
           if (armed && matches(name, args)) {
             armed = false
-            setImmediate(() => Effect.runSync(Deferred.succeed(blocked, busyLoop())))
+            process.nextTick(() => Effect.runSync(Deferred.succeed(blocked, busyLoop())))
           }
           return result
         }
