@@ -49,7 +49,7 @@ export interface Run {
   readonly editions: ReadonlyArray<EditionRun>
 }
 
-/** "Effect 4 (effect 4.1.0)" */
+/** "Effect 4 (effect 4.1.5)" */
 export const editionName = (e: Pick<EditionRun, "major" | "effect">): string => `Effect ${e.major} (effect ${e.effect})`
 
 export const TITLES: Record<string, string> = {

@@ -8,7 +8,7 @@
  * One source on both majors: the metrics layer, whose module @effect/opentelemetry renamed
  * (`Metrics` in 0.x for Effect 3, `OtelMetrics` in 4.x), comes from the pair `#test/otel`
  * (otel.effect{3,4}.ts); NodeSdk and Resource have the same names on both. On Effect 4 the run
- * takes @effect/opentelemetry 4.1.0 from editions/effect4 (its vitest.config.ts routes it as it
+ * takes @effect/opentelemetry 4.1.5 from editions/effect4 (its vitest.config.ts routes it as it
  * routes `effect`), and the OpenTelemetry SDK from the one install both majors share.
  */
 import * as Edition from "@circuitry/core/Edition"

@@ -322,10 +322,7 @@ Effect.runPromise(program).then((result) => console.log(JSON.stringify(result)))
 `
 
   beforeAll(async () => {
-    // effect by a caret range, as an app's `npm install effect` saves it: @effect/platform-node 4.1.0
-    // depends on @effect/platform-node-shared ^4.1.0, whose newest (4.1.5) peers on effect ^4.1.5, so
-    // an exact effect 4.1.0 here gets npm's "ERESOLVE overriding peer dependency".
-    const dependencies: Record<string, string> = { effect: `^${effect4}`, "@effect/platform-node": platformNode }
+    const dependencies: Record<string, string> = { effect: effect4, "@effect/platform-node": platformNode }
     for (const [i, name] of names.entries()) {
       const version = readJson(path.join(root, "packages", ported[i]!, "package.json")).version
       dependencies[name] = `file:${tarballOf(tarballs, name, version.replace(/^0\./, "4."))}`
