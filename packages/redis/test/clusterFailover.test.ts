@@ -220,11 +220,19 @@ describe("Redis Cluster failover", () => {
           )
         )
 
-        // A verdict written behind the fleet's back, never published: as if every subscriber had
-        // missed its publication. The members cannot know of it until they read the store, which
-        // the circuit's primary sees (MONITOR): none does before the node is lost.
+        // Another primary than the circuit's is chosen for the kill: the circuit's own slot stays up.
         const key = `${prefix}{${name}}:circuit`
         const home = yield* cluster.primaryOf(key)
+        const primaries = new Set<number>()
+        for (let i = 0; i < 64; i++) primaries.add(yield* cluster.primaryOf(`k${i}`))
+        const victim = Array.from(primaries).find((port) => port !== home)
+        assert.isDefined(victim)
+
+        // A verdict written behind the fleet's back, never published: as if every subscriber had
+        // missed its publication. The members cannot know of it until they read the store, which
+        // the circuit's primary sees (MONITOR): none does before the node is lost. It is written
+        // just before the kill, so that the window in which a member could read it for another
+        // reason (a slots refresh that drops a node counts as a reconnect) is as short as it can be.
         const seen = yield* watchCommands(cluster.admin.nodes("master").filter((n) => n.options.port === home))
         const isRead = (c: Seen) => /^eval/.test(c.name) && c.args[2] === key && c.args.length === 3
         const now = Date.now()
@@ -232,12 +240,6 @@ describe("Redis Cluster failover", () => {
           cluster.admin.hset(key, { state: "Open", until: String(now + 60_000), at: String(now), origin: "elsewhere" })
         )
         for (const member of members) assert.strictEqual(yield* tagOf(member), "Closed")
-
-        // Another primary than the circuit's is killed: the circuit's own slot stays up.
-        const primaries = new Set<number>()
-        for (let i = 0; i < 64; i++) primaries.add(yield* cluster.primaryOf(`k${i}`))
-        const victim = Array.from(primaries).find((port) => port !== home)
-        assert.isDefined(victim)
         const readsBeforeTheLoss = seen.filter(isRead).length
         yield* cluster.kill(victim!)
         assert.isTrue(
