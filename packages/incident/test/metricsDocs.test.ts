@@ -26,10 +26,19 @@ const declared = (): Map<string, Declared> => {
   for (const folder of fs.readdirSync(path.join(root, "packages"))) {
     const src = path.join(root, "packages", folder, "src")
     if (!fs.existsSync(src)) continue
+    // A metric's name and help declared once as a spec object (`export const calls: Spec = { name:
+    // "circuitry_..." }`, the breaker's metricSpecs.ts), which a major's file names as `Specs.calls.name`.
+    const specNames = new Map<string, string>()
+    for (const file of sources(src)) {
+      const code = fs.readFileSync(file, "utf8")
+      for (const m of code.matchAll(/\bconst ([a-z][A-Za-z0-9]*)(?::[^=]*)? = \{\s*name: "(circuitry_[a-z0-9_]+)"/g)) {
+        specNames.set(m[1]!, m[2]!)
+      }
+    }
     for (const file of sources(src)) {
       const code = fs.readFileSync(file, "utf8")
       const pattern =
-        /\b(?:Metric|MetricKey)\.(counter|gauge|histogram|summary|frequency)\(\s*"(circuitry_[a-z0-9_]+)"/g
+        /\b(?:Metric|MetricKey)\.(counter|gauge|histogram|summary|frequency)\(\s*(?:"(circuitry_[a-z0-9_]+)"|Specs\.([a-z][A-Za-z0-9]*)\.name)/g
       // A metric declared as a spec (`const X = { name: "circuitry_..." }`) that a constructor of the
       // limiter's series takes (`Series.counter(X)`): the same declaration, one per major underneath.
       const specs = new Map(
@@ -47,21 +56,23 @@ const declared = (): Map<string, Declared> => {
         found.set(spec.name, { type: spec.type, incremental: spec.incremental, file: relative })
       }
       for (const m of code.matchAll(pattern)) {
+        const name = m[2] ?? specNames.get(m[3]!)
+        assert.isDefined(name, `${path.relative(root, file)}: no spec object named ${m[3]} declares a metric name`)
         // The options object that follows the name, up to its closing brace.
         const rest = code.slice(m.index! + m[0].length)
         const options = /^\s*,\s*\{([^}]*)\}/.exec(rest)?.[1] ?? ""
         const relative = path.relative(root, file)
-        const previous = found.get(m[2]!)
+        const previous = found.get(name)
         const here = { type: m[1]!, incremental: /incremental:\s*true/.test(options), file: relative }
         // The two edition files of one module (x.effect3.ts, x.effect4.ts) declare the same metric,
         // each for its major: one declaration, which must agree on both.
         const twin = (f: string) => f.replace(/\.effect[34]\.ts$/, "")
         if (previous !== undefined && previous.file !== relative && twin(previous.file) === twin(relative)) {
-          assert.deepStrictEqual([here.type, here.incremental], [previous.type, previous.incremental], m[2])
+          assert.deepStrictEqual([here.type, here.incremental], [previous.type, previous.incremental], name)
           continue
         }
-        assert.isUndefined(previous, `${m[2]} is declared twice: ${previous?.file} and ${relative}`)
-        found.set(m[2]!, here)
+        assert.isUndefined(previous, `${name} is declared twice: ${previous?.file} and ${relative}`)
+        found.set(name, here)
       }
     }
   }
