@@ -47,6 +47,11 @@ describe("a blackholed PostgreSQL never holds a call past the store deadlines", 
         assert.isBelow(probeMillis, 1_000, `half-open call took ${probeMillis} ms`)
         assert.isTrue(Result.isSuccess(probe) || Result.isFailure(probe))
         assert.strictEqual((yield* made.state)._tag, "Closed")
+        // The network then fails outright, before the scope closes. What this test pins is the
+        // calls above; the stores' release while the blackhole lasts is not bounded here: on Effect 3
+        // it took 3-8 s in six runs alone and over 20 s once in a whole run (2026-12-06), not yet
+        // explained (on Effect 4 ~10 s, the driver's cancel timers).
+        yield* hole.cut
       }).pipe(Effect.scoped),
     20_000
   )
