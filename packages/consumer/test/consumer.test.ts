@@ -1,6 +1,7 @@
 /**
- * The packages as a user gets them. `pnpm release:pack` (the command docs/getting-started.md gives)
- * builds and packs every public package (found, not listed); plain npm installs the tarballs into
+ * The packages as a user gets them. `pnpm release:pack` (the command docs/getting-started.md gives;
+ * run once for both consumer tests by test/pack.setup.ts) builds and packs every public package
+ * (found, not listed); plain npm installs the tarballs into
  * an app under the OS temp folder (outside the workspace: no pnpm, no tsx, no aliases, no source
  * condition); then app/ runs there with plain `node`, as ESM and as CommonJS, against real Redis,
  * SQLite and HTTP servers, and a TypeScript consumer typechecks under node16 and bundler resolution.
@@ -19,20 +20,17 @@ import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { ported } from "../../../editions/effect4/ported.js"
 import { type PublicPackage, publicPackages, root, subpaths } from "./packages.js"
+import { tarballs, waitForPack } from "./packed.js"
 import { run } from "./run.js"
 
 const packages = publicPackages()
 const appSource = path.join(root, "packages", "consumer", "app")
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "circuitry-consumer-"))
 const app = path.join(work, "app")
-const tarballs = path.join(work, "tarballs")
 /** Where `pnpm release:pack <dir>` writes the Effect 3 edition. */
 const edition = path.join(tarballs, "effect3")
 /** The version the Effect 3 edition publishes (docs/editions.md): the repository's 0.M.P as 3.M.P. */
 const effect3Version = (pkg: PublicPackage) => pkg.manifest.version.replace(/^0\./, "3.")
-
-const pnpm = (args: ReadonlyArray<string>, cwd: string, timeoutMinutes?: number) =>
-  run("npx", ["-y", "pnpm@10.34.9", ...args], cwd, timeoutMinutes)
 
 interface PackedFile {
   readonly path: string
@@ -62,8 +60,9 @@ const step = async <A>(name: string, f: () => Promise<A>): Promise<A> => {
 }
 
 beforeAll(async () => {
-  // Both editions of every package built and packed: minutes on a loaded machine (over 20 at load 40-48).
-  await step("pnpm release:pack", () => pnpm(["release:pack", tarballs], root, 30))
+  // Both editions of every package built and packed (test/pack.setup.ts): minutes on a loaded machine
+  // (over 20 at load 40-48).
+  await step("waiting for pnpm release:pack", () => waitForPack(30))
   for (const pkg of packages) {
     const tarball = path.join(edition, `${pkg.manifest.name.slice(1).replace("/", "-")}-${effect3Version(pkg)}.tgz`)
     // What npm would publish, read from the very tarball the app installs.

@@ -1,10 +1,11 @@
 /**
- * The Effect 4 edition as a user gets it. Build the ported packages for Effect 4
- * (scripts/build-package.mjs --edition 4), pack each with plain npm, install the tarballs with npm
- * into an app on effect 4.1 under the OS temp folder, run it with plain `node` (the Node on the
+ * The Effect 4 edition as a user gets it. The ported packages' Effect 4 tarballs, as
+ * `pnpm release:pack` writes them (packed once for both consumer tests: test/pack.setup.ts), are
+ * installed with npm into apps on effect 4.1 under the OS temp folder, run it with plain `node` (the Node on the
  * PATH, 20 here) as ESM and as CommonJS, and typecheck a TypeScript consumer written in Effect 4's
  * idiom (Context.Service keys, Duration.Input) under node16 and bundler resolution, strict. An app
- * on effect 4 that installs the Effect 3 edition gets npm's peer error, not a broken runtime.
+ * on effect 4 that installs the Effect 3 edition gets npm's peer error, not a broken runtime
+ * (consumer.test.ts shows it, both ways, with the same tarballs).
  *
  * effect 4 is ESM only, and so is this edition: app.cjs `require`s it as it `require`s effect, by
  * Node's require(esm) (Node 20.19 and later).
@@ -17,25 +18,50 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { ported } from "../../../editions/effect4/ported.js"
 import { root } from "./packages.js"
+import { tarballs, waitForPack } from "./packed.js"
 import { run } from "./run.js"
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "circuitry-edition4-"))
-const tarballs = path.join(work, "tarballs")
 const app = path.join(work, "app")
 const readJson = (file: string) => JSON.parse(fs.readFileSync(file, "utf8"))
 
 const effect4 = readJson(path.join(root, "editions", "effect4", "package.json")).devDependencies.effect as string
 const rootManifest = readJson(path.join(root, "package.json"))
 const names = ported.map((folder) => readJson(path.join(root, "packages", folder, "package.json")).name as string)
-const tarballOf = (dir: string, name: string, version: string) =>
-  path.join(dir, `${name.slice(1).replace("/", "-")}-${version}.tgz`)
+/** The Effect 4 edition's tarball of a ported package, as an npm dependency: its 0.M.P published as 4.M.P. */
+const edition4Tarball = (name: string) => {
+  const version = readJson(path.join(root, "packages", ported[names.indexOf(name)]!, "package.json")).version as string
+  return `file:${path.join(tarballs, "effect4", `${name.slice(1).replace("/", "-")}-${version.replace(/^0\./, "4.")}.tgz`)}`
+}
 
-const program = (load: (specifier: string) => string) => `${load("@circuitry/core")}
-${load("@circuitry/retry")}
-${load("@circuitry/limiter")}
-${load("@circuitry/chaos")}
-${load("@circuitry/breaker")}
-${load("effect")}
+/** An app's entry points, the same program as ESM (`import`) and as CommonJS (`require`). */
+const entries = (program: (load: (specifier: string, bound: string) => string) => string) => ({
+  "app.mjs": program((s, bound) => `import { ${bound} } from "${s}"`),
+  "app.cjs": program((s, bound) => `const { ${bound} } = require("${s}")`)
+})
+
+/** Writes an app (its package.json and files) and installs it with plain npm, which must report no peer conflict. */
+const installApp = async (dir: string, dependencies: Record<string, string>, files: Record<string, string>) => {
+  fs.mkdirSync(dir, { recursive: true })
+  const manifest = { name: path.basename(dir), private: true, type: "module", dependencies }
+  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify(manifest, null, 2))
+  for (const [file, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, file), text)
+  const install = await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], dir, 10)
+  assert.notMatch(install.stderr, /ERESOLVE|peer dep/i, `npm reported a peer conflict:\n${install.stderr}`)
+}
+
+const bindings: Record<string, string> = {
+  "@circuitry/core": "Edition",
+  "@circuitry/retry": "Hedging, Retry, RetryBudget",
+  "@circuitry/limiter": "Limit, Limiter",
+  "@circuitry/chaos": "Chaos, Scenario",
+  "@circuitry/breaker": "CircuitBreaker, Policy",
+  effect: "Context, Effect, Fiber, Schedule"
+}
+
+const program = (load: (specifier: string, bound: string) => string) => `${Object.entries(bindings)
+  .map(([s, bound]) => load(s, bound))
+  .join("\n")}
 
 class Budget extends Context.Service()("Budget") {}
 let attempts = 0
@@ -69,15 +95,6 @@ const program = Effect.gen(function* () {
 }).pipe(Effect.scoped, Effect.provide(RetryBudget.layer(Budget, { ratio: 1 })))
 Effect.runPromise(program).then((result) => console.log(JSON.stringify(result)))
 `
-
-const bindings: Record<string, string> = {
-  "@circuitry/core": "Edition",
-  "@circuitry/retry": "Hedging, Retry, RetryBudget",
-  "@circuitry/limiter": "Limit, Limiter",
-  "@circuitry/chaos": "Chaos, Scenario",
-  "@circuitry/breaker": "CircuitBreaker, Policy",
-  effect: "Context, Effect, Fiber, Schedule"
-}
 
 /** Effect 4's idiom, strict: a Context.Service key, Duration.Input, the error types. */
 const typed = `import { Edition } from "@circuitry/core"
@@ -149,12 +166,7 @@ const tsconfig = (resolution: "node16" | "bundler") => ({
 })
 
 beforeAll(async () => {
-  fs.mkdirSync(tarballs, { recursive: true })
-  for (const folder of ported) {
-    const dir = path.join(root, "packages", folder)
-    await run("node", [path.join(root, "scripts", "build-package.mjs"), "--edition", "4"], dir)
-    await run("npm", ["pack", "--pack-destination", tarballs, path.join(dir, ".tmp", "effect4")], work)
-  }
+  await waitForPack(30)
   const dependencies: Record<string, string> = {
     effect: effect4,
     // @circuitry/redis's driver (a peer), at the version its tests run on.
@@ -162,27 +174,15 @@ beforeAll(async () => {
     typescript: rootManifest.devDependencies.typescript,
     "@types/node": rootManifest.devDependencies["@types/node"]
   }
-  for (const [i, name] of names.entries()) {
-    const version = readJson(path.join(root, "packages", ported[i]!, "package.json")).version
-    // The Effect 4 edition publishes the repository's 0.M.P as 4.M.P (docs/editions.md).
-    dependencies[name] = `file:${tarballOf(tarballs, name, version.replace(/^0\./, "4."))}`
-  }
-  fs.mkdirSync(app)
-  fs.writeFileSync(
-    path.join(app, "package.json"),
-    JSON.stringify({ name: "edition4-app", private: true, type: "module", dependencies }, null, 2)
+  for (const name of names) dependencies[name] = edition4Tarball(name)
+  const configs = Object.fromEntries(
+    (["node16", "bundler"] as const).map((resolution) => [
+      `tsconfig.${resolution}.json`,
+      JSON.stringify(tsconfig(resolution), null, 2)
+    ])
   )
-  const imports = (s: string) => `import { ${bindings[s]} } from "${s}"`
-  const requires = (s: string) => `const { ${bindings[s]} } = require("${s}")`
-  fs.writeFileSync(path.join(app, "app.mjs"), program(imports))
-  fs.writeFileSync(path.join(app, "app.cjs"), program(requires))
-  fs.writeFileSync(path.join(app, "typed.ts"), typed)
-  for (const resolution of ["node16", "bundler"] as const) {
-    fs.writeFileSync(path.join(app, `tsconfig.${resolution}.json`), JSON.stringify(tsconfig(resolution), null, 2))
-  }
-  const install = await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], app, 10)
-  assert.notMatch(install.stderr, /ERESOLVE|peer dep/i, `npm reported a peer conflict:\n${install.stderr}`)
-}, 15 * 60_000)
+  await installApp(app, dependencies, { ...entries(program), "typed.ts": typed, ...configs })
+}, 40 * 60_000)
 
 afterAll(() => {
   fs.rmSync(work, { recursive: true, force: true })
@@ -245,34 +245,6 @@ describe("the Effect 4 edition, packed and installed with npm into an app on eff
     )
     assert.match(failed ?? "", /wrong\.ts\(2,\d+\): error TS\d+: Property 'Tag' does not exist/)
   })
-
-  it("an app on effect 4 that installs the Effect 3 edition gets npm's peer error", { timeout: 300_000 }, async () => {
-    const other = path.join(work, "effect3-edition")
-    fs.mkdirSync(path.join(other, "tarballs"), { recursive: true })
-    // The Effect 3 edition's manifest is the repository's, with workspace ranges made real by pnpm.
-    for (const folder of ported) {
-      await run(
-        "npx",
-        ["-y", "pnpm@10.34.9", "pack", "--pack-destination", path.join(other, "tarballs")],
-        path.join(root, "packages", folder)
-      )
-    }
-    const dependencies: Record<string, string> = { effect: effect4 }
-    for (const [i, name] of names.entries()) {
-      const version = readJson(path.join(root, "packages", ported[i]!, "package.json")).version
-      dependencies[name] = `file:${tarballOf(path.join(other, "tarballs"), name, version)}`
-    }
-    fs.writeFileSync(
-      path.join(other, "package.json"),
-      JSON.stringify({ name: "wrong-edition", private: true, dependencies })
-    )
-    const failed = await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], other).then(
-      () => undefined,
-      (error: Error) => error.message
-    )
-    assert.match(failed ?? "", /ERESOLVE/)
-    assert.match(failed ?? "", /peer effect@"\^3\.22\.0"/)
-  })
 })
 
 /**
@@ -294,7 +266,9 @@ describe("@circuitry/platform's Effect 4 edition serves over @effect/platform-no
     "effect/http": "HttpRouter, HttpServer, HttpServerResponse",
     "node:http": "createServer"
   }
-  const serverProgram = (load: (specifier: string) => string) => `${Object.keys(platformBindings).map(load).join("\n")}
+  const serverProgram = (load: (specifier: string, bound: string) => string) => `${Object.entries(platformBindings)
+    .map(([s, bound]) => load(s, bound))
+    .join("\n")}
 
 const program = Effect.gen(function* () {
   const registry = yield* BreakerRegistry.make()
@@ -322,23 +296,11 @@ Effect.runPromise(program).then((result) => console.log(JSON.stringify(result)))
 `
 
   beforeAll(async () => {
+    await waitForPack(30)
     const dependencies: Record<string, string> = { effect: effect4, "@effect/platform-node": platformNode }
-    for (const [i, name] of names.entries()) {
-      const version = readJson(path.join(root, "packages", ported[i]!, "package.json")).version
-      dependencies[name] = `file:${tarballOf(tarballs, name, version.replace(/^0\./, "4."))}`
-    }
-    fs.mkdirSync(serverApp)
-    fs.writeFileSync(
-      path.join(serverApp, "package.json"),
-      JSON.stringify({ name: "platform-app", private: true, type: "module", dependencies }, null, 2)
-    )
-    const imports = (s: string) => `import { ${platformBindings[s]} } from "${s}"`
-    const requires = (s: string) => `const { ${platformBindings[s]} } = require("${s}")`
-    fs.writeFileSync(path.join(serverApp, "app.mjs"), serverProgram(imports))
-    fs.writeFileSync(path.join(serverApp, "app.cjs"), serverProgram(requires))
-    const install = await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], serverApp, 10)
-    assert.notMatch(install.stderr, /ERESOLVE|peer dep/i, `npm reported a peer conflict:\n${install.stderr}`)
-  }, 15 * 60_000)
+    for (const name of names) dependencies[name] = edition4Tarball(name)
+    await installApp(serverApp, dependencies, entries(serverProgram))
+  }, 40 * 60_000)
 
   for (const entry of ["app.mjs", "app.cjs"]) {
     it(`plain node serves a request through BreakerHttpServer (${entry})`, { timeout: 120_000 }, async () => {
@@ -447,29 +409,14 @@ Effect.runPromise(program).then((result) => console.log(JSON.stringify(result)))
 `
 
   beforeAll(async () => {
+    await waitForPack(30)
     const libsql = readJson(path.join(root, "packages", "sql", "package.json")).devDependencies.libsql as string
     const dependencies: Record<string, string> = { effect: effect4, libsql }
-    for (const [i, name] of names.entries()) {
-      if (!["@circuitry/core", "@circuitry/breaker", "@circuitry/sql"].includes(name)) continue
-      const version = readJson(path.join(root, "packages", ported[i]!, "package.json")).version
-      dependencies[name] = `file:${tarballOf(tarballs, name, version.replace(/^0\./, "4."))}`
+    for (const name of ["@circuitry/core", "@circuitry/breaker", "@circuitry/sql"]) {
+      dependencies[name] = edition4Tarball(name)
     }
-    fs.mkdirSync(sqlApp)
-    fs.writeFileSync(
-      path.join(sqlApp, "package.json"),
-      JSON.stringify({ name: "edition4-sql-app", private: true, type: "module", dependencies }, null, 2)
-    )
-    fs.writeFileSync(
-      path.join(sqlApp, "app.mjs"),
-      sqlProgram((s, bound) => `import { ${bound} } from "${s}"`)
-    )
-    fs.writeFileSync(
-      path.join(sqlApp, "app.cjs"),
-      sqlProgram((s, bound) => `const { ${bound} } = require("${s}")`)
-    )
-    const install = await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], sqlApp, 10)
-    assert.notMatch(install.stderr, /ERESOLVE|peer dep/i, `npm reported a peer conflict:\n${install.stderr}`)
-  }, 15 * 60_000)
+    await installApp(sqlApp, dependencies, entries(sqlProgram))
+  }, 40 * 60_000)
 
   it("its manifest peers on effect 4 and @effect/sql-pg 4 (optional), not on @effect/sql", () => {
     const manifest = readJson(path.join(sqlApp, "node_modules", "@circuitry", "sql", "package.json"))
