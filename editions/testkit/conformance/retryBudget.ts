@@ -76,6 +76,8 @@ export interface RetryBudgetBackend {
   readonly eventually: (condition: Effect.Effect<boolean>) => Effect.Effect<boolean>
   /** Runs of the concurrency property (default 100). */
   readonly propertyRuns?: number | undefined
+  /** Each test's timeout, when the run's default (30 s) is too short for a backend on a busy machine. */
+  readonly timeoutMillis?: number | undefined
 }
 
 /** Asks for `n` withdrawals, one after the other; how many were given. */
@@ -341,7 +343,7 @@ export const retryBudgetSuite = (backend: RetryBudgetBackend): void => {
     for (const group of new Set(retryBudgetContract.map((test) => test.group))) {
       describe(group, () => {
         for (const test of retryBudgetContract.filter((t) => t.group === group)) {
-          it.scoped(test.name, () => test.run(backend))
+          it.scoped(test.name, () => test.run(backend), backend.timeoutMillis)
         }
       })
     }

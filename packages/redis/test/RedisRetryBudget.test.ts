@@ -43,7 +43,10 @@ retryBudgetSuite({
   sharedByName: true,
   eventually: (condition) => eventually(condition),
   // Each run connects a budget of its own to Redis: 30 runs keep the test within seconds on Effect 3.
-  propertyRuns: 30
+  propertyRuns: 30,
+  // On Effect 3 every withdrawal leaves its deadline's sleep on the TestClock, which each later
+  // adjust steps through: the floor test's 600 withdrawals took 8-10 s at a load average of 12-15.
+  timeoutMillis: 60_000
 })
 
 describe("RedisRetryBudget", () => {
