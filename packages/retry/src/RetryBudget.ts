@@ -47,6 +47,10 @@ export interface Options {
  * A budget shared by every call that is given it. Made by `make` (in memory) or by
  * `RedisRetryBudget.make` in `@circuitry/redis` (one budget for a whole fleet).
  *
+ * This interface is the port a backend implements: `deposit`, `tryWithdraw` and `available` on
+ * the Effect Clock, with the semantics above, and the `TypeId`. Both backends pass one conformance
+ * suite (`editions/testkit/conformance/retryBudget.ts`, see docs/retry.md).
+ *
  * @since 0.1.0
  * @category models
  */
