@@ -269,9 +269,10 @@ layerLive(FleetLive, { timeout: 120_000 })("a fleet of 50 members on one Redis",
             const loaded = of(fleet.events.slice(from), "loaded", circuit)
             const calls = loaded.reduce((n, e) => n + e.calls, 0)
             const failures = loaded.reduce((n, e) => n + e.failures, 0)
-            // Batching's bound: per member, 5 batches at once, then one a second, each of at most 3
-            // sends here (failures before a success, the success, failures since; no trip's time).
-            const bound = 3 * fleet.size * (5 + Math.ceil(seconds) + 1)
+            // Batching's bound: per member, 5 batches at once, then one a second, each of at most 4
+            // sends (the outbox's BATCH_STEPS: failures before a success, the success, failures since,
+            // and, when a success comes while the batch is being sent, the failures before it).
+            const bound = 4 * fleet.size * (5 + Math.ceil(seconds) + 1)
             yield* log(
               `brownout: ${calls} calls, ${failures} failed, in ${seconds.toFixed(1)} s: ${total(trips)} round trips (${(total(trips) / seconds).toFixed(0)}/s, ${(total(trips) / failures).toFixed(3)} per failure; bound ${bound}) ${JSON.stringify(trips)}; ${total(stats)} commands executed (${(total(stats) / seconds).toFixed(0)}/s); load average ${loadAverage()}`
             )
