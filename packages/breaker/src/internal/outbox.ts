@@ -307,7 +307,9 @@ export class Outbox {
       const trip = this.quorum === undefined ? undefined : this.pendingTrip
       if (verdict === undefined && trip === undefined) return Effect.void
       const send = Effect.andThen(
-        verdict === undefined ? Effect.void : this.verdicts.save(toSend(verdict, this.origin, Edition.nowUnsafe(clock))),
+        verdict === undefined
+          ? Effect.void
+          : this.verdicts.save(toSend(verdict, this.origin, Edition.nowUnsafe(clock))),
         trip === undefined ? Effect.void : Effect.asVoid(this.quorum!.record(trip.at))
       )
       // Disconnected: a store that does not answer is given up at the deadline, not when it lets go.
