@@ -8,7 +8,7 @@ import type { BreakerStore } from "@circuitry/breaker"
 import { BreakerStore as Store } from "@circuitry/breaker"
 import { assert, layer as sharedLayer, TestClock, yieldNow } from "@circuitry/testkit"
 import { Effect, Fiber, Option, Stream } from "effect"
-import type { Layer, Scope } from "effect"
+import type { Scope } from "effect"
 
 let counter = 0
 /** A circuit name no other test (or earlier run on a shared server) uses. */
