@@ -3,10 +3,11 @@
  * same store, in this process or another. The in-memory state of each breaker is the default;
  * Redis (`@circuitry/redis`) and SQL (`@circuitry/sql`) provide this service for a fleet.
  *
- * A store offers capabilities (`SharedCircuit`): the verdict, always; shared counts, fleet-wide probe
- * leases and fleet membership when its backend can. The breaker never waits on the store on its
- * closed success path: it reports in the background and learns remote verdicts through `watch`. A store that is down or slow never blocks or
- * fails a call: the breaker carries on with its local state and catches the store up later.
+ * A store offers capabilities (`SharedCircuit`): the verdict, always; shared counts, fleet-wide
+ * probe leases and fleet membership when its backend can. The breaker never waits on the store on
+ * its closed success path: it reports in the background and learns remote verdicts through
+ * `watch`. A store that is down or slow never blocks or fails a call: the breaker carries on with
+ * its local state and catches the store up later.
  *
  * @since 0.1.0
  */
@@ -198,6 +199,18 @@ export interface FleetMembership {
  *
  * @since 0.1.0
  * @category models
+ * @example
+ * ```ts
+ * import { BreakerStore } from "@circuitry/breaker"
+ * import { Effect } from "effect"
+ *
+ * // A store that shares verdicts only: its breakers probe per instance and keep their counts.
+ * const verdictsOnly = Effect.map(BreakerStore.makeMemory, (memory) =>
+ *   BreakerStore.BreakerStore.of({
+ *     connect: (name) => Effect.map(memory.connect(name), (circuit) => ({ verdict: circuit.verdict }))
+ *   })
+ * )
+ * ```
  */
 export interface SharedCircuit {
   readonly verdict: VerdictChannel

@@ -211,7 +211,7 @@ export const connect = (
     const circuit = Edition.Result.successOf(connected)
     if (quorum !== undefined && circuit.fleet === undefined) {
       return yield* new InvalidBreakerOptions({
-        message: `sharing.quorum needs a BreakerStore that offers fleet membership (SharedCircuit.fleet: heartbeats and trips); the store in the context offers none for "${name}" (breaker "${name}")`
+        message: `sharing.quorum needs a BreakerStore that offers fleet membership (SharedCircuit.fleet: heartbeats and trips); the store in the context offers none (breaker "${name}")`
       })
     }
     const health = new Health(name)
