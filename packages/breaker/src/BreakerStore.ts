@@ -3,27 +3,28 @@
  * same store, in this process or another. The in-memory state of each breaker is the default;
  * Redis (`@circuitry/redis`) and SQL (`@circuitry/sql`) provide this service for a fleet.
  *
- * The breaker never waits on the store on its closed success path: it reports in the background
- * and learns remote verdicts through `verdicts`. A store that is down or slow never blocks or
- * fails a call: the breaker carries on with its local state and catches the store up later.
+ * A store offers capabilities (`SharedCircuit`): the verdict, always; shared counts, fleet-wide
+ * probe leases and fleet membership when its backend can. The breaker never waits on the store on
+ * its closed success path: it reports in the background and learns remote verdicts through
+ * `watch`. A store that is down or slow never blocks or fails a call: the breaker carries on with
+ * its local state and catches the store up later.
  *
  * @since 0.1.0
  */
 import * as Edition from "@circuitry/core/Edition"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as PubSub from "effect/PubSub"
+import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
-import * as Kit from "./BreakerStoreKit.js"
+import type * as Stream from "effect/Stream"
+import * as Memory from "./internal/memoryStore.js"
 
 /**
  * A verdict as it crosses between a member and its store. It holds no absolute time: members'
  * clocks may disagree (by seconds), so each time is a duration counted from the moment the verdict
  * is handed over: when a member calls `save`, or when the store reads (`load`) or publishes
- * (`verdicts`) it. The store keeps it on its own clock (the memory store's one Effect Clock, the
+ * (`watch`) it. The store keeps it on its own clock (the memory store's one Effect Clock, the
  * Redis server's `TIME`, the database's clock) and hands it back as durations from its own `now`;
  * a member turns them into times on its own clock when it adopts the verdict. Members thus agree
  * on when a circuit half-opens to within the transit time of the save and of the delivery,
@@ -75,29 +76,40 @@ export class BreakerStoreError extends Schema.TaggedError<BreakerStoreError>()("
 }) {}
 
 /**
- * One breaker's view of its shared circuit. Every backend passes one conformance suite
- * (`packages/breaker/test/storeSuite.ts`), which pins the fine print below.
+ * The one capability every store offers: the circuit's verdict, read, followed and written.
+ * Every backend passes its conformance suite (`editions/testkit/conformance/breakerStore`), which
+ * pins the fine print below.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category models
  */
-export interface SharedCircuit {
+export interface VerdictChannel {
   /** The verdict stored now (its durations counted from the store's `now`), if any. Reading creates nothing. */
   readonly load: Effect.Effect<Option.Option<Verdict>, BreakerStoreError>
   /**
    * Verdicts saved by any member, as they are saved. After a loss of connection the store
    * emits the stored verdict again, so members resynchronise.
    */
-  readonly verdicts: Stream.Stream<Verdict>
+  readonly watch: Stream.Stream<Verdict>
   /**
    * Stores a verdict and tells every member (the saver included). The store dates it by its own
    * clock: made at `now - ageMillis`, open until `now + remainingMillis`. A verdict made before the
    * stored one (a late retry: its age grew while it waited) is not stored and does not start the
    * count again; the store tells its members the stored verdict again instead (at once, or at its
    * next poll), so the member that sent the stale one catches up. One made at the same instant is
-   * stored.
+   * stored. With `SharedCounts`, a verdict stored starts the fleet's failure count again.
    */
   readonly save: (verdict: Verdict) => Effect.Effect<void, BreakerStoreError>
+}
+
+/**
+ * Fleet-wide failure counts beside the verdict, for dashboards and health routes (optional).
+ * Without it a breaker keeps its counts to itself: its decisions never depend on them.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface SharedCounts {
   /**
    * Adds failures (atomically, never losing one) and records the time of the last. `count` is a
    * whole number >= 0; it may be 0: then only the time is recorded (for the failure that opened the
@@ -106,14 +118,26 @@ export interface SharedCircuit {
   readonly recordFailures: (count: number, at: number) => Effect.Effect<void, BreakerStoreError>
   /** A success: the fleet's consecutive failure count starts again (the last failure time stays). */
   readonly recordSuccess: (at: number) => Effect.Effect<void, BreakerStoreError>
-  readonly counts: Effect.Effect<Counts, BreakerStoreError>
+  /** The counts now: zero failures and no last failure for a circuit never counted. */
+  readonly read: Effect.Effect<Counts, BreakerStoreError>
+}
+
+/**
+ * Fleet-wide half-open probe leases (optional): one probe per permit for the whole fleet. Without
+ * it each breaker instance limits its own probes (`halfOpen.permits` per instance, so a fleet of
+ * `n` members may send up to `n` times as many probes).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ProbeLeases {
   /**
    * Takes one of `permits` fleet-wide half-open probe leases, for at most `leaseMillis`: exactly
    * one holder per permit slot. A lease taken at `now` is over from `now + leaseMillis` on, by the
    * times the callers pass in (their Effect Clock), whatever a server's clock says. Returns the
    * lease (`BreakerStoreKit.encodeLease`), or `None` when every lease is held.
    */
-  readonly acquireProbe: (options: {
+  readonly acquire: (options: {
     readonly permits: number
     readonly leaseMillis: number
     readonly now: number
@@ -122,7 +146,17 @@ export interface SharedCircuit {
    * Gives a lease back. Only the holder's lease string releases it: a lease that was taken over
    * after it was over, released twice, or is not a lease at all releases nothing.
    */
-  readonly releaseProbe: (lease: string) => Effect.Effect<void, BreakerStoreError>
+  readonly release: (lease: string) => Effect.Effect<void, BreakerStoreError>
+}
+
+/**
+ * Who is in the fleet and who tripped (optional): what `sharing.quorum` counts. Without it a
+ * breaker with a quorum cannot be made (`InvalidBreakerOptions` names the missing capability).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface FleetMembership {
   /**
    * Keeps `member` (a breaker instance: its `origin`) in the fleet, in one atomic step: its last
    * heartbeat becomes `now` (the caller's Effect Clock; an earlier one never moves it back),
@@ -157,6 +191,43 @@ export interface SharedCircuit {
 }
 
 /**
+ * One breaker's view of its shared circuit: the verdict, which every store offers, and the
+ * capabilities a store offers when its backend can (the memory, Redis and SQL stores offer all).
+ * What a breaker does without each is in docs/breaker.md ("Shared state"): without `probes` its
+ * probes are limited per instance, without `counts` its counts stay local, and without `fleet` a
+ * `sharing.quorum` fails to make the breaker.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import { BreakerStore } from "@circuitry/breaker"
+ * import { Effect } from "effect"
+ *
+ * // A store that shares verdicts only: its breakers probe per instance and keep their counts.
+ * const verdictsOnly = Effect.map(BreakerStore.makeMemory, (memory) =>
+ *   BreakerStore.BreakerStore.of({
+ *     connect: (name) => Effect.map(memory.connect(name), (circuit) => ({ verdict: circuit.verdict }))
+ *   })
+ * )
+ * ```
+ */
+export interface SharedCircuit {
+  readonly verdict: VerdictChannel
+  readonly counts?: SharedCounts | undefined
+  readonly probes?: ProbeLeases | undefined
+  readonly fleet?: FleetMembership | undefined
+}
+
+/**
+ * The capabilities a `SharedCircuit` may offer beside its verdict, by the field that holds each.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Capability = "counts" | "probes" | "fleet"
+
+/**
  * @since 0.1.0
  * @category tags
  */
@@ -175,33 +246,10 @@ export interface BreakerStoreService {
   readonly connect: (name: string) => Effect.Effect<SharedCircuit, BreakerStoreError, Scope.Scope>
 }
 
-interface MemoryEntry {
-  /** The stored verdict, on the store's clock. */
-  verdict: Kit.StoredVerdict | undefined
-  consecutiveFailures: number
-  lastFailureAt: number | undefined
-  /** The lease held in each permit slot: its token and when it is over. */
-  readonly leases: Map<number, { readonly token: string; readonly expires: number }>
-  /** Each member's last heartbeat, and its latest trip. */
-  readonly beats: Map<string, number>
-  readonly trips: Map<string, number>
-  readonly pubsub: PubSub.PubSub<Verdict>
-}
-
-/** How many members' times are at or after `since`; with `forget`, times before `horizon` are dropped. */
-const countSince = (times: Map<string, number>, since: number, forget?: number): number => {
-  let n = 0
-  for (const [member, at] of times) {
-    if (at >= since) n++
-    else if (forget !== undefined && at < forget) times.delete(member)
-  }
-  return n
-}
-
 /**
  * A store in this process's memory: breakers of the same name in one process share one verdict.
- * Mostly for tests, and as the reference behaviour for other stores (every backend passes the
- * same conformance suite, `packages/breaker/test/storeSuite.ts`).
+ * Mostly for tests, and as the reference behaviour for other stores: it offers every capability,
+ * and passes every conformance suite (`editions/testkit/conformance/breakerStore`).
  *
  * Its clock is the Effect Clock of the fiber that makes it (`TestClock` in tests): the one clock
  * that dates and ages every verdict, whatever the clocks of its members say.
@@ -210,97 +258,7 @@ const countSince = (times: Map<string, number>, since: number, forget?: number):
  * @category constructors
  */
 export const makeMemory: Effect.Effect<BreakerStoreService> = Effect.clockWith((clock) =>
-  Effect.sync(() => {
-    const entries = new Map<string, MemoryEntry>()
-    const entry = (name: string): MemoryEntry => {
-      let found = entries.get(name)
-      if (found === undefined) {
-        found = {
-          verdict: undefined,
-          consecutiveFailures: 0,
-          lastFailureAt: undefined,
-          leases: new Map(),
-          beats: new Map(),
-          trips: new Map(),
-          pubsub: Effect.runSync(PubSub.unbounded<Verdict>())
-        }
-        entries.set(name, found)
-      }
-      return found
-    }
-    const now = () => Edition.nowUnsafe(clock)
-    /**
-     * Where a window's count starts: at `since`, and not before the stored verdict, put on the
-     * caller's clock (its age by the store's clock, before the caller's `now`).
-     */
-    const tripsFrom = (e: MemoryEntry, since: number, callerNow: number): number =>
-      e.verdict === undefined ? since : Math.max(since, callerNow - (now() - e.verdict.at))
-    return BreakerStore.of({
-      connect: (name) =>
-        Effect.sync(() => {
-          const e = entry(name)
-          return {
-            load: Effect.sync(() =>
-              e.verdict === undefined ? Option.none() : Option.some(Kit.toVerdict(e.verdict, now()))
-            ),
-            verdicts: Stream.fromPubSub(e.pubsub),
-            save: (verdict) =>
-              Effect.suspend(() => {
-                const at = now()
-                const stored = Kit.toStored(verdict, at)
-                // A verdict made before the stored one is stale: the stored one is told again instead,
-                // so that the member that sent the stale one catches up.
-                if (e.verdict !== undefined && e.verdict.at > stored.at) {
-                  return PubSub.publish(e.pubsub, Kit.toVerdict(e.verdict, at))
-                }
-                e.verdict = stored
-                e.consecutiveFailures = 0 // every transition starts the count again
-                return PubSub.publish(e.pubsub, Kit.toVerdict(stored, at))
-              }),
-            recordFailures: (count, at) =>
-              Effect.sync(() => {
-                e.consecutiveFailures += count
-                e.lastFailureAt = Math.max(e.lastFailureAt ?? at, at)
-              }),
-            recordSuccess: () =>
-              Effect.sync(() => {
-                e.consecutiveFailures = 0
-              }),
-            counts: Effect.sync(() => ({ consecutiveFailures: e.consecutiveFailures, lastFailureAt: e.lastFailureAt })),
-            acquireProbe: ({ leaseMillis, now, permits }) =>
-              Effect.sync(() => {
-                for (let slot = 0; slot < permits; slot++) {
-                  const held = e.leases.get(slot)
-                  if (held !== undefined && held.expires > now) continue
-                  const token = Kit.makeToken()
-                  e.leases.set(slot, { token, expires: now + leaseMillis })
-                  return Option.some(Kit.encodeLease({ slot, token }))
-                }
-                return Option.none()
-              }),
-            releaseProbe: (lease) =>
-              Effect.sync(() => {
-                const decoded = Kit.decodeLease(lease)
-                if (Option.isNone(decoded)) return
-                const { slot, token } = decoded.value
-                if (e.leases.get(slot)?.token === token) e.leases.delete(slot)
-              }),
-            heartbeat: ({ member, now, since }) =>
-              Effect.sync(() => {
-                e.beats.set(member, Math.max(e.beats.get(member) ?? now, now))
-                return countSince(e.beats, since, since)
-              }),
-            members: (since) => Effect.sync(() => countSince(e.beats, since)),
-            recordTrip: ({ at, member, now: callerNow, since }) =>
-              Effect.sync(() => {
-                e.trips.set(member, Math.max(e.trips.get(member) ?? at, at))
-                return countSince(e.trips, tripsFrom(e, since, callerNow), since)
-              }),
-            trips: ({ now: callerNow, since }) => Effect.sync(() => countSince(e.trips, tripsFrom(e, since, callerNow)))
-          } satisfies SharedCircuit
-        })
-    })
-  })
+  Effect.sync(() => BreakerStore.of({ connect: Memory.make(clock) }))
 )
 
 /**

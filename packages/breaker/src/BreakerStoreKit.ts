@@ -1,8 +1,10 @@
 /**
- * Parts for writing a `BreakerStore` backend, shared by the Redis and SQL stores so that each
- * keeps one copy: the per-name registry of connected members, the probe lease encoding, and the
- * reading of a stored verdict. A new backend (another database, another broker) starts here and
- * proves itself against the breaker-store conformance suite (`packages/breaker/test/storeSuite.ts`).
+ * Parts for writing a `BreakerStore` backend, shared by the memory, Redis and SQL stores so that
+ * each keeps one copy: the per-name registry of connected members and the reading of a stored
+ * verdict (for the verdict channel), and the lease encoding (for probe leases). A new backend
+ * (another database, another broker) offers the verdict channel and what it can of the other
+ * capabilities (`BreakerStore.SharedCircuit`), starts here, and proves itself against the
+ * conformance suite of each capability it offers (`editions/testkit/conformance/breakerStore`).
  *
  * @since 0.1.0
  */

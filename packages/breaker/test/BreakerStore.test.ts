@@ -89,12 +89,12 @@ describe("BreakerStore (memory)", () => {
       const breaker = yield* CircuitBreaker.make({ name: "counted", policy: Policy.consecutiveFailures(100) })
       for (let i = 0; i < 7; i++) yield* call(breaker, fail)
       yield* settle
-      assert.deepStrictEqual(yield* circuit.counts, { consecutiveFailures: 7, lastFailureAt: 0 })
+      assert.deepStrictEqual(yield* circuit.counts!.read, { consecutiveFailures: 7, lastFailureAt: 0 })
       yield* TestClock.adjust("1 second")
       yield* call(breaker, fail)
       yield* call(breaker, succeed)
       yield* settle
-      assert.deepStrictEqual(yield* circuit.counts, { consecutiveFailures: 0, lastFailureAt: 1000 })
+      assert.deepStrictEqual(yield* circuit.counts!.read, { consecutiveFailures: 0, lastFailureAt: 1000 })
     }).pipe(Effect.provide(BreakerStore.layerMemory))
   )
 
@@ -108,21 +108,27 @@ describe("BreakerStore (memory)", () => {
           connect: (name) =>
             Effect.map(memory.connect(name), (circuit) => ({
               ...circuit,
-              save: (v: BreakerStore.Verdict) =>
-                Effect.andThen(
-                  Effect.sync(() => sends.push(`save ${v.state}`)),
-                  circuit.save(v)
-                ),
-              recordFailures: (n: number, at: number) =>
-                Effect.andThen(
-                  Effect.sync(() => sends.push(`failures ${n}`)),
-                  circuit.recordFailures(n, at)
-                ),
-              recordSuccess: (at: number) =>
-                Effect.andThen(
-                  Effect.sync(() => sends.push("success")),
-                  circuit.recordSuccess(at)
-                )
+              verdict: {
+                ...circuit.verdict,
+                save: (v: BreakerStore.Verdict) =>
+                  Effect.andThen(
+                    Effect.sync(() => sends.push(`save ${v.state}`)),
+                    circuit.verdict.save(v)
+                  )
+              },
+              counts: {
+                ...circuit.counts!,
+                recordFailures: (n: number, at: number) =>
+                  Effect.andThen(
+                    Effect.sync(() => sends.push(`failures ${n}`)),
+                    circuit.counts!.recordFailures(n, at)
+                  ),
+                recordSuccess: (at: number) =>
+                  Effect.andThen(
+                    Effect.sync(() => sends.push("success")),
+                    circuit.counts!.recordSuccess(at)
+                  )
+              }
             }))
         })
         const make = (threshold: number) =>
@@ -152,7 +158,7 @@ describe("BreakerStore (memory)", () => {
         assert.isAtMost(sends.length, 2 * (2 + 11))
         assert.isAtLeast(sends.length, 2 * 10)
         // nothing lost: the last call succeeded, after a failure at 9,990
-        assert.deepStrictEqual(yield* circuit.counts, { consecutiveFailures: 0, lastFailureAt: 9_990 })
+        assert.deepStrictEqual(yield* circuit.counts!.read, { consecutiveFailures: 0, lastFailureAt: 9_990 })
         // a verdict does not wait for the batch
         sends.length = 0
         const tripping = yield* make(1)
@@ -174,20 +180,26 @@ describe("BreakerStore (memory)", () => {
         connect: (name) =>
           Effect.map(memory.connect(name), (circuit) => ({
             ...circuit,
-            // the reopening (every save after the first) takes a while to reach the store
-            save: (v: BreakerStore.Verdict) =>
-              Effect.andThen(
-                saves++ > 0 ? Deferred.await(saving) : Effect.void,
+            verdict: {
+              ...circuit.verdict,
+              // the reopening (every save after the first) takes a while to reach the store
+              save: (v: BreakerStore.Verdict) =>
                 Effect.andThen(
-                  Effect.sync(() => order.push(`save ${v.state}`)),
-                  circuit.save(v)
+                  saves++ > 0 ? Deferred.await(saving) : Effect.void,
+                  Effect.andThen(
+                    Effect.sync(() => order.push(`save ${v.state}`)),
+                    circuit.verdict.save(v)
+                  )
                 )
-              ),
-            releaseProbe: (lease: string) =>
-              Effect.andThen(
-                Effect.sync(() => order.push("release")),
-                circuit.releaseProbe(lease)
-              )
+            },
+            probes: {
+              ...circuit.probes!,
+              release: (lease: string) =>
+                Effect.andThen(
+                  Effect.sync(() => order.push("release")),
+                  circuit.probes!.release(lease)
+                )
+            }
           }))
       })
       const make = Effect.provideService(CircuitBreaker.make(options), BreakerStore.BreakerStore, ordered)
@@ -221,7 +233,7 @@ describe("BreakerStore (memory)", () => {
       for (let i = 0; i < 3; i++) yield* call(breaker, fail)
       yield* settle
       assert.strictEqual(yield* tagOf(breaker), "Open")
-      assert.deepStrictEqual(yield* circuit.counts, { consecutiveFailures: 0, lastFailureAt: 7 })
+      assert.deepStrictEqual(yield* circuit.counts!.read, { consecutiveFailures: 0, lastFailureAt: 7 })
     }).pipe(Effect.provide(BreakerStore.layerMemory))
   )
 
@@ -229,7 +241,7 @@ describe("BreakerStore (memory)", () => {
     Effect.gen(function* () {
       const store = yield* BreakerStore.BreakerStore
       const circuit = yield* store.connect("late")
-      yield* circuit.save({ state: "Open", remainingMillis: 1000, ageMillis: 0, origin: "another-process" })
+      yield* circuit.verdict.save({ state: "Open", remainingMillis: 1000, ageMillis: 0, origin: "another-process" })
       yield* TestClock.adjust("2 seconds")
       const breaker = yield* CircuitBreaker.make({ name: "late" })
       assert.strictEqual(yield* tagOf(breaker), "HalfOpen")
@@ -248,7 +260,7 @@ describe("BreakerStore (memory)", () => {
       yield* call(breaker, fail) // opens at t=5s
       yield* settle
       // made a second before the breaker opened (sent late: it is a second old)
-      yield* circuit.save({
+      yield* circuit.verdict.save({
         state: "Closed",
         remainingMillis: 0,
         ageMillis: 1_000,
@@ -257,7 +269,7 @@ describe("BreakerStore (memory)", () => {
       yield* settle
       assert.strictEqual(yield* tagOf(breaker), "Open")
       yield* TestClock.adjust("1 second")
-      yield* circuit.save({ state: "Closed", remainingMillis: 0, ageMillis: 0, origin: "a-member-that-probed" })
+      yield* circuit.verdict.save({ state: "Closed", remainingMillis: 0, ageMillis: 0, origin: "a-member-that-probed" })
       yield* settle
       assert.strictEqual(yield* tagOf(breaker), "Closed")
     }).pipe(Effect.provide(BreakerStore.layerMemory))
@@ -273,24 +285,27 @@ describe("BreakerStore (memory)", () => {
         connect: (name) =>
           Effect.map(memory.connect(name), (circuit) => ({
             ...circuit,
-            load: Effect.suspend(() => (down ? Effect.never : circuit.load)),
-            save: (verdict: BreakerStore.Verdict) =>
-              Effect.suspend(() =>
-                down
-                  ? Effect.fail(
-                      new BreakerStore.BreakerStoreError({ store: "flaky", operation: "save", message: "down" })
-                    )
-                  : Effect.andThen(
-                      Effect.clockWith((clock) =>
-                        Effect.sync(() => {
-                          saved.push(verdict.state)
-                          sent.push({ ageMillis: verdict.ageMillis, at: Edition.nowUnsafe(clock) })
-                        })
-                      ),
-                      circuit.save(verdict)
-                    )
-              ),
-            acquireProbe: () => Effect.never
+            verdict: {
+              ...circuit.verdict,
+              load: Effect.suspend(() => (down ? Effect.never : circuit.verdict.load)),
+              save: (verdict: BreakerStore.Verdict) =>
+                Effect.suspend(() =>
+                  down
+                    ? Effect.fail(
+                        new BreakerStore.BreakerStoreError({ store: "flaky", operation: "save", message: "down" })
+                      )
+                    : Effect.andThen(
+                        Effect.clockWith((clock) =>
+                          Effect.sync(() => {
+                            saved.push(verdict.state)
+                            sent.push({ ageMillis: verdict.ageMillis, at: Edition.nowUnsafe(clock) })
+                          })
+                        ),
+                        circuit.verdict.save(verdict)
+                      )
+                )
+            },
+            probes: { ...circuit.probes!, acquire: () => Effect.never }
           }))
       })
       const makeBreaker = Effect.provideService(CircuitBreaker.make(options), BreakerStore.BreakerStore, flaky)
@@ -318,7 +333,7 @@ describe("BreakerStore (memory)", () => {
       assert.deepStrictEqual(saved, ["Closed"])
       assert.isAbove(sent[0]!.at, closedAt)
       assert.strictEqual(sent[0]!.ageMillis, sent[0]!.at - closedAt)
-      const stored = yield* (yield* memory.connect("shared")).load
+      const stored = yield* (yield* memory.connect("shared")).verdict.load
       assert.strictEqual(Option.getOrUndefined(stored)?.state, "Closed")
     })
   )
@@ -330,9 +345,9 @@ describe("BreakerStore (memory)", () => {
       const registry = yield* BreakerRegistry.make({ defaults: { policy: Policy.consecutiveFailures(1) } })
       yield* call(yield* registry.get("api"), fail)
       yield* settle
-      const verdict = yield* circuit.load
+      const verdict = yield* circuit.verdict.load
       assert.isTrue(Option.isSome(verdict) && verdict.value.state === "Open")
-      const first = yield* Stream.runHead(Stream.take(circuit.verdicts, 1)).pipe(Edition.forkChild)
+      const first = yield* Stream.runHead(Stream.take(circuit.verdict.watch, 1)).pipe(Edition.forkChild)
       yield* settle
       yield* TestClock.adjust("30 seconds")
       yield* call(yield* registry.get("api"), succeed)
@@ -346,22 +361,22 @@ describe("BreakerStore (memory)", () => {
       const store = yield* BreakerStore.makeMemory
       const circuit = yield* store.connect("stale")
       const newer: BreakerStore.Verdict = { state: "Open", remainingMillis: 7_000, ageMillis: 0, origin: "a" }
-      yield* circuit.save(newer)
-      const told = yield* Stream.runHead(circuit.verdicts).pipe(Edition.forkChild)
+      yield* circuit.verdict.save(newer)
+      const told = yield* Stream.runHead(circuit.verdict.watch).pipe(Edition.forkChild)
       yield* settle
       // made a second before the stored one
-      yield* circuit.save({ state: "Closed", remainingMillis: 0, ageMillis: 1_000, origin: "b" })
+      yield* circuit.verdict.save({ state: "Closed", remainingMillis: 0, ageMillis: 1_000, origin: "b" })
       assert.deepStrictEqual(yield* Fiber.join(told), Option.some(newer))
-      assert.deepStrictEqual(yield* circuit.load, Option.some(newer))
+      assert.deepStrictEqual(yield* circuit.verdict.load, Option.some(newer))
       // two permits: slots 0 and 1, each lease released only by its own string
-      const first = Option.getOrThrow(yield* circuit.acquireProbe({ permits: 2, leaseMillis: 100, now: 0 }))
-      const second = Option.getOrThrow(yield* circuit.acquireProbe({ permits: 2, leaseMillis: 100, now: 0 }))
+      const first = Option.getOrThrow(yield* circuit.probes!.acquire({ permits: 2, leaseMillis: 100, now: 0 }))
+      const second = Option.getOrThrow(yield* circuit.probes!.acquire({ permits: 2, leaseMillis: 100, now: 0 }))
       assert.deepStrictEqual(
         [first, second].map((lease) => Option.map(BreakerStoreKit.decodeLease(lease), (l) => l.slot)),
         [Option.some(0), Option.some(1)]
       )
-      yield* circuit.releaseProbe(second)
-      const again = Option.getOrThrow(yield* circuit.acquireProbe({ permits: 2, leaseMillis: 100, now: 1 }))
+      yield* circuit.probes!.release(second)
+      const again = Option.getOrThrow(yield* circuit.probes!.acquire({ permits: 2, leaseMillis: 100, now: 1 }))
       assert.deepStrictEqual(
         Option.map(BreakerStoreKit.decodeLease(again), (l) => l.slot),
         Option.some(1)

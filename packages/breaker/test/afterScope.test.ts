@@ -78,8 +78,11 @@ describe("a shared-store breaker used after its scope closed", () => {
         connect: (name) =>
           Effect.map(memory.connect(name), (circuit) => ({
             ...circuit,
-            acquireProbe: (lease: Parameters<BreakerStore.SharedCircuit["acquireProbe"]>[0]) =>
-              Effect.andThen(Deferred.await(gate), circuit.acquireProbe(lease))
+            probes: {
+              ...circuit.probes!,
+              acquire: (lease: Parameters<BreakerStore.ProbeLeases["acquire"]>[0]) =>
+                Effect.andThen(Deferred.await(gate), circuit.probes!.acquire(lease))
+            }
           }))
       })
       const scope = yield* Scope.make()

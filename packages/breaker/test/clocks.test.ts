@@ -1,6 +1,6 @@
 import { BreakerStore } from "@circuitry/breaker"
 import { Effect } from "effect"
-import { clocksSuite } from "./clocksSuite.js"
+import { clocksSuite } from "@circuitry/testkit/conformance/clocks"
 
 // The memory store's one clock is the TestClock: verdicts reach members in the instant they are
 // saved, so members on offset clocks agree on the half-open moment exactly. Redis, SQLite and

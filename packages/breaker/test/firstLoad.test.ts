@@ -23,9 +23,14 @@ const stalling = (memory: ServiceOf<typeof BreakerStore.BreakerStore>, unanswere
     connect: (name) =>
       Effect.map(memory.connect(name), (circuit) => ({
         ...circuit,
-        load: Effect.suspend(() =>
-          ++loads <= unanswered ? Effect.never.pipe(Effect.onInterrupt(() => Effect.sleep("5 seconds"))) : circuit.load
-        )
+        verdict: {
+          ...circuit.verdict,
+          load: Effect.suspend(() =>
+            ++loads <= unanswered
+              ? Effect.never.pipe(Effect.onInterrupt(() => Effect.sleep("5 seconds")))
+              : circuit.verdict.load
+          )
+        }
       }))
   }
   return { store, loads: () => loads }

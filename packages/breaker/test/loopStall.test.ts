@@ -135,7 +135,7 @@ const slowLoads = (
   connect: (name) =>
     Effect.map(memory.connect(name), (circuit) => ({
       ...circuit,
-      load: Effect.andThen(Effect.sleep(millis), circuit.load)
+      verdict: { ...circuit.verdict, load: Effect.andThen(Effect.sleep(millis), circuit.verdict.load) }
     }))
 })
 
@@ -186,10 +186,15 @@ describe("the store-reachability gauge", () => {
         connect: (name) =>
           Effect.map(memory.connect(name), (circuit) => ({
             ...circuit,
-            save: (verdict) =>
-              down
-                ? Effect.fail(new BreakerStore.BreakerStoreError({ store: "test", operation: "save", message: "down" }))
-                : circuit.save(verdict)
+            verdict: {
+              ...circuit.verdict,
+              save: (verdict: BreakerStore.Verdict) =>
+                down
+                  ? Effect.fail(
+                      new BreakerStore.BreakerStoreError({ store: "test", operation: "save", message: "down" })
+                    )
+                  : circuit.verdict.save(verdict)
+            }
           }))
       }
       const name = "gauge"

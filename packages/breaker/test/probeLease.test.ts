@@ -23,11 +23,14 @@ const member = (memory: ServiceOf<typeof BreakerStore.BreakerStore>, options: Ci
       connect: (name) =>
         Effect.map(memory.connect(name), (circuit) => ({
           ...circuit,
-          acquireProbe: (lease: Parameters<BreakerStore.SharedCircuit["acquireProbe"]>[0]) =>
-            Effect.andThen(
-              Effect.sync(() => asks.n++),
-              circuit.acquireProbe(lease)
-            )
+          probes: {
+            ...circuit.probes!,
+            acquire: (lease: Parameters<BreakerStore.ProbeLeases["acquire"]>[0]) =>
+              Effect.andThen(
+                Effect.sync(() => asks.n++),
+                circuit.probes!.acquire(lease)
+              )
+          }
         }))
     })
     const breaker = yield* Effect.provideService(CircuitBreaker.make(options), BreakerStore.BreakerStore, counted)
@@ -128,11 +131,16 @@ describe("the fleet's probe lease: a refused member backs off", () => {
       const memory = yield* BreakerStore.makeMemory
       const circuit = yield* memory.connect("orphaned")
       // another process opened the circuit for a second, then took the lease at 1 s and died
-      yield* circuit.save({ state: "Open", remainingMillis: 1_000, ageMillis: 0, origin: "a-process-that-died" })
+      yield* circuit.verdict.save({
+        state: "Open",
+        remainingMillis: 1_000,
+        ageMillis: 0,
+        origin: "a-process-that-died"
+      })
       const b = yield* member(memory, { name: "orphaned", halfOpen: { probeLease: "1 second" } })
       assert.strictEqual(yield* tagOf(b.breaker), "Open")
       yield* TestClock.setTime(1_000)
-      assert.isTrue((yield* circuit.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1_000 }))._tag === "Some")
+      assert.isTrue((yield* circuit.probes!.acquire({ permits: 1, leaseMillis: 1_000, now: 1_000 }))._tag === "Some")
       // b calls every 50 ms: it asks at 1,000, then once per back-off, and probes when the lease ran out
       const dep = yield* dependency
       const results: Array<Result<unknown, unknown>> = []
@@ -152,10 +160,10 @@ describe("the fleet's probe lease: a refused member backs off", () => {
     Effect.gen(function* () {
       const memory = yield* BreakerStore.makeMemory
       const circuit = yield* memory.connect("short")
-      yield* circuit.save({ state: "Open", remainingMillis: 1_000, ageMillis: 0, origin: "another-process" })
+      yield* circuit.verdict.save({ state: "Open", remainingMillis: 1_000, ageMillis: 0, origin: "another-process" })
       const b = yield* member(memory, { name: "short", halfOpen: { probeLease: "100 millis" } })
       yield* TestClock.setTime(1_000)
-      assert.isTrue((yield* circuit.acquireProbe({ permits: 1, leaseMillis: 100, now: 1_000 }))._tag === "Some")
+      assert.isTrue((yield* circuit.probes!.acquire({ permits: 1, leaseMillis: 100, now: 1_000 }))._tag === "Some")
       assert.strictEqual(rejectedWith(yield* call(b.breaker, succeed)).retryAfterMillis, 100)
       yield* TestClock.setTime(1_099)
       rejectedWith(yield* call(b.breaker, succeed))
@@ -175,7 +183,10 @@ describe("the fleet's probe lease: what a lost release costs", () => {
       BreakerStore.BreakerStore,
       BreakerStore.BreakerStore.of({
         connect: (name) =>
-          Effect.map(memory.connect(name), (circuit) => ({ ...circuit, releaseProbe: () => Effect.void }))
+          Effect.map(memory.connect(name), (circuit) => ({
+            ...circuit,
+            probes: { ...circuit.probes!, release: () => Effect.void }
+          }))
       })
     )
 
@@ -233,7 +244,11 @@ describe("the fleet's probe lease: what a lost release costs", () => {
             connect: (name) =>
               Effect.map(memory.connect(name), (c) => ({
                 ...c,
-                save: (verdict: BreakerStore.Verdict) => Effect.andThen(Deferred.await(answer), c.save(verdict))
+                verdict: {
+                  ...c.verdict,
+                  save: (verdict: BreakerStore.Verdict) =>
+                    Effect.andThen(Deferred.await(answer), c.verdict.save(verdict))
+                }
               }))
           })
         )
@@ -243,7 +258,7 @@ describe("the fleet's probe lease: what a lost release costs", () => {
         yield* TestClock.setTime(1_000)
         // a's probe fails at 1 s: its lease waits for the reopening to reach the store, at most 1 s
         assert.deepStrictEqual<unknown>(yield* call(a, fail), Result.fail("boom"))
-        const probeLease = (now: number) => circuit.acquireProbe({ permits: 1, leaseMillis: 1_000, now })
+        const probeLease = (now: number) => circuit.probes!.acquire({ permits: 1, leaseMillis: 1_000, now })
         yield* settle
         yield* TestClock.setTime(1_999)
         yield* settle

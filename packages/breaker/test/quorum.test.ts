@@ -52,8 +52,8 @@ describe("sharing.quorum (memory store)", () => {
       const [bad, ...rest] = members
       yield* trip(bad!)
       assert.deepStrictEqual(yield* tags(rest), Array(9).fill("Closed"))
-      assert.isTrue(Option.isNone(yield* circuit.load), "no fleet verdict")
-      assert.strictEqual(yield* circuit.trips({ since: 0, now: yield* Clock.currentTimeMillis }), 1)
+      assert.isTrue(Option.isNone(yield* circuit.verdict.load), "no fleet verdict")
+      assert.strictEqual(yield* circuit.fleet!.trips({ since: 0, now: yield* Clock.currentTimeMillis }), 1)
       const snapshot = yield* bad!.snapshot
       assert.deepStrictEqual(snapshot.store, { connected: true, local: true })
       assert.deepStrictEqual((yield* rest[0]!.snapshot).store, { connected: true, local: false })
@@ -66,7 +66,7 @@ describe("sharing.quorum (memory store)", () => {
         assert.strictEqual(yield* tagOf(bad!), "Open")
         assert.deepStrictEqual(yield* tags(rest), Array(9).fill("Closed"))
       }
-      assert.isTrue(Option.isNone(yield* circuit.load))
+      assert.isTrue(Option.isNone(yield* circuit.verdict.load))
       // the other members serve traffic all along
       for (const m of rest) assert.isTrue(Result.isSuccess(yield* call(m, succeed)))
     })
@@ -83,7 +83,7 @@ describe("sharing.quorum (memory store)", () => {
       assert.strictEqual((yield* tags(members)).filter((t) => t !== "Closed").length, 2)
       yield* TestClock.adjust("4 seconds") // members[0] half-opened at 5 s; the window still holds all three
       yield* trip(members[2]!)
-      const verdict = Option.getOrThrow(yield* circuit.load)
+      const verdict = Option.getOrThrow(yield* circuit.verdict.load)
       assert.strictEqual(verdict.state, "Open")
       // made now (8 s), open for OPEN_FOR from now, by the memory store's clock
       assert.strictEqual(verdict.ageMillis, 0)
@@ -108,7 +108,7 @@ describe("sharing.quorum (memory store)", () => {
       assert.strictEqual(results.filter(Result.isSuccess).length, 1)
       yield* settle
       assert.deepStrictEqual(yield* tags(members), Array(10).fill("Closed"))
-      assert.strictEqual(Option.getOrThrow(yield* circuit.load).state, "Closed")
+      assert.strictEqual(Option.getOrThrow(yield* circuit.verdict.load).state, "Closed")
       // the trips of the episode that is over count no more: one new trip opens only its member
       yield* trip(members[3]!)
       assert.strictEqual((yield* tags(members)).filter((t) => t !== "Closed").length, 1)
@@ -124,7 +124,7 @@ describe("sharing.quorum (memory store)", () => {
         yield* trip(m)
         yield* TestClock.adjust("10001 millis")
       }
-      assert.isTrue(Option.isNone(yield* circuit.load))
+      assert.isTrue(Option.isNone(yield* circuit.verdict.load))
       // each tripped alone and closed alone: no member was ever opened by the fleet
       for (const m of members.slice(0, 5)) yield* call(m, succeed)
       assert.deepStrictEqual(yield* tags(members), Array(10).fill("Closed"))
@@ -161,19 +161,19 @@ describe("sharing.quorum (memory store)", () => {
       const members = yield* fleet(store, 4, { quorum: 2 })
       const circuit = yield* storeOf(store)
       const told = yield* Deferred.make<BreakerStore.Verdict>()
-      yield* Stream.runForEach(circuit.verdicts, (v) => Deferred.succeed(told, v)).pipe(Effect.forkScoped)
+      yield* Stream.runForEach(circuit.verdict.watch, (v) => Deferred.succeed(told, v)).pipe(Effect.forkScoped)
       yield* trip(members[0]!)
       yield* TestClock.adjust(OPEN_FOR)
       // its probe takes no fleet lease: a lease taken by someone else does not stop it
-      assert.isTrue(Option.isSome(yield* circuit.acquireProbe({ permits: 1, leaseMillis: 60_000, now: OPEN_FOR })))
+      assert.isTrue(Option.isSome(yield* circuit.probes!.acquire({ permits: 1, leaseMillis: 60_000, now: OPEN_FOR })))
       assert.isTrue(Result.isSuccess(yield* call(members[0]!, succeed)))
       yield* settle
       assert.deepStrictEqual(yield* tags(members), Array(4).fill("Closed"))
-      assert.isTrue(Option.isNone(yield* circuit.load))
+      assert.isTrue(Option.isNone(yield* circuit.verdict.load))
       assert.isTrue(Option.isNone(yield* Deferred.poll(told)), "no verdict was saved")
       // its trip still counts within the window: one more member's trip opens the fleet
       yield* trip(members[1]!)
-      assert.strictEqual(Option.getOrThrow(yield* circuit.load).state, "Open")
+      assert.strictEqual(Option.getOrThrow(yield* circuit.verdict.load).state, "Open")
       assert.deepStrictEqual(yield* tags(members), Array(4).fill("Open"))
       assert.strictEqual((yield* Deferred.await(told)).state, "Open", "the listener hears the fleet's verdict")
     })
@@ -192,12 +192,15 @@ describe("sharing.quorum (memory store)", () => {
           connect: (name) =>
             Effect.map(base.connect(name), (c) => ({
               ...c,
-              recordTrip: (trip: Parameters<BreakerStore.SharedCircuit["recordTrip"]>[0]) =>
-                refused++ === 0
-                  ? Effect.fail(
-                      new BreakerStore.BreakerStoreError({ store: "test", operation: "recordTrip", message: "no" })
-                    )
-                  : c.recordTrip(trip)
+              fleet: {
+                ...c.fleet!,
+                recordTrip: (trip: Parameters<BreakerStore.FleetMembership["recordTrip"]>[0]) =>
+                  refused++ === 0
+                    ? Effect.fail(
+                        new BreakerStore.BreakerStoreError({ store: "test", operation: "recordTrip", message: "no" })
+                      )
+                    : c.fleet!.recordTrip(trip)
+              }
             }))
         })
       )
@@ -206,11 +209,11 @@ describe("sharing.quorum (memory store)", () => {
           const [leaving] = yield* fleet(flaky, 1, { quorum: 2 })
           yield* trip(leaving!)
           assert.strictEqual(refused, 1)
-          assert.strictEqual(yield* circuit.trips({ since: 0, now: yield* Clock.currentTimeMillis }), 0)
+          assert.strictEqual(yield* circuit.fleet!.trips({ since: 0, now: yield* Clock.currentTimeMillis }), 0)
         })
       )
-      assert.strictEqual(yield* circuit.trips({ since: 0, now: yield* Clock.currentTimeMillis }), 1)
-      assert.isTrue(Option.isNone(yield* circuit.load))
+      assert.strictEqual(yield* circuit.fleet!.trips({ since: 0, now: yield* Clock.currentTimeMillis }), 1)
+      assert.isTrue(Option.isNone(yield* circuit.verdict.load))
     })
   )
 
@@ -221,11 +224,11 @@ describe("sharing.quorum (memory store)", () => {
       // a quarter of 6 live members is 1.5: two trips
       const members = yield* fleet(store, 6, { quorum: { fraction: 0.25 } })
       yield* settle
-      assert.strictEqual(yield* circuit.members(0), 6)
+      assert.strictEqual(yield* circuit.fleet!.members(0), 6)
       yield* trip(members[0]!)
-      assert.isTrue(Option.isNone(yield* circuit.load))
+      assert.isTrue(Option.isNone(yield* circuit.verdict.load))
       yield* trip(members[1]!)
-      assert.strictEqual(Option.getOrThrow(yield* circuit.load).state, "Open")
+      assert.strictEqual(Option.getOrThrow(yield* circuit.verdict.load).state, "Open")
       assert.deepStrictEqual(yield* tags(members), Array(6).fill("Open"))
     })
   )
@@ -237,13 +240,13 @@ describe("sharing.quorum (memory store)", () => {
       const [stays] = yield* fleet(store, 1, { quorum: { fraction: 0.5 } })
       // three members join and leave: their heartbeats go stale after 15 seconds
       yield* Effect.scoped(Effect.andThen(fleet(store, 3, { quorum: { fraction: 0.5 } }), settle))
-      assert.strictEqual(yield* circuit.members(0), 4)
+      assert.strictEqual(yield* circuit.fleet!.members(0), 4)
       yield* TestClock.adjust("16 seconds")
       yield* settle
-      assert.strictEqual(yield* circuit.members(1_000), 1, "only the member that stays beats on")
+      assert.strictEqual(yield* circuit.fleet!.members(1_000), 1, "only the member that stays beats on")
       // half of one live member is one: its own trip opens the fleet
       yield* trip(stays!)
-      assert.strictEqual(Option.getOrThrow(yield* circuit.load).state, "Open")
+      assert.strictEqual(Option.getOrThrow(yield* circuit.verdict.load).state, "Open")
     })
   )
 
@@ -255,7 +258,7 @@ describe("sharing.quorum (memory store)", () => {
         yield* trip(members[0]!)
         assert.deepStrictEqual(yield* tags(members), Array(3).fill("Open"))
         // no quorum, no heartbeat and no `local` in the snapshot
-        assert.strictEqual(yield* (yield* storeOf(store)).members(0), 0)
+        assert.strictEqual(yield* (yield* storeOf(store)).fleet!.members(0), 0)
         assert.deepStrictEqual((yield* members[1]!.snapshot).store, { connected: true })
       }
     })
@@ -341,7 +344,7 @@ describe("sharing.quorum: the window rule, as a property", () => {
               for (let i = 0; i < gaps.length; i++) {
                 now += gaps[i]!
                 yield* TestClock.adjust(gaps[i]!)
-                const before = Option.getOrUndefined(yield* circuit.load)
+                const before = Option.getOrUndefined(yield* circuit.verdict.load)
                 const expected =
                   before === undefined && [...times, now].filter((t) => t >= now - windowMillis).length >= quorum
                 if (before !== undefined) {
@@ -352,7 +355,7 @@ describe("sharing.quorum: the window rule, as a property", () => {
                 yield* call(members[i]!, fail)
                 times.push(now)
                 yield* settle
-                const after = Option.getOrUndefined(yield* circuit.load)
+                const after = Option.getOrUndefined(yield* circuit.verdict.load)
                 expect(after?.state, `trip ${i} at ${now}, trips ${times}`).toBe(expected ? "Open" : undefined)
                 if (expected) expect(yield* tags(members)).toStrictEqual(Array(members.length).fill("Open"))
               }

@@ -1,4 +1,4 @@
-import { CircuitBreaker } from "@circuitry/breaker"
+import { BreakerStore, CircuitBreaker } from "@circuitry/breaker"
 import { result, Result } from "@circuitry/testkit"
 import { Effect, Option, Ref } from "effect"
 
@@ -39,3 +39,21 @@ export const rejectedWith = <A, E>(outcome: Result<A, E>) => {
 
 /** Everything a subscription has received so far. */
 export { drain } from "@circuitry/testkit"
+
+/**
+ * A store that offers only some of `store`'s capabilities (its verdict channel, and `keep`): a
+ * backend that cannot do the rest.
+ */
+export const offering = (
+  store: BreakerStore.BreakerStoreService,
+  keep: ReadonlyArray<BreakerStore.Capability>
+): BreakerStore.BreakerStoreService =>
+  BreakerStore.BreakerStore.of({
+    connect: (name) =>
+      Effect.map(store.connect(name), (circuit) => ({
+        verdict: circuit.verdict,
+        ...(keep.includes("counts") ? { counts: circuit.counts } : {}),
+        ...(keep.includes("probes") ? { probes: circuit.probes } : {}),
+        ...(keep.includes("fleet") ? { fleet: circuit.fleet } : {})
+      }))
+  })

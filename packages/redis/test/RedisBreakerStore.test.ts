@@ -142,7 +142,7 @@ describe("RedisBreakerStore", () => {
           Effect.flatMap((s) => s.connect("payments")),
           Effect.provide(probe)
         )
-        assert.isTrue(yield* eventually(Effect.map(Effect.orDie(circuit.load), Option.isSome)))
+        assert.isTrue(yield* eventually(Effect.map(Effect.orDie(circuit.verdict.load), Option.isSome)))
         const started = performance.now()
         const c = yield* instance(prefix, "payments")
         // the server aged the verdict by the real time since a saved it (a few ms): no more
@@ -169,7 +169,7 @@ describe("RedisBreakerStore", () => {
           Effect.flatMap((s) => s.connect("payments")),
           Effect.provide(probe)
         )
-        assert.isTrue(yield* eventually(Effect.map(Effect.orDie(circuit.load), Option.isSome)))
+        assert.isTrue(yield* eventually(Effect.map(Effect.orDie(circuit.verdict.load), Option.isSome)))
         // real time: the server's clock decides when the episode is over
         yield* openTimeOver(yield* adminOn(), `${prefix}{payments}:circuit`)
         const d = yield* instance(prefix, "payments", URL, "200 millis")
@@ -295,7 +295,7 @@ describe("RedisBreakerStore", () => {
           Effect.flatMap((s) => s.connect("payments")),
           Effect.provide(store)
         )
-        assert.deepStrictEqual((yield* Effect.orDie(circuit.counts)).consecutiveFailures, 1)
+        assert.deepStrictEqual((yield* Effect.orDie(circuit.counts!.read)).consecutiveFailures, 1)
       })
     )
   })
@@ -495,13 +495,13 @@ describe("RedisBreakerStore", () => {
         const prefix = yield* scratch
         const one = yield* circuitOn(prefix, "c")
         const two = yield* circuitOn(prefix, "c")
-        assert.isTrue(Option.isNone(yield* one.load))
+        assert.isTrue(Option.isNone(yield* one.verdict.load))
         const newer: BreakerStore.Verdict = { state: "Open", remainingMillis: 5_000, ageMillis: 0, origin: "one" }
         const older: BreakerStore.Verdict = { state: "Closed", remainingMillis: 0, ageMillis: 1_000, origin: "two" }
-        yield* one.save(newer)
-        yield* two.save(older)
-        expect(Option.map(yield* one.load, summary)).toStrictEqual(Option.some(summary(newer)))
-        expect(Option.map(yield* two.load, summary)).toStrictEqual(Option.some(summary(newer)))
+        yield* one.verdict.save(newer)
+        yield* two.verdict.save(older)
+        expect(Option.map(yield* one.verdict.load, summary)).toStrictEqual(Option.some(summary(newer)))
+        expect(Option.map(yield* two.verdict.load, summary)).toStrictEqual(Option.some(summary(newer)))
         const newest: BreakerStore.Verdict = {
           state: "Closed",
           remainingMillis: 0,
@@ -509,8 +509,8 @@ describe("RedisBreakerStore", () => {
           origin: "two",
           by: "ops"
         }
-        yield* two.save(newest)
-        expect(Option.map(yield* one.load, summary)).toStrictEqual(Option.some(summary(newest)))
+        yield* two.verdict.save(newest)
+        expect(Option.map(yield* one.verdict.load, summary)).toStrictEqual(Option.some(summary(newest)))
         // stored on the server's clock: the hash holds server times, whatever the savers' clocks say
         const client = yield* Effect.acquireRelease(
           Effect.sync(() => new Redis(URL)),
@@ -529,14 +529,14 @@ describe("RedisBreakerStore", () => {
         const one = yield* circuitOn(prefix, "c")
         const two = yield* circuitOn(prefix, "c")
         const heard: Record<"one" | "two", Array<BreakerStore.Verdict>> = { one: [], two: [] }
-        yield* Effect.forkScoped(Stream.runForEach(one.verdicts, (v) => Effect.sync(() => heard.one.push(v))))
-        yield* Effect.forkScoped(Stream.runForEach(two.verdicts, (v) => Effect.sync(() => heard.two.push(v))))
+        yield* Effect.forkScoped(Stream.runForEach(one.verdict.watch, (v) => Effect.sync(() => heard.one.push(v))))
+        yield* Effect.forkScoped(Stream.runForEach(two.verdict.watch, (v) => Effect.sync(() => heard.two.push(v))))
         const newer: BreakerStore.Verdict = { state: "Open", remainingMillis: 5_000, ageMillis: 0, origin: "one" }
         const older: BreakerStore.Verdict = { state: "Closed", remainingMillis: 0, ageMillis: 1_000, origin: "two" }
-        yield* one.save(newer)
+        yield* one.verdict.save(newer)
         assert.isTrue(yield* eventually(Effect.sync(() => heard.two.length === 1)))
         assert.deepStrictEqual(heard.two.map(summary), [summary(newer)])
-        yield* two.save(older)
+        yield* two.verdict.save(older)
         assert.isTrue(yield* eventually(Effect.sync(() => heard.two.length === 2)))
         assert.deepStrictEqual(heard.two.map(summary), [summary(newer), summary(newer)])
         assert.isFalse([...heard.one, ...heard.two].some((v) => v.origin === older.origin))
@@ -548,16 +548,19 @@ describe("RedisBreakerStore", () => {
         const prefix = yield* scratch
         const one = yield* circuitOn(prefix, "c")
         const two = yield* circuitOn(prefix, "c")
-        yield* Effect.all([one.recordFailures(3, 100), two.recordFailures(2, 50), one.recordFailures(1, 120)], {
-          concurrency: "unbounded"
-        })
-        assert.deepStrictEqual(yield* two.counts, { consecutiveFailures: 6, lastFailureAt: 120 })
-        yield* two.recordSuccess(130)
-        assert.deepStrictEqual(yield* one.counts, { consecutiveFailures: 0, lastFailureAt: 120 })
+        yield* Effect.all(
+          [one.counts!.recordFailures(3, 100), two.counts!.recordFailures(2, 50), one.counts!.recordFailures(1, 120)],
+          {
+            concurrency: "unbounded"
+          }
+        )
+        assert.deepStrictEqual(yield* two.counts!.read, { consecutiveFailures: 6, lastFailureAt: 120 })
+        yield* two.counts!.recordSuccess(130)
+        assert.deepStrictEqual(yield* one.counts!.read, { consecutiveFailures: 0, lastFailureAt: 120 })
         // a saved verdict starts the count again too
-        yield* one.recordFailures(4, 140)
-        yield* one.save({ state: "Open", remainingMillis: 1_000, ageMillis: 0, origin: "x" })
-        assert.strictEqual((yield* two.counts).consecutiveFailures, 0)
+        yield* one.counts!.recordFailures(4, 140)
+        yield* one.verdict.save({ state: "Open", remainingMillis: 1_000, ageMillis: 0, origin: "x" })
+        assert.strictEqual((yield* two.counts!.read).consecutiveFailures, 0)
       })
     )
 
@@ -566,26 +569,26 @@ describe("RedisBreakerStore", () => {
         const prefix = yield* scratch
         const one = yield* circuitOn(prefix, "c")
         const two = yield* circuitOn(prefix, "c")
-        const first = yield* one.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 0 })
+        const first = yield* one.probes!.acquire({ permits: 1, leaseMillis: 1_000, now: 0 })
         assert.isTrue(Option.isSome(first))
-        assert.isTrue(Option.isNone(yield* two.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 500 })))
+        assert.isTrue(Option.isNone(yield* two.probes!.acquire({ permits: 1, leaseMillis: 1_000, now: 500 })))
         // two permits: one more slot
-        const second = yield* two.acquireProbe({ permits: 2, leaseMillis: 1_000, now: 500 })
+        const second = yield* two.probes!.acquire({ permits: 2, leaseMillis: 1_000, now: 500 })
         assert.isTrue(Option.isSome(second))
-        assert.isTrue(Option.isNone(yield* two.acquireProbe({ permits: 2, leaseMillis: 1_000, now: 600 })))
+        assert.isTrue(Option.isNone(yield* two.probes!.acquire({ permits: 2, leaseMillis: 1_000, now: 600 })))
         // released by the holder: free again; a foreign token releases nothing
-        yield* two.releaseProbe("0:not-the-token")
-        assert.isTrue(Option.isNone(yield* two.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 700 })))
-        yield* one.releaseProbe(Option.getOrThrow(first))
-        const third = yield* two.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 700 })
+        yield* two.probes!.release("0:not-the-token")
+        assert.isTrue(Option.isNone(yield* two.probes!.acquire({ permits: 1, leaseMillis: 1_000, now: 700 })))
+        yield* one.probes!.release(Option.getOrThrow(first))
+        const third = yield* two.probes!.acquire({ permits: 1, leaseMillis: 1_000, now: 700 })
         assert.isTrue(Option.isSome(third))
         // over by the Clock (passed in), though Redis would still keep the key
-        assert.isTrue(Option.isNone(yield* one.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1_699 })))
-        const takenOver = yield* one.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1_700 })
+        assert.isTrue(Option.isNone(yield* one.probes!.acquire({ permits: 1, leaseMillis: 1_000, now: 1_699 })))
+        const takenOver = yield* one.probes!.acquire({ permits: 1, leaseMillis: 1_000, now: 1_700 })
         assert.isTrue(Option.isSome(takenOver))
         // the old holder's release does not free the lease that replaced its own
-        yield* two.releaseProbe(Option.getOrThrow(third))
-        assert.isTrue(Option.isNone(yield* two.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1_800 })))
+        yield* two.probes!.release(Option.getOrThrow(third))
+        assert.isTrue(Option.isNone(yield* two.probes!.acquire({ permits: 1, leaseMillis: 1_000, now: 1_800 })))
       })
     )
 
@@ -597,28 +600,30 @@ describe("RedisBreakerStore", () => {
           const prober = yield* circuitOn(prefix, "c")
           const late = yield* circuitOn(prefix, "c")
           // open with no time left: the fleet is half-open
-          yield* prober.save({ state: "Open", remainingMillis: 0, ageMillis: 0, origin: "prober" })
+          yield* prober.verdict.save({ state: "Open", remainingMillis: 0, ageMillis: 0, origin: "prober" })
           // the episode is over: a lease, given back after the probe failed and the fleet reopened
-          const lease = Option.getOrThrow(yield* prober.acquireProbe({ permits: 1, leaseMillis: 60_000, now: 1_000 }))
-          yield* prober.save({ state: "Open", remainingMillis: 60_000, ageMillis: 0, origin: "prober" })
-          yield* prober.releaseProbe(lease)
+          const lease = Option.getOrThrow(
+            yield* prober.probes!.acquire({ permits: 1, leaseMillis: 60_000, now: 1_000 })
+          )
+          yield* prober.verdict.save({ state: "Open", remainingMillis: 60_000, ageMillis: 0, origin: "prober" })
+          yield* prober.probes!.release(lease)
           // a member still half-open in the episode before has not heard: no lease for it, whatever
           // its own clock says (the stored verdict's time left is the server's)
-          assert.isTrue(Option.isNone(yield* late.acquireProbe({ permits: 1, leaseMillis: 60_000, now: 1_150 })))
-          assert.isTrue(Option.isNone(yield* late.acquireProbe({ permits: 3, leaseMillis: 60_000, now: 9e12 })))
+          assert.isTrue(Option.isNone(yield* late.probes!.acquire({ permits: 1, leaseMillis: 60_000, now: 1_150 })))
+          assert.isTrue(Option.isNone(yield* late.probes!.acquire({ permits: 3, leaseMillis: 60_000, now: 9e12 })))
           // the next episode, once the open time ran out by the server's clock (real time): leases again
-          yield* prober.save({ state: "Open", remainingMillis: 200, ageMillis: 0, origin: "prober" })
-          assert.isTrue(Option.isNone(yield* late.acquireProbe({ permits: 1, leaseMillis: 60_000, now: 2_100 })))
+          yield* prober.verdict.save({ state: "Open", remainingMillis: 200, ageMillis: 0, origin: "prober" })
+          assert.isTrue(Option.isNone(yield* late.probes!.acquire({ permits: 1, leaseMillis: 60_000, now: 2_100 })))
           yield* openTimeOver(yield* adminOn(), `${prefix}{c}:circuit`)
-          assert.isTrue(Option.isSome(yield* late.acquireProbe({ permits: 1, leaseMillis: 60_000, now: 2_100 })))
+          assert.isTrue(Option.isSome(yield* late.probes!.acquire({ permits: 1, leaseMillis: 60_000, now: 2_100 })))
           // a closed fleet, and a stored value this store cannot read, refuse no lease
           const other = yield* circuitOn(prefix, "d")
-          yield* other.save({ state: "Closed", remainingMillis: 0, ageMillis: 0, origin: "x" })
-          assert.isTrue(Option.isSome(yield* other.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1 })))
+          yield* other.verdict.save({ state: "Closed", remainingMillis: 0, ageMillis: 0, origin: "x" })
+          assert.isTrue(Option.isSome(yield* other.probes!.acquire({ permits: 1, leaseMillis: 1_000, now: 1 })))
           const admin = new Redis(URL)
           yield* Effect.promise(() => admin.set(`${prefix}{e}:circuit`, "not a hash").finally(() => admin.disconnect()))
           const unreadable = yield* circuitOn(prefix, "e")
-          assert.isTrue(Option.isSome(yield* unreadable.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1 })))
+          assert.isTrue(Option.isSome(yield* unreadable.probes!.acquire({ permits: 1, leaseMillis: 1_000, now: 1 })))
         })
     )
 

@@ -3,7 +3,7 @@ import type { ServiceOf } from "@circuitry/testkit"
 import { RedisBreakerStore } from "@circuitry/redis"
 import { Effect, Layer } from "effect"
 import { Redis } from "ioredis"
-import { Corruptions, storeSuite } from "../../breaker/test/storeSuite.js"
+import { Corruptions, storeSuite } from "@circuitry/testkit/conformance/breakerStore"
 import { cleanup, uniquePrefix } from "./utils/server.js"
 
 const URL = "redis://127.0.0.1:6379"

@@ -30,9 +30,9 @@ describe("RedisBreakerStore at the edges (Effect 3)", () => {
       ] as Array<RedisBreakerStore.Options>) {
         const store = yield* storeOn({ url: server.url, prefix: "d:", ...options })
         const circuit = yield* store.connect("c")
-        assert.isTrue(Option.isNone(yield* circuit.load)) // connected
+        assert.isTrue(Option.isNone(yield* circuit.verdict.load)) // connected
         yield* server.pause
-        const fiber = yield* Effect.fork(Effect.either(circuit.load))
+        const fiber = yield* Effect.fork(Effect.either(circuit.verdict.load))
         yield* suspended(fiber, "the load to be sent, its deadline started")
         yield* TestClock.adjust("149 millis")
         assert.isNull(fiber.unsafePoll())
@@ -58,9 +58,9 @@ describe("RedisBreakerStore at the edges (Effect 3)", () => {
         Effect.provide(Logger.replace(Logger.defaultLogger, logger))
       )
       const circuit = yield* store.connect("quiet")
-      assert.isTrue(Option.isNone(yield* circuit.load))
+      assert.isTrue(Option.isNone(yield* circuit.verdict.load))
       yield* server.pause
-      const fiber = yield* Effect.fork(Effect.either(circuit.load))
+      const fiber = yield* Effect.fork(Effect.either(circuit.verdict.load))
       yield* suspended(fiber, "the load to be sent, its deadline started")
       yield* TestClock.adjust("100 millis")
       assert.isTrue(Either.isLeft(yield* Fiber.join(fiber)))
@@ -71,7 +71,7 @@ describe("RedisBreakerStore at the edges (Effect 3)", () => {
         JSON.stringify(warnings)
       )
       // the connection comes back by itself
-      assert.isTrue(yield* eventually(Effect.map(Effect.either(circuit.load), Either.isRight)))
+      assert.isTrue(yield* eventually(Effect.map(Effect.either(circuit.verdict.load), Either.isRight)))
     })
   )
 })

@@ -28,7 +28,7 @@ const scratch = Effect.gen(function* () {
 const collect = (circuit: BreakerStore.SharedCircuit) =>
   Effect.gen(function* () {
     const told: Array<BreakerStore.Verdict> = []
-    yield* Effect.forkScoped(Stream.runForEach(circuit.verdicts, (v) => Effect.sync(() => void told.push(v))))
+    yield* Effect.forkScoped(Stream.runForEach(circuit.verdict.watch, (v) => Effect.sync(() => void told.push(v))))
     yield* yieldNow
     return told
   })
@@ -82,7 +82,7 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       yield* Effect.scoped(
         Effect.gen(function* () {
           const store = yield* storeOn({ url: server.url })
-          yield* (yield* store.connect("c")).load
+          yield* (yield* store.connect("c")).verdict.load
           // Both are made at once; startup waits at most a second for them (longer on a loaded machine).
           assert.isTrue(yield* eventually(Effect.map(server.info("connected_clients"), (n) => n === before + 2)))
         })
@@ -162,7 +162,7 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       yield* Effect.promise(() =>
         admin.hset(`${prefix}{bad}:circuit`, "state", "OPEN!", "until", "1", "at", "1", "origin", "x")
       )
-      const outcome = yield* result(circuit.load)
+      const outcome = yield* result(circuit.verdict.load)
       assert.isTrue(Result.isFailure(outcome))
       const error = failureOf(outcome)
       if (error !== undefined) {
@@ -170,11 +170,11 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
         assert.include(error.message, `circuit "bad": the stored verdict is not one this store wrote`)
       }
       // counts alone (no state) are no verdict, not a malformed one
-      yield* circuit.recordFailures(1, 1)
+      yield* circuit.counts!.recordFailures(1, 1)
       const fresh = yield* store.connect("counted")
-      yield* fresh.recordFailures(2, 3)
-      assert.deepStrictEqual(yield* fresh.load, Option.none())
-      assert.deepStrictEqual(yield* fresh.counts, { consecutiveFailures: 2, lastFailureAt: 3 })
+      yield* fresh.counts!.recordFailures(2, 3)
+      assert.deepStrictEqual(yield* fresh.verdict.load, Option.none())
+      assert.deepStrictEqual(yield* fresh.counts!.read, { consecutiveFailures: 2, lastFailureAt: 3 })
     })
   )
 
@@ -188,13 +188,13 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       const logger = logTo(({ level, messages }) => {
         if (level === "Warn") warnings.push(messages.join(" "))
       })
-      const load = result(circuit.load).pipe(Effect.provide(logger))
+      const load = result(circuit.verdict.load).pipe(Effect.provide(logger))
       yield* Effect.promise(() => admin.hset(key, "state", "Open", "until", "soon", "at", "later", "origin", "x"))
       for (let i = 0; i < 3; i++) assert.isTrue(Result.isFailure(yield* load))
       assert.strictEqual(warnings.length, 1)
       assert.include(warnings[0], `circuit "spoilt"`)
       const open = { state: "Open" as const, remainingMillis: 20_000, ageMillis: 0, origin: "a" }
-      yield* circuit.save(open)
+      yield* circuit.verdict.save(open)
       const loaded = yield* load
       const verdict = successOf(loaded)
       assert.isTrue(
@@ -217,7 +217,7 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       const toSaved = yield* collect(saved)
       const toEmpty = yield* collect(empty)
       const verdict: BreakerStore.Verdict = { state: "Open", remainingMillis: 60_000, ageMillis: 0, origin: "z" }
-      yield* saved.save(verdict)
+      yield* saved.verdict.save(verdict)
       assert.isTrue(yield* eventually(Effect.sync(() => toSaved.length === 1)))
       // every connection is cut: on ready, the store re-emits what is stored
       yield* Effect.promise(() => server.admin.call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"))
@@ -238,7 +238,12 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       const key = `circuitry:breaker:{${name}}:circuit`
       yield* Effect.addFinalizer(() => Effect.promise(() => admin.del(key)))
       const store = yield* storeOn({ url: URL })
-      yield* (yield* store.connect(name)).save({ state: "Isolated", remainingMillis: 0, ageMillis: 0, origin: "d" })
+      yield* (yield* store.connect(name)).verdict.save({
+        state: "Isolated",
+        remainingMillis: 0,
+        ageMillis: 0,
+        origin: "d"
+      })
       assert.strictEqual(yield* Effect.promise(() => admin.hget(key, "state")), "Isolated")
     })
   )
@@ -257,7 +262,7 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
             JSON.stringify({ name: "s", state: "Open", until: at + 60_000, at, origin, now: at })
           )
         )
-      yield* circuit.save({ state: "Open", remainingMillis: 9_000, ageMillis: 0, origin: "me" })
+      yield* circuit.verdict.save({ state: "Open", remainingMillis: 9_000, ageMillis: 0, origin: "me" })
       assert.isTrue(yield* eventually(Effect.sync(() => told.length === 1)))
       // made at the server's now: `at` in the hash
       const made = Number(yield* Effect.promise(() => admin.hget(`${prefix}{s}:circuit`, "at")))
@@ -265,7 +270,7 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       yield* Effect.promise(() => admin.hset(`${prefix}{s}:circuit`, "at", String(made - 500), "origin", "meddled"))
       // A stale save of its own (made long ago): Redis refuses it and tells the stored verdict again,
       // which is older than the one this member made: not delivered. Nor is an older publication.
-      yield* circuit.save({ state: "Closed", remainingMillis: 0, ageMillis: 3_600_000, origin: "me" })
+      yield* circuit.verdict.save({ state: "Closed", remainingMillis: 0, ageMillis: 3_600_000, origin: "me" })
       yield* publish(made - 200, "older")
       yield* publish(made + 1_000, "newer")
       assert.isTrue(yield* eventually(Effect.sync(() => told.some((v) => v.origin === "newer"))))
@@ -285,16 +290,16 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       // the store has seen the connection go (ioredis is reconnecting), or the calls below would be sent
       yield* waitFor(
         "the store to see its connection lost",
-        Effect.map(result(circuit.load), (r) => Result.isFailure(r))
+        Effect.map(result(circuit.verdict.load), (r) => Result.isFailure(r))
       )
       const operations: Array<[string, Effect.Effect<unknown, BreakerStore.BreakerStoreError>]> = [
-        ["load", circuit.load],
-        ["save", circuit.save({ state: "Open", remainingMillis: 1, ageMillis: 0, origin: "g" })],
-        ["recordFailures", circuit.recordFailures(1, 1)],
-        ["recordSuccess", circuit.recordSuccess(1)],
-        ["counts", circuit.counts],
-        ["acquireProbe", circuit.acquireProbe({ permits: 1, leaseMillis: 1_000, now: 1 })],
-        ["releaseProbe", circuit.releaseProbe("0:token")]
+        ["load", circuit.verdict.load],
+        ["save", circuit.verdict.save({ state: "Open", remainingMillis: 1, ageMillis: 0, origin: "g" })],
+        ["recordFailures", circuit.counts!.recordFailures(1, 1)],
+        ["recordSuccess", circuit.counts!.recordSuccess(1)],
+        ["counts", circuit.counts!.read],
+        ["acquireProbe", circuit.probes!.acquire({ permits: 1, leaseMillis: 1_000, now: 1 })],
+        ["releaseProbe", circuit.probes!.release("0:token")]
       ]
       for (const [operation, effect] of operations) {
         const outcome = yield* result(effect)

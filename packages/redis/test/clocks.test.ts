@@ -2,7 +2,7 @@ import { BreakerStore } from "@circuitry/breaker"
 import { RedisBreakerStore } from "@circuitry/redis"
 import { Context, Effect, Layer } from "effect"
 import { Redis } from "ioredis"
-import { clocksSuite } from "../../breaker/test/clocksSuite.js"
+import { clocksSuite } from "@circuitry/testkit/conformance/clocks"
 import { cleanup, uniquePrefix } from "./utils/server.js"
 
 const URL = "redis://127.0.0.1:6379"

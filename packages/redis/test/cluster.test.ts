@@ -6,7 +6,7 @@ import { Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
 import { Cluster } from "ioredis"
 import * as net from "node:net"
 import { afterAll, beforeAll } from "vitest"
-import { Corruptions, storeSuite } from "../../breaker/test/storeSuite.js"
+import { Corruptions, storeSuite } from "@circuitry/testkit/conformance/breakerStore"
 import { startCluster, type TestCluster } from "./utils/cluster.js"
 import { failureOf } from "./utils/outcome.js"
 import { eventually, uniquePrefix } from "./utils/server.js"
@@ -78,8 +78,8 @@ describe("Redis Cluster", () => {
           const circuit = yield* store.connect(name)
           // Open with no time left (half-open, by the server's clock), so that the lease is given and
           // its key made: the store refuses a lease while the stored verdict still has time left.
-          yield* circuit.save({ state: "Open", remainingMillis: 0, ageMillis: 0, origin: "a" })
-          assert.isTrue(Option.isSome(yield* circuit.acquireProbe({ permits: 1, leaseMillis: 60_000, now: 1_000 })))
+          yield* circuit.verdict.save({ state: "Open", remainingMillis: 0, ageMillis: 0, origin: "a" })
+          assert.isTrue(Option.isSome(yield* circuit.probes!.acquire({ permits: 1, leaseMillis: 60_000, now: 1_000 })))
         }
         // Where the store's keys are: each primary scanned for the keys under the prefix.
         const nodeOf = new Map<string, Set<string>>()
@@ -196,10 +196,10 @@ describe("Redis Cluster", () => {
           // Two breaker stores on it: a verdict one saves reaches the other (its own subscriber).
           const a = yield* (yield* RedisBreakerStore.make({ cluster: owned, prefix })).connect("owned")
           const b = yield* (yield* RedisBreakerStore.make({ cluster: owned, prefix })).connect("owned")
-          const told = yield* Edition.forkChild(Stream.runHead(b.verdicts))
+          const told = yield* Edition.forkChild(Stream.runHead(b.verdict.watch))
           // both stores' subscribers are in place, on whichever nodes they are
           yield* subscribed(nodesOf(owned), `${prefix}verdicts`, 2)
-          yield* a.save({ state: "Open", remainingMillis: 60_000, ageMillis: 0, origin: "a" })
+          yield* a.verdict.save({ state: "Open", remainingMillis: 60_000, ageMillis: 0, origin: "a" })
           // as durations from the server's now when it published: aged by the transit at most
           const heard = Option.getOrThrow(yield* Fiber.join(told))
           expect([heard.state, heard.origin]).toStrictEqual(["Open", "a"])
@@ -245,7 +245,7 @@ describe("Redis Cluster down", () => {
       assert.isTrue(failureOf(get)?._tag === "CacheError")
       assert.isBelow(getMillis, 1_000 + SLACK_MILLIS)
       const circuit = yield* breakers.connect("c")
-      const [load, loadMillis] = yield* timed(circuit.load)
+      const [load, loadMillis] = yield* timed(circuit.verdict.load)
       assert.isTrue(failureOf(load)?._tag === "BreakerStoreError")
       assert.isBelow(loadMillis, 1_000 + SLACK_MILLIS)
       // The budget decides locally: no deposits, no floor, so no retry; and no wait past its deadline.

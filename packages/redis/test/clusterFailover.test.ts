@@ -88,7 +88,7 @@ describe("Redis Cluster failover", () => {
           Effect.gen(function* () {
             while (running) {
               const started = performance.now()
-              const error = failureOf(yield* result(watched.load))
+              const error = failureOf(yield* result(watched.verdict.load))
               slowestStoreCall = Math.max(slowestStoreCall, performance.now() - started)
               if (error !== undefined) {
                 assert.instanceOf(error, BreakerStore.BreakerStoreError)
@@ -108,7 +108,7 @@ describe("Redis Cluster failover", () => {
         failing[0] = false
         yield* Effect.forEach(members, (m) => m.reset, { discard: true })
         assert.isTrue(yield* allAre("Closed"))
-        const before = yield* reader.load
+        const before = yield* reader.verdict.load
         assert.isTrue(Option.isSome(before))
         // When it was made, in real time (the members' clocks here): the server dates verdicts by
         // its clock, on this machine too.
@@ -136,7 +136,7 @@ describe("Redis Cluster failover", () => {
           `the fleet did not converge after the failover: ${(yield* Effect.forEach(members, tagOf)).join(", ")}`
         )
         const after = yield* eventually(
-          Effect.map(result(reader.load), (outcome) => {
+          Effect.map(result(reader.verdict.load), (outcome) => {
             const v = successOf(outcome)
             return (
               v !== undefined &&
@@ -151,7 +151,7 @@ describe("Redis Cluster failover", () => {
         // The stored half-open moment in real time: the server's now at the load (this machine's
         // clock) is between the real times before and after it, however slow the load.
         const loadStart = Date.now()
-        const stored = Option.getOrThrow(yield* reader.load)
+        const stored = Option.getOrThrow(yield* reader.verdict.load)
         const loadEnd = Date.now()
         for (const [i, member] of members.entries()) {
           const state = yield* member.state

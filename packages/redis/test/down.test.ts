@@ -53,7 +53,7 @@ describe("Redis down: what happened, in our words, with the address", () => {
       const url = `redis://127.0.0.1:${yield* closedPort}`
       const store = Context.get(yield* Layer.build(RedisBreakerStore.layer({ url })), BreakerStore.BreakerStore)
       const circuit = yield* store.connect("payments")
-      const outcome = yield* result(circuit.load)
+      const outcome = yield* result(circuit.verdict.load)
       assert.isTrue(Result.isFailure(outcome))
       const error = failureOf(outcome)
       if (error !== undefined) {

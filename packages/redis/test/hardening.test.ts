@@ -45,7 +45,7 @@ const halfOpenFleet = (tag: string, extras: Omit<Extras, "asked" | "released" | 
        * A round trip on a's connection: commands on one connection are answered in order, so once
        * it answers, every request a sent before it has landed and been answered too.
        */
-      behindA: Effect.scoped(Effect.flatMap(storeOfA!.connect("round-trip"), (circuit) => circuit.load)),
+      behindA: Effect.scoped(Effect.flatMap(storeOfA!.connect("round-trip"), (circuit) => circuit.verdict.load)),
       /** Done once `a` handed its first lease request (release) to the store. */
       asked,
       released,

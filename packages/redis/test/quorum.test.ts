@@ -58,14 +58,14 @@ const watch = (prefix: string, url = URL) =>
     const circuit = yield* Effect.flatMap(BreakerStore.BreakerStore, (s) => s.connect(NAME)).pipe(Effect.provide(store))
     return {
       circuit,
-      load: Effect.orDie(circuit.load),
+      load: Effect.orDie(circuit.verdict.load),
       /**
        * Distinct members whose latest trip, recorded in Redis, is at or after `since` (and not
        * before the stored verdict, put on the test's Clock).
        */
       trips: (since: number) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.orDie(circuit.trips({ since, now }))),
-      members: (since: number) => Effect.orDie(circuit.members(since))
+        Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.orDie(circuit.fleet!.trips({ since, now }))),
+      members: (since: number) => Effect.orDie(circuit.fleet!.members(since))
     }
   })
 
@@ -101,7 +101,7 @@ describe("sharing.quorum on Redis", () => {
           else {
             assert.strictEqual(yield* tagOf(bad!), "HalfOpen")
             // its probe is its own: it runs though the fleet's probe lease is held (here, by the test)
-            const held = yield* Effect.orDie(store.circuit.acquireProbe({ permits: 1, leaseMillis: 60_000, now }))
+            const held = yield* Effect.orDie(store.circuit.probes!.acquire({ permits: 1, leaseMillis: 60_000, now }))
             assert.isTrue(Option.isSome(held))
             let runs = 0
             yield* result(
@@ -112,7 +112,7 @@ describe("sharing.quorum on Redis", () => {
             )
             assert.strictEqual(runs, 1)
             assert.strictEqual(yield* tagOf(bad!), "Open", "its probe failed: open again, alone")
-            yield* Effect.orDie(store.circuit.releaseProbe(Option.getOrThrow(held)))
+            yield* Effect.orDie(store.circuit.probes!.release(Option.getOrThrow(held)))
           }
           // the store has this episode's trip, and it is one member's
           yield* until(

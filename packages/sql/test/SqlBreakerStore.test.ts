@@ -189,18 +189,18 @@ for (const [backend, fresh] of backends) {
         const db = yield* fresh
         const store = Context.get(yield* instance(db), BreakerStore.BreakerStore)
         const shared = yield* store.connect("orders")
-        yield* shared.recordFailures(2, 10)
-        yield* shared.save({ state: "Open", remainingMillis: 5_000, ageMillis: 0, origin: "w1" })
-        assert.deepStrictEqual(yield* shared.counts, { consecutiveFailures: 0, lastFailureAt: 10 })
+        yield* shared.counts!.recordFailures(2, 10)
+        yield* shared.verdict.save({ state: "Open", remainingMillis: 5_000, ageMillis: 0, origin: "w1" })
+        assert.deepStrictEqual(yield* shared.counts!.read, { consecutiveFailures: 0, lastFailureAt: 10 })
         // made 5 s ago (a retry that waited): older than the stored one
-        yield* shared.save({ state: "Closed", remainingMillis: 0, ageMillis: 5_000, origin: "w2" })
+        yield* shared.verdict.save({ state: "Closed", remainingMillis: 0, ageMillis: 5_000, origin: "w2" })
         assert.deepStrictEqual(
-          Option.map(yield* shared.load, (v) => [v.state, v.origin]),
+          Option.map(yield* shared.verdict.load, (v) => [v.state, v.origin]),
           Option.some(["Open", "w1"])
         )
-        yield* shared.save({ state: "Isolated", remainingMillis: 0, ageMillis: 0, origin: "w2", by: "ops" })
+        yield* shared.verdict.save({ state: "Isolated", remainingMillis: 0, ageMillis: 0, origin: "w2", by: "ops" })
         assert.deepStrictEqual(
-          Option.map(yield* shared.load, (v) => [v.state, v.origin, v.by]),
+          Option.map(yield* shared.verdict.load, (v) => [v.state, v.origin, v.by]),
           Option.some(["Isolated", "w2", "ops"])
         )
         assert.strictEqual((yield* rows(db, "orders")).length, 1)
@@ -212,9 +212,9 @@ for (const [backend, fresh] of backends) {
         const db = yield* fresh
         const store = Context.get(yield* instance(db), BreakerStore.BreakerStore)
         const shared = yield* store.connect("nobody")
-        expect(yield* shared.load).toStrictEqual(Option.none())
-        assert.deepStrictEqual(yield* shared.counts, { consecutiveFailures: 0, lastFailureAt: undefined })
-        yield* shared.recordSuccess(5)
+        expect(yield* shared.verdict.load).toStrictEqual(Option.none())
+        assert.deepStrictEqual(yield* shared.counts!.read, { consecutiveFailures: 0, lastFailureAt: undefined })
+        yield* shared.counts!.recordSuccess(5)
         assert.strictEqual(yield* countRows(db), 0)
       })
     )
@@ -275,10 +275,10 @@ for (const [backend, fresh] of backends) {
         assert.strictEqual(Option.getOrThrow(stored).last_failure_at, 4_321)
         assert.strictEqual(Option.getOrThrow(stored).updated_at, 4_321)
         const shared = yield* Context.get(ctx, BreakerStore.BreakerStore).connect("ledger")
-        assert.deepStrictEqual(yield* shared.counts, { consecutiveFailures: 1, lastFailureAt: 4_321 })
+        assert.deepStrictEqual(yield* shared.counts!.read, { consecutiveFailures: 1, lastFailureAt: 4_321 })
         // An older report (a late retry) never moves it back.
-        yield* shared.recordFailures(1, 1_000)
-        assert.deepStrictEqual(yield* shared.counts, { consecutiveFailures: 2, lastFailureAt: 4_321 })
+        yield* shared.counts!.recordFailures(1, 1_000)
+        assert.deepStrictEqual(yield* shared.counts!.read, { consecutiveFailures: 2, lastFailureAt: 4_321 })
       })
     )
 
@@ -310,14 +310,14 @@ for (const [backend, fresh] of backends) {
         )
         yield* Effect.forEach(
           Array.from({ length: 50 }, (_, i) => i),
-          (i) => members[i % members.length]!.recordFailures(1, 100 + i),
+          (i) => members[i % members.length]!.counts!.recordFailures(1, 100 + i),
           { concurrency: "unbounded", discard: true }
         )
         const stored = yield* rows(db, "hot")
         assert.strictEqual(stored.length, 1)
         assert.strictEqual(stored[0]!.consecutive_failures, 50)
         assert.strictEqual(stored[0]!.last_failure_at, 149)
-        assert.deepStrictEqual(yield* members[0]!.counts, { consecutiveFailures: 50, lastFailureAt: 149 })
+        assert.deepStrictEqual(yield* members[0]!.counts!.read, { consecutiveFailures: 50, lastFailureAt: 149 })
       })
     )
 
@@ -406,7 +406,7 @@ for (const [backend, fresh] of backends) {
         assert.include(problem.message, `"legacy"`)
         assert.include(problem.message, `"half_open"`)
         const shared = yield* Context.get(ctx, BreakerStore.BreakerStore).connect("legacy")
-        const loaded = Option.getOrThrow(yield* shared.load)
+        const loaded = Option.getOrThrow(yield* shared.verdict.load)
         assert.deepStrictEqual([loaded.state, loaded.remainingMillis, loaded.origin], ["Closed", 0, ""])
         // Reported once while the row stays the same, however often it is read.
         yield* sqlStore.poll

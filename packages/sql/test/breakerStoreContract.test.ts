@@ -1,6 +1,6 @@
 import { type ServiceOf, unwrapScoped } from "@circuitry/testkit"
 import { Effect, Layer } from "effect"
-import { Corruptions, storeSuite } from "../../breaker/test/storeSuite.js"
+import { Corruptions, storeSuite } from "@circuitry/testkit/conformance/breakerStore"
 import { backends, type Db } from "./backends.js"
 
 /** Rows the store cannot read, written by hand under `name`, as each database can hold them. */

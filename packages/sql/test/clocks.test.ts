@@ -1,7 +1,7 @@
 import { BreakerStore } from "@circuitry/breaker"
 import { SqlBreakerStore } from "@circuitry/sql"
 import { Context, Effect } from "effect"
-import { clocksSuite } from "../../breaker/test/clocksSuite.js"
+import { clocksSuite } from "@circuitry/testkit/conformance/clocks"
 import { backends, instance } from "./backends.js"
 
 // Members on clocks ±5 s apart, each a store of its own (its own connection) on one database. The

@@ -54,12 +54,18 @@ for (const [backend, fresh] of backends) {
           VALUES ('kept', 'Open', ${Date.now() + 60_000}, ${Date.now()}, 'old-member', 0)`.pipe(Effect.orDie)
             const store = Context.get(yield* instance(db), BreakerStore.BreakerStore)
             const kept = yield* store.connect("kept")
-            const loaded = Option.getOrThrow(yield* kept.load)
+            const loaded = Option.getOrThrow(yield* kept.verdict.load)
             assert.deepStrictEqual([loaded.state, loaded.origin, loaded.by], ["Open", "old-member", undefined])
             assert.isAbove(loaded.remainingMillis, 50_000)
             // the new column: a verdict's `by` is stored and read back
-            yield* kept.save({ state: "Isolated", remainingMillis: 0, ageMillis: 0, origin: "new-member", by: "ops" })
-            assert.strictEqual(Option.getOrThrow(yield* kept.load).by, "ops")
+            yield* kept.verdict.save({
+              state: "Isolated",
+              remainingMillis: 0,
+              ageMillis: 0,
+              origin: "new-member",
+              by: "ops"
+            })
+            assert.strictEqual(Option.getOrThrow(yield* kept.verdict.load).by, "ops")
             const stored = yield* db.sql<{ verdict_by: unknown }>`SELECT verdict_by FROM ${db.sql(db.table)}
           WHERE name = 'kept'`.pipe(Effect.orDie)
             assert.strictEqual(stored[0]!.verdict_by, "ops")
@@ -75,7 +81,7 @@ for (const [backend, fresh] of backends) {
             )
             // the members table (migration 2) is there and usable
             const circuit = yield* store.connect("kept")
-            assert.strictEqual(yield* circuit.heartbeat({ member: "m", now: 1_000, since: 0 }), 1)
+            assert.strictEqual(yield* circuit.fleet!.heartbeat({ member: "m", now: 1_000, since: 0 }), 1)
             yield* instance(db)
           })
       )

@@ -38,7 +38,7 @@ const listening = (ctx: Context.Context<SqlBreakerStore.SqlBreakerStore>) =>
 const told = (circuit: BreakerStore.SharedCircuit) =>
   Effect.gen(function* () {
     const queue = yield* Queue.unbounded<BreakerStore.Verdict>()
-    yield* Effect.forkScoped(Stream.runForEach(circuit.verdicts, (v) => Queue.offer(queue, v)))
+    yield* Effect.forkScoped(Stream.runForEach(circuit.verdict.watch, (v) => Queue.offer(queue, v)))
     return queue
   })
 
@@ -221,7 +221,7 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
         const circuitB = yield* storeB.connect("ledger")
         const toB = yield* told(circuitB)
         const open = sent("Open")
-        yield* circuitA.save(open)
+        yield* circuitA.verdict.save(open)
         assertSame(yield* next(toB, () => true), open)
 
         // B's listen connection: the one backend of B that ran LISTEN.
@@ -248,7 +248,7 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
         // Killed again: a verdict saved while B does not listen reaches it all the same.
         yield* kill
         const isolated = sent("Isolated", "isolating")
-        yield* circuitA.save(isolated)
+        yield* circuitA.verdict.save(isolated)
         assertSame(yield* next(toB, (v) => v.origin === "isolating"), isolated)
         yield* eventually(listening(b), (on) => on, 1_000)
 
@@ -260,7 +260,7 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
           10,
           (i) =>
             Effect.andThen(
-              circuitA.save(sent(i % 2 === 0 ? "Closed" : "Open", `a${i}`)),
+              circuitA.verdict.save(sent(i % 2 === 0 ? "Closed" : "Open", `a${i}`)),
               next(toB, (v) => v.origin === `a${i}`)
             ),
           bare
@@ -287,7 +287,7 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
         const circuitA = yield* Context.get(a, Store.BreakerStore).connect("ledger")
         const toB = yield* told(yield* Context.get(b, Store.BreakerStore).connect("ledger"))
         const open = sent("Open")
-        yield* circuitA.save(open)
+        yield* circuitA.verdict.save(open)
         assertSame(yield* next(toB, () => true), open)
 
         yield* server.stop
@@ -298,7 +298,7 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
         assertSame(yield* next(toB, () => true), open)
         // A's pool may still hold a connection that died with the server: the first save can fail.
         const isolated = sent("Isolated", "isolating")
-        yield* eventually(result(circuitA.save(isolated)), (saved) => Result.isSuccess(saved))
+        yield* eventually(result(circuitA.verdict.save(isolated)), (saved) => Result.isSuccess(saved))
         assertSame(yield* next(toB, (v) => v.origin === "isolating"), isolated)
         // Pushed again (B's poll runs every 200 ms while it listens; see the test above), beside bare
         // NOTIFY on the same server.
@@ -307,7 +307,7 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
           10,
           (i) =>
             Effect.andThen(
-              circuitA.save(sent(i % 2 === 0 ? "Closed" : "Isolated", `a${i}`)),
+              circuitA.verdict.save(sent(i % 2 === 0 ? "Closed" : "Isolated", `a${i}`)),
               next(toB, (v) => v.origin === `a${i}`)
             ),
           bare
@@ -334,14 +334,14 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
         const circuitA = yield* Context.get(a, Store.BreakerStore).connect("ledger")
         const toB = yield* told(yield* Context.get(b, Store.BreakerStore).connect("ledger"))
         const open = sent("Open")
-        yield* circuitA.save(open)
+        yield* circuitA.verdict.save(open)
         assertSame(yield* next(toB, () => true), open)
 
         yield* link.cut
         yield* eventually(listening(b), (on) => !on, 1_000)
         // Saved while B cannot reach the database: B learns it once the network is back.
         const isolated = sent("Isolated", "isolating")
-        yield* circuitA.save(isolated)
+        yield* circuitA.verdict.save(isolated)
         yield* link.restore
         assertSame(yield* next(toB, (v) => v.origin === "isolating"), isolated)
         yield* eventually(listening(b), (on) => on, 2_000)
@@ -350,7 +350,7 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
           10,
           (i) =>
             Effect.andThen(
-              circuitA.save(sent(i % 2 === 0 ? "Closed" : "Isolated", `a${i}`)),
+              circuitA.verdict.save(sent(i % 2 === 0 ? "Closed" : "Isolated", `a${i}`)),
               next(toB, (v) => v.origin === `a${i}`)
             ),
           bare
@@ -383,10 +383,10 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
       )
       yield* db.sql`SELECT pg_notify(${Notify.channelOf(db.table)}, 'ready')`.pipe(Effect.orDie)
       while ((yield* Queue.take(heard)) !== "ready") continue
-      yield* circuit.save({ state: "Open", remainingMillis: 10_000, ageMillis: 0, origin: "a" })
+      yield* circuit.verdict.save({ state: "Open", remainingMillis: 10_000, ageMillis: 0, origin: "a" })
       // stale (made an hour ago, before the stored one): not applied
-      yield* circuit.save({ state: "Closed", remainingMillis: 0, ageMillis: 3_600_000, origin: "late" })
-      yield* circuit.save({ state: "Isolated", remainingMillis: 0, ageMillis: 0, origin: "a", by: "ops" })
+      yield* circuit.verdict.save({ state: "Closed", remainingMillis: 0, ageMillis: 3_600_000, origin: "late" })
+      yield* circuit.verdict.save({ state: "Isolated", remainingMillis: 0, ageMillis: 0, origin: "a", by: "ops" })
       const messages = [yield* Queue.take(heard), yield* Queue.take(heard)]
       // Commit order: the stale save's NOTIFY, had there been one, would have come before the third's.
       // Each payload is the row as stored (the database's clock) and that statement's now: the
@@ -414,7 +414,7 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
       yield* eventually(listening(b), (on) => on)
       const toB = yield* told(yield* Context.get(b, Store.BreakerStore).connect(long))
       const open = sent("Open")
-      yield* (yield* Context.get(a, Store.BreakerStore).connect(long)).save(open)
+      yield* (yield* Context.get(a, Store.BreakerStore).connect(long)).verdict.save(open)
       // (B's pings, while it subscribed, went to this channel too.)
       let message = yield* Queue.take(heard)
       while (message.startsWith("p")) message = yield* Queue.take(heard)
@@ -458,8 +458,8 @@ describe("sqlite: no LISTEN, the poll alone", () => {
       const ctx = yield* Layer.build(db.store({ listen: true }))
       const circuit = yield* Context.get(ctx, Store.BreakerStore).connect("mail")
       const open = sent("Open")
-      yield* circuit.save(open)
-      assertSame(Option.getOrThrow(yield* circuit.load), open)
+      yield* circuit.verdict.save(open)
+      assertSame(Option.getOrThrow(yield* circuit.verdict.load), open)
       assert.isFalse(yield* listening(ctx))
     })
   )

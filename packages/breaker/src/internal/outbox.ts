@@ -2,7 +2,9 @@
  * What a breaker owes its shared store, and the one owner of it: the breaker puts verdicts,
  * failures and successes in synchronously (a call never waits on the store), and `drain`, the
  * background fiber, sends them in order when the store answers. Nothing else reads or writes it.
- * Verdicts go at once; counts go in batches, throttled (COUNTS_EVERY_MILLIS).
+ * Verdicts go at once (the store's `VerdictChannel`); counts go in batches, throttled
+ * (COUNTS_EVERY_MILLIS), to the store's `SharedCounts`: a store without it is owed no counts, and
+ * failures and successes are then kept to the breaker itself.
  */
 import * as Edition from "@circuitry/core/Edition"
 import * as Deferred from "effect/Deferred"
@@ -86,7 +88,9 @@ export class Outbox {
   private verdictStored: Deferred.Deferred<void> | undefined = undefined
 
   constructor(
-    private readonly circuit: BreakerStore.SharedCircuit,
+    private readonly verdicts: BreakerStore.VerdictChannel,
+    /** The store's shared counts, if it offers them: without, no count is owed (they stay local). */
+    private readonly counts: BreakerStore.SharedCounts | undefined,
     /** Who makes this breaker's verdicts, so that it can ignore their echo. */
     readonly origin: string,
     private readonly signal: Queue.Queue<void>,
@@ -132,6 +136,7 @@ export class Outbox {
 
   /** A failure at `at`; `tripped`: it opened the circuit (after its verdict was put in). */
   failure(at: number, tripped: boolean): void {
+    if (this.counts === undefined) return
     if (tripped && this.lastSaved) {
       // The verdict starts the store's count again, but the time of the last failure is still worth keeping.
       this.timeOnly = true
@@ -144,6 +149,7 @@ export class Outbox {
 
   /** A success at `at`. Only the first success after failures tells the store anything: the count starts again. */
   success(at: number): void {
+    if (this.counts === undefined) return
     if (this.failures === 0 && !this.dirty) return
     if (this.failures > 0) {
       this.failuresBefore += this.failures
@@ -183,10 +189,9 @@ export class Outbox {
   private next(
     now: number
   ): readonly [Effect.Effect<void, BreakerStore.BreakerStoreError>, () => void, verdict?: true] | undefined {
-    const circuit = this.circuit
     const verdict = this.pendingVerdict
     if (verdict !== undefined) {
-      return [circuit.save(toSend(verdict, this.origin, now)), () => this.stored(verdict), true]
+      return [this.verdicts.save(toSend(verdict, this.origin, now)), () => this.stored(verdict), true]
     }
     const trip = this.pendingTrip
     if (trip !== undefined && this.quorum !== undefined) {
@@ -205,10 +210,12 @@ export class Outbox {
         true
       ]
     }
+    const counts = this.counts
+    if (counts === undefined) return undefined
     const before = this.failuresBefore
     if (before > 0) {
       return [
-        circuit.recordFailures(before, this.lastFailureBeforeAt),
+        counts.recordFailures(before, this.lastFailureBeforeAt),
         () => {
           this.failuresBefore = Math.max(0, this.failuresBefore - before)
         }
@@ -216,7 +223,7 @@ export class Outbox {
     }
     if (this.pendingSuccess) {
       return [
-        circuit.recordSuccess(this.successAt),
+        counts.recordSuccess(this.successAt),
         () => {
           this.pendingSuccess = false
         }
@@ -224,7 +231,7 @@ export class Outbox {
     }
     if (this.timeOnly) {
       return [
-        circuit.recordFailures(0, this.lastFailureAt),
+        counts.recordFailures(0, this.lastFailureAt),
         () => {
           this.timeOnly = false
         }
@@ -233,7 +240,7 @@ export class Outbox {
     const failures = this.failures
     if (failures > 0) {
       return [
-        circuit.recordFailures(failures, this.lastFailureAt),
+        counts.recordFailures(failures, this.lastFailureAt),
         () => {
           this.failures = Math.max(0, this.failures - failures)
           this.dirty = true
@@ -300,7 +307,9 @@ export class Outbox {
       const trip = this.quorum === undefined ? undefined : this.pendingTrip
       if (verdict === undefined && trip === undefined) return Effect.void
       const send = Effect.andThen(
-        verdict === undefined ? Effect.void : this.circuit.save(toSend(verdict, this.origin, Edition.nowUnsafe(clock))),
+        verdict === undefined
+          ? Effect.void
+          : this.verdicts.save(toSend(verdict, this.origin, Edition.nowUnsafe(clock))),
         trip === undefined ? Effect.void : Effect.asVoid(this.quorum!.record(trip.at))
       )
       // Disconnected: a store that does not answer is given up at the deadline, not when it lets go.

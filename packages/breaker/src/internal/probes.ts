@@ -1,7 +1,8 @@
 /**
  * Half-open probes: the permits (`Runtime.Permits`: an Effect `Semaphore` on Effect 4, taken with
- * `takeIfAvailable`; a count on Effect 3, see runtime.effect3.ts), and, with a shared store, the
- * fleet's probe lease (sharing.ts). A probe holds both while it runs and gives
+ * `takeIfAvailable`; a count on Effect 3, see runtime.effect3.ts), and, with a shared store that
+ * offers probe leases (`ProbeLeases`), the fleet's probe lease (sharing.ts). A store without them
+ * leaves the permits per instance: each member probes on its own. A probe holds both while it runs and gives
  * both back however it ends, or when it runs past its timeout, whichever comes first.
  *
  * A member the fleet refused the lease (another member probes) does not ask again in that episode
@@ -80,9 +81,14 @@ export class Probes {
     return Math.max(0, this.refusedUntil - now)
   }
 
-  /** The link when a probe now takes the fleet's lease (with a quorum, a member whose fleet is closed probes alone). */
-  private get fleetLink(): Sharing.Link | undefined {
-    return this.link !== undefined && Sharing.probesForFleet(this.link) ? this.link : undefined
+  /**
+   * The link when a probe now takes the fleet's lease: a store that offers leases, and (with a
+   * quorum) an episode of the fleet's (a member whose fleet is closed probes alone).
+   */
+  private get fleetLink(): Sharing.LeasingLink | undefined {
+    const link = this.link
+    if (link === undefined || link.probes === undefined || !Sharing.probesForFleet(link)) return undefined
+    return link as Sharing.LeasingLink
   }
 
   /** How long the fleet's lease is asked for, for a probe that times out after `timeoutMillis`. */

@@ -10,7 +10,8 @@
  * is open, every verdict of the member is the fleet's again (one probe per fleet, a close for all).
  *
  * Members keep a heartbeat in the store, so that a fraction is of the live members. This module
- * decides; the outbox (outbox.ts) carries the reports to the store, never losing one.
+ * decides, and talks to one capability of the store: its fleet membership (`FleetMembership`: heartbeats
+ * and trips); the outbox (outbox.ts) carries the reports to the store, never losing one.
  */
 import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
@@ -39,7 +40,8 @@ export class Quorum {
 
   constructor(
     readonly settings: Options.Quorum,
-    private readonly circuit: BreakerStore.SharedCircuit,
+    /** The store's fleet membership: a quorum needs it (sharing.ts refuses a quorum without it). */
+    private readonly fleet: BreakerStore.FleetMembership,
     /** This member, as the store counts it: the breaker's origin. */
     readonly member: string
   ) {}
@@ -96,7 +98,7 @@ export class Quorum {
 
   /** `now` goes with the trip: the store puts the stored verdict on this member's clock with it. */
   private recordAt(at: number, now: number): Effect.Effect<number, BreakerStore.BreakerStoreError> {
-    return this.circuit.recordTrip({ member: this.member, at, since: now - this.settings.windowMillis, now })
+    return this.fleet.recordTrip({ member: this.member, at, since: now - this.settings.windowMillis, now })
   }
 
   /**
@@ -111,7 +113,7 @@ export class Quorum {
   }
 
   private beat(now: number): Effect.Effect<number, BreakerStore.BreakerStoreError> {
-    return this.circuit.heartbeat({ member: this.member, now, since: now - MEMBER_TTL_MILLIS })
+    return this.fleet.heartbeat({ member: this.member, now, since: now - MEMBER_TTL_MILLIS })
   }
 
   /**

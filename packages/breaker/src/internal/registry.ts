@@ -167,7 +167,9 @@ export const make = (
         const breaker = yield* internal.makeResolved(LiveConfig.resolvedFor(config, name)).pipe(
           Runtime.extendScope(own ?? scope),
           Effect.provide(context),
-          Effect.orDie // validated above
+          // Validated above. The one failure left is a `sharing.quorum` on a store that offers no
+          // fleet membership (sharing.ts): a defect here, since `get` cannot fail, that names it.
+          Effect.orDie
         )
         const now = ++tick
         entries.set(name, { breaker, scope: own, used: now, placed: now })

@@ -1,7 +1,12 @@
 /**
  * A breaker's link to a shared store: joining the shared circuit, following the verdicts other
- * members make, and the fleet-wide probe lease. What the breaker owes the store goes through its
- * `Outbox` (outbox.ts), which this module makes and starts.
+ * members make (its `VerdictChannel`), and the fleet-wide probe lease (its `ProbeLeases`, when it
+ * offers them). What the breaker owes the store goes through its `Outbox` (outbox.ts), which this
+ * module makes and starts; a quorum (quorum.ts) talks to the store's `FleetMembership`.
+ *
+ * What a store does not offer, the breaker does without: no `probes`, and each instance limits its
+ * own half-open probes; no `counts`, and its counts stay local; no `fleet`, and a breaker with
+ * `sharing.quorum` is not made (`InvalidBreakerOptions`): without it a quorum could not be counted.
  *
  * The link is made before the breaker, so a breaker is built with it in place; `follow` starts the
  * fibers that need the breaker (adopting verdicts, draining the outbox) once it exists.
@@ -19,6 +24,7 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as BreakerStore from "../BreakerStore.js"
+import { InvalidBreakerOptions } from "./errors.js"
 import * as LoopStall from "./loopStall.js"
 import type * as Options from "./options.js"
 import { Outbox } from "./outbox.js"
@@ -109,7 +115,9 @@ export const onClock = (verdict: BreakerStore.Verdict, now: number): Adopted => 
 
 /** @internal */
 export interface Link {
-  readonly circuit: BreakerStore.SharedCircuit
+  readonly verdict: BreakerStore.VerdictChannel
+  /** The store's fleet-wide probe leases; undefined when it offers none (probes are then limited per instance). */
+  readonly probes: BreakerStore.ProbeLeases | undefined
   readonly outbox: Outbox
   readonly health: Health
   /**
@@ -129,9 +137,13 @@ export interface Link {
   readonly quorum: Quorum | undefined
 }
 
+/** A link whose store offers probe leases. @internal */
+export type LeasingLink = Link & { readonly probes: BreakerStore.ProbeLeases }
+
 /**
- * Whether a probe now is the fleet's, and so takes the fleet's lease. With a quorum, a member
- * whose fleet is closed probes its own episode alone: the other members are serving traffic.
+ * Whether a probe now is the fleet's, and so takes the fleet's lease (when the store offers
+ * leases). With a quorum, a member whose fleet is closed probes its own episode alone: the other
+ * members are serving traffic.
  *
  * @internal
  */
@@ -159,8 +171,8 @@ export const storeView = (link: Link, state: string): { readonly connected: bool
  * The stored verdict, within STORE_DEADLINE. Disconnected: at the deadline the caller goes on
  * without waiting for the driver to let go.
  */
-const load = (circuit: BreakerStore.SharedCircuit, health: Health): Effect.Effect<Option.Option<Adopted>, unknown> =>
-  Edition.disconnect(circuit.load).pipe(
+const load = (verdict: BreakerStore.VerdictChannel, health: Health): Effect.Effect<Option.Option<Adopted>, unknown> =>
+  Edition.disconnect(verdict.load).pipe(
     storeWait,
     // On this breaker's clock as the store's answer arrives (its durations count from then).
     Effect.flatMap((loaded) =>
@@ -177,7 +189,8 @@ const RELOAD = Runtime.shorterOf(Schedule.exponential(Duration.seconds(1)), Sche
 
 /**
  * Joins the shared circuit `name`. A store that cannot be joined leaves the breaker alone, with a
- * warning: `undefined`.
+ * warning: `undefined`. A quorum on a store that offers no fleet membership fails: the breaker
+ * could never count it, and would silently open on one member's trip or never.
  *
  * @internal
  */
@@ -185,7 +198,7 @@ export const connect = (
   store: BreakerStore.BreakerStoreService,
   name: string,
   quorum?: Options.Quorum | undefined
-): Effect.Effect<Link | undefined, never, Scope.Scope> =>
+): Effect.Effect<Link | undefined, InvalidBreakerOptions, Scope.Scope> =>
   Effect.gen(function* () {
     const connected = yield* Edition.result(store.connect(name))
     if (Edition.Result.isFailure(connected)) {
@@ -196,13 +209,19 @@ export const connect = (
       return undefined
     }
     const circuit = Edition.Result.successOf(connected)
+    if (quorum !== undefined && circuit.fleet === undefined) {
+      return yield* new InvalidBreakerOptions({
+        message: `sharing.quorum needs a BreakerStore that offers fleet membership (SharedCircuit.fleet: heartbeats and trips); the store in the context offers none (breaker "${name}")`
+      })
+    }
     const health = new Health(name)
-    const initial = yield* Effect.option(load(circuit, health))
+    const initial = yield* Effect.option(load(circuit.verdict, health))
     const origin = `${name}#${Math.random().toString(36).slice(2, 10)}`
-    const fleet = quorum === undefined ? undefined : new Quorum(quorum, circuit, origin)
-    const outbox = new Outbox(circuit, origin, yield* Queue.sliding<void>(1), health, fleet)
+    const fleet = quorum === undefined ? undefined : new Quorum(quorum, circuit.fleet!, origin)
+    const outbox = new Outbox(circuit.verdict, circuit.counts, origin, yield* Queue.sliding<void>(1), health, fleet)
     const link: Link = {
-      circuit,
+      verdict: circuit.verdict,
+      probes: circuit.probes,
       outbox,
       health,
       initial: Option.getOrUndefined(initial),
@@ -255,7 +274,7 @@ export const follow = (
     // A first load the store did not answer (down, or a blackhole) is made again until it is
     // answered: a verdict stored meanwhile would otherwise wait for the next one published.
     if (initial === undefined) {
-      yield* load(link.circuit, link.health).pipe(
+      yield* load(link.verdict, link.health).pipe(
         Effect.retry(RELOAD),
         Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: adoptLoaded })),
         Effect.ignore,
@@ -263,7 +282,7 @@ export const follow = (
         Effect.forkScoped
       )
     }
-    yield* Stream.runForEach(link.circuit.verdicts, adoptOne).pipe(Effect.forkScoped)
+    yield* Stream.runForEach(link.verdict.watch, adoptOne).pipe(Effect.forkScoped)
     yield* link.outbox.drain.pipe(Effect.forkScoped)
     if (quorum !== undefined) yield* quorum.heartbeat(link.health).pipe(Effect.forkScoped)
     // Added after the drain, so it runs before the drain is interrupted.
@@ -293,19 +312,19 @@ const taken: Lease = { _tag: "Taken" }
  * @internal
  */
 export const leaseProbe = (
-  link: Link,
+  link: LeasingLink,
   options: { readonly permits: number; readonly leaseMillis: number; readonly now: number },
   restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 ): Effect.Effect<Lease> =>
   Effect.suspend(() => {
-    const circuit = link.circuit
+    const probes = link.probes
     // A release outlives the probe (and the breaker: the fleet should not wait for the lease to run
     // out), but never a store that does not answer (interruptible, so that the deadline holds).
     const release = (token: string): Effect.Effect<void> =>
-      Effect.asVoid(Edition.forkDetach(Effect.interruptible(Effect.ignore(storeWait(circuit.releaseProbe(token))))))
+      Effect.asVoid(Edition.forkDetach(Effect.interruptible(Effect.ignore(storeWait(probes.release(token))))))
     let abandoned = false
     let landed: string | undefined
-    const request = circuit.acquireProbe(options).pipe(
+    const request = probes.acquire(options).pipe(
       Effect.tap((answer) => {
         if (Option.isNone(answer)) return Effect.void
         if (abandoned) return release(answer.value)

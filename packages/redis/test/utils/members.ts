@@ -44,9 +44,11 @@ export const member = (url: string, prefix: string, name: string, extras: Extras
       connect: (n) =>
         Effect.map(store.connect(n), (circuit) => ({
           ...circuit,
-          acquireProbe: (lease: Parameters<BreakerStore.SharedCircuit["acquireProbe"]>[0]) =>
-            Effect.andThen(done(extras.asked), circuit.acquireProbe(lease)),
-          releaseProbe: (lease: string) => Effect.andThen(done(extras.released), circuit.releaseProbe(lease))
+          probes: {
+            acquire: (lease: Parameters<BreakerStore.ProbeLeases["acquire"]>[0]) =>
+              Effect.andThen(done(extras.asked), circuit.probes!.acquire(lease)),
+            release: (lease: string) => Effect.andThen(done(extras.released), circuit.probes!.release(lease))
+          }
         }))
     })
     const make = (n: string) =>

@@ -1,8 +1,8 @@
 /**
  * The `BreakerStore` on `@effect/sql`: the store's shared state, the poll and the announcements.
- * Each circuit's statements are `circuit.ts`'s. Verdicts made elsewhere are learned in the
- * background, never on a call's path: pushed by LISTEN/NOTIFY on PostgreSQL (`notify.ts`), and by
- * the poll, the fallback and SQLite's only path.
+ * Each circuit is `circuit.ts`'s, with one file per capability of the port. Verdicts made
+ * elsewhere are learned in the background, never on a call's path: pushed by LISTEN/NOTIFY on
+ * PostgreSQL (`notify.ts`), and by the poll, the fallback and SQLite's only path.
  */
 import { BreakerStore, BreakerStoreKit } from "@circuitry/breaker"
 import * as Edition from "@circuitry/core/Edition"

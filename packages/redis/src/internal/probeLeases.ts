@@ -1,6 +1,7 @@
 /**
- * The fleet's probe leases on Redis: the acquire and release scripts, and what the store still owes
- * the fleet when a lease request or release was not answered.
+ * The probe leases capability on Redis (`BreakerStore.ProbeLeases`): the acquire and release
+ * scripts, one key per permit slot, and what the store still owes the fleet when a lease request
+ * or release was not answered (`Leases`, one per store).
  *
  * A call whose caller stopped waiting (the store's deadline, an interrupted probe) has not
  * necessarily failed: its command stays in ioredis's queue, and a paused server runs it when it
@@ -10,8 +11,12 @@
  * answered (the connection was lost with it in flight, or it could not be sent) is released by its
  * token on every slot once the connection is ready again.
  */
+import { type BreakerStore, BreakerStoreKit } from "@circuitry/breaker"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import type { Circuit } from "./breakerCircuit.js"
+import type { Client } from "./client.js"
 import { NOW } from "./serverClock.js"
 
 // KEYS[1] is the circuit, then one key per permit slot, each taken with SET NX PX. A lease also
@@ -20,8 +25,7 @@ import { NOW } from "./serverClock.js"
 // the stored verdict is still open by the server's clock (the clock that dated its `until`): the
 // episode's probe failed and the fleet reopened, and a member that has not heard yet would probe
 // that episode a second time.
-/** @internal */
-export const ACQUIRE = `${NOW}
+const ACQUIRE = `${NOW}
 local now = tonumber(ARGV[2])
 if redis.call('TYPE', KEYS[1]).ok == 'hash' then
   local stored = redis.call('HMGET', KEYS[1], 'state', 'until')
@@ -44,8 +48,7 @@ return 0`
 
 // Releases whichever of KEYS (slot keys) the token ARGV[1] holds: only the holder's token releases
 // a lease (one taken over after expiry is not released by its old holder).
-/** @internal */
-export const RELEASE = `
+const RELEASE = `
 local released = 0
 for i = 1, #KEYS do
   local held = redis.call('GET', KEYS[i])
@@ -132,5 +135,63 @@ export class Leases {
     this.owed.delete(token)
     this.owed.set(token, keys)
     if (this.owed.size > OWED_CAP) this.owed.delete(this.owed.keys().next().value!)
+  }
+}
+
+/** @internal */
+export interface Commands {
+  circuitryAcquire(...args: Array<string | number>): Promise<number>
+  circuitryRelease(keyCount: number, ...args: Array<string | number>): Promise<number>
+}
+
+/** @internal */
+export const define = <C extends Client>(client: C): C & Commands => {
+  client.defineCommand("circuitryAcquire", { lua: ACQUIRE })
+  client.defineCommand("circuitryRelease", { lua: RELEASE })
+  return client as C & Commands
+}
+
+/** @internal */
+export const make = (
+  { call, client, key, keyOf }: Circuit<Client & Commands>,
+  leases: Leases
+): BreakerStore.ProbeLeases => {
+  const slotKey = (slot: number) => keyOf(`probe:${slot}`)
+  return {
+    acquire: ({ leaseMillis, now, permits }) =>
+      Effect.suspend(() => {
+        const token = BreakerStoreKit.makeToken()
+        const slots = Array.from({ length: permits }, (_, i) => slotKey(i))
+        const ttl = Math.max(1, Math.ceil(leaseMillis))
+        return leases
+          .guard(
+            (send) => call("acquireProbe", send),
+            () => client.circuitryAcquire(slots.length + 1, key, ...slots, token, String(now), String(ttl)),
+            token,
+            slots,
+            (slot) => (slot > 0 ? [slots[slot - 1]!] : [])
+          )
+          .pipe(
+            Effect.map((slot) =>
+              slot > 0 ? Option.some(BreakerStoreKit.encodeLease({ slot: slot - 1, token })) : Option.none()
+            )
+          )
+      }),
+    release: (lease) =>
+      Option.match(BreakerStoreKit.decodeLease(lease), {
+        onNone: () => Effect.void,
+        onSome: ({ slot, token }) => {
+          const slots = [slotKey(slot)]
+          return leases
+            .guard(
+              (send) => call("releaseProbe", send),
+              () => client.circuitryRelease(1, slots[0]!, token),
+              token,
+              slots,
+              () => []
+            )
+            .pipe(Effect.asVoid)
+        }
+      })
   }
 }

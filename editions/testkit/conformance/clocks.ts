@@ -1,7 +1,12 @@
 /**
  * A fleet of breakers on one shared store, as one suite for every backend (memory, Redis, SQLite,
- * PostgreSQL), like `storeSuite`: members whose clocks disagree by ±5 s, and the fleet-wide
- * operations (isolate, reset, extendOpen) with who asked for them.
+ * PostgreSQL), like `storeSuite` (./breakerStore.ts): members whose clocks disagree by ±5 s, and the
+ * fleet-wide operations (isolate, reset, extendOpen) with who asked for them. It needs only the
+ * store's verdict channel.
+ *
+ * ```ts
+ * import { clocksSuite } from "@circuitry/testkit/conformance/clocks"
+ * ```
  *
  * Each member runs on a clock of its own: the fleet's clock plus an offset (`offsetClock`), so a
  * member 5 s ahead reads every instant 5 s later than the fleet's clock, and 10 s later than a
@@ -263,7 +268,7 @@ export const clocksSuite = (backends: ReadonlyArray<FleetBackend>): void => {
           }
           // the stored verdict says who asked
           const { store } = yield* join
-          const stored = yield* Effect.flatMap(store.connect(name), (circuit) => circuit.load)
+          const stored = yield* Effect.flatMap(store.connect(name), (circuit) => circuit.verdict.load)
           assert.deepStrictEqual(
             Option.map(stored, (v) => [v.state, v.by]),
             Option.some(["Open", "carol"])
