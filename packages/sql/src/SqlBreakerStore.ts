@@ -16,13 +16,14 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type { PgConfig } from "#sql"
 import { SqlClient } from "#sql"
 import * as SqliteClient from "#sqliteClient"
 import * as errors from "./internal/errors.js"
 import { resolve } from "./internal/options.js"
+import { closeWithin } from "./internal/release.js"
 import * as Tables from "./internal/schema.js"
 import * as internal from "./internal/store.js"
 
@@ -305,7 +306,8 @@ export type PgLayerConfig = PgConfig
 
 /**
  * For a fleet: a PostgreSQL client (a `PgClient` config), the migration and the store, in one
- * layer.
+ * layer. Its release waits at most 1 s for the client to close: against a database that does not
+ * answer, the driver's cleanup (cancelling the statements still in flight) goes on in the background.
  *
  * @since 0.1.0
  * @category layers
@@ -324,11 +326,18 @@ export const layerPg = (
   config: PgLayerConfig,
   options?: Options
 ): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, InvalidStoreOptions | BreakerStore.BreakerStoreError> => {
-  const client = Effect.tryPromise({
-    try: () => import("@effect/sql-pg/PgClient"),
-    catch: (cause) => driverError("PostgreSQL (pg)", cause)
-  }).pipe(
-    Effect.flatMap((Pg) => Effect.mapError(Layer.build(Pg.layer(config)), (cause) => driverError("PostgreSQL", cause)))
-  )
+  const client = Effect.gen(function* () {
+    const Pg = yield* Effect.tryPromise({
+      try: () => import("@effect/sql-pg/PgClient"),
+      catch: (cause) => driverError("PostgreSQL (pg)", cause)
+    })
+    // A scope of its own, closed with a deadline (internal/release.ts): the client's close may wait
+    // for a database that does not answer.
+    const scope = yield* Scope.make()
+    yield* Effect.addFinalizer((exit) => closeWithin(Scope.close(scope, exit)))
+    return yield* Effect.mapError(Layer.buildWithScope(Pg.layer(config), scope), (cause) =>
+      driverError("PostgreSQL", cause)
+    )
+  })
   return layerOn(client, options)
 }

@@ -19,7 +19,9 @@
  *
  * A member listens on the verdict channel and on its session's ping channel over one connection
  * of its own (`#sql`'s `listen`, on both majors), outside the application's pool, so that an echo
- * proves the very connection verdicts come by.
+ * proves the very connection verdicts come by. That connection is the listen stream's: it is
+ * closed when the stream is interrupted, in the background, so that a database that does not
+ * answer never holds the store's release.
  */
 import { BreakerStoreKit } from "@circuitry/breaker"
 import * as Edition from "@circuitry/core/Edition"

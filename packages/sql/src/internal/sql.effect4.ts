@@ -25,7 +25,7 @@ export const driverCause = (error: SqlError): unknown => error.reason.cause
 
 /**
  * The NOTIFYs on `channels`, as `[channel, payload]`, heard over one connection of its own, opened
- * with the client's config for as long as the stream runs, as Effect 3's postgres.js does. Not
+ * with the client's config for as long as the stream runs, as on Effect 3 (sql.effect3.ts). Not
  * `client.listen`: 4.x takes a connection from the application's pool for each channel.
  *
  * The connection is closed before the LISTENs' own finalizers run (finalizers run last added

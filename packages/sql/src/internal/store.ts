@@ -133,7 +133,10 @@ FROM ${circuits} WHERE ${sql.in("name", names)}`
       const before = new Map(names.map((name) => [name, epochs.get(name) ?? 0]))
       const chunks: Array<ReadonlyArray<string>> = []
       for (let i = 0; i < names.length; i += 500) chunks.push(names.slice(i, i + 500))
-      return Effect.forEach(chunks, select).pipe(
+      // Disconnected, as every statement of the store (`run`): a poll interrupted (the store's scope
+      // closing, a caller's deadline on `poll`) returns at once, while the driver's cancel (up to 5 s
+      // against a database that does not answer) finishes in the background.
+      return Edition.disconnect(Effect.forEach(chunks, select)).pipe(
         Effect.flatMap((results) => {
           const rows = new Map<string, Row>()
           for (const result of results) for (const row of result) rows.set(row.name, row)
