@@ -1,4 +1,4 @@
-import { TestClock, assert, describe, isTimeoutError, it } from "@circuitry/testkit"
+import { TestClock, assert, describe, it } from "@circuitry/testkit"
 import {
   HttpClient,
   HttpClientRequest,
@@ -161,7 +161,7 @@ describe("BreakerHttpClient", () => {
         yield* TestClock.adjust("2 seconds")
         const error = yield* Effect.flip(Fiber.join(fiber))
         assert.strictEqual(clientErrorOf(error)?.reason, "Transport")
-        assert.isTrue(isTimeoutError(clientErrorOf(error)?.cause))
+        assert.isTrue(Edition.isTimeoutError(clientErrorOf(error)?.cause))
       }
       assert.strictEqual((yield* stateOf(registry, server.url)).state._tag, "Open")
       assert.strictEqual((yield* Effect.flip(get("/hang")))._tag, "BreakerOpenError")
