@@ -446,6 +446,7 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
       const flag = yield* Effect.flip(
         Layer.build(SqlBreakerStore.layerPg(pgConfig, { listen: "yes" as unknown as boolean }))
       ).pipe(Effect.scoped)
+      assert.strictEqual(flag._tag, "InvalidSqlOptions")
       assert.include(flag.message, "listen")
     })
   )
