@@ -166,9 +166,6 @@ export const layer =
   (name: string, f: (it: Vitest.MethodsNonLive<R>) => void): void =>
     it3.layer(shared, options)(name, f)
 
-/** A fiber's exit if it has ended, read synchronously (`unsafePoll`, null while running, on Effect 3). */
-export const pollUnsafe = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Exit.Exit<A, E> | undefined =>
-  fiber.unsafePoll() ?? undefined
 /** The value of one series of a gauge (tags on Effect 3, attributes on 4). */
 export const gaugeValue = (
   gauge: Metric.Metric.Gauge<number>,
@@ -245,9 +242,6 @@ export const intersectSchedules = <R, R2>(
   self: Schedule.Schedule<unknown, unknown, R>,
   that: Schedule.Schedule<unknown, unknown, R2>
 ): Schedule.Schedule<unknown, unknown, R | R2> => Schedule.intersect(self, that)
-
-/** Whether an error is the one `Effect.timeout` fails with (`Cause.isTimeoutException` on Effect 3). */
-export const isTimeoutError = (u: unknown): boolean => Cause.isTimeoutException(u)
 
 /** Runs `self` on a TestClock of its own, in a test that otherwise runs live (`TestContext` on Effect 3). */
 export const withTestClock = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>

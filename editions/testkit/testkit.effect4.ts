@@ -166,8 +166,6 @@ export const layer =
   ): void =>
     it4.layer(shared, options)(name, (it) => f(Object.assign(it, { scoped: it.effect })))
 
-/** A fiber's exit if it has ended, read synchronously (`unsafePoll`, null while running, on Effect 3). */
-export const pollUnsafe = <A, E>(fiber: Fiber.Fiber<A, E>): Exit.Exit<A, E> | undefined => fiber.pollUnsafe()
 /** The value of one series of a gauge (tags on Effect 3, attributes on 4). */
 export const gaugeValue = (gauge: Metric.Gauge<number>, attributes: Record<string, string>): Effect.Effect<number> =>
   Effect.map(Metric.value(Metric.withAttributes(gauge, attributes)), (state) => state.value)
@@ -254,9 +252,6 @@ export const intersectSchedules = <E, E2, R, R2>(
   self: Schedule.Schedule<unknown, unknown, E, R>,
   that: Schedule.Schedule<unknown, unknown, E2, R2>
 ): Schedule.Schedule<unknown, unknown, E | E2, R | R2> => Schedule.max([self, that])
-
-/** Whether an error is the one `Effect.timeout` fails with (`Cause.isTimeoutException` on Effect 3). */
-export const isTimeoutError = (u: unknown): boolean => Cause.isTimeoutError(u)
 
 /** Runs `self` on a TestClock of its own, in a test that otherwise runs live (`TestContext` on Effect 3). */
 export const withTestClock = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>

@@ -7,7 +7,7 @@
  */
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it, pollUnsafe, result, type ServiceOf, TestClock } from "@circuitry/testkit"
+import { assert, describe, it, result, type ServiceOf, TestClock } from "@circuitry/testkit"
 import { Effect, Fiber } from "effect"
 import { tagOf } from "./utils.js"
 
@@ -51,7 +51,7 @@ describe("the first load on a store that does not answer", () => {
           CircuitBreaker.make(options).pipe(Effect.provideService(BreakerStore.BreakerStore, store))
         )
         yield* TestClock.adjust("249 millis")
-        assert.isUndefined(pollUnsafe(making))
+        assert.isUndefined(Edition.pollUnsafe(making))
         yield* TestClock.adjust("1 millis")
         // at the deadline, though the load's cleanup takes 5 s more
         const a = yield* Fiber.join(making)

@@ -4,7 +4,7 @@
  */
 import * as Edition from "@circuitry/core/Edition"
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
-import { assert, describe, it, pollUnsafe, Result, TestClock, yieldNow } from "@circuitry/testkit"
+import { assert, describe, it, Result, TestClock, yieldNow } from "@circuitry/testkit"
 import { Deferred, Effect, Exit, Fiber, Option, Schedule } from "effect"
 import { call, fail, succeed, tagOf } from "./utils.js"
 
@@ -42,7 +42,7 @@ describe("half-open probes are bounded", () => {
       yield* TestClock.adjust("10 seconds")
       assert.strictEqual(yield* CircuitBreaker.withBreaker(succeed, breaker), "ok")
       assert.strictEqual(yield* tagOf(breaker), "Closed")
-      assert.isUndefined(pollUnsafe(hung))
+      assert.isUndefined(Edition.pollUnsafe(hung))
       yield* Fiber.interrupt(hung)
       assert.strictEqual(yield* tagOf(breaker), "Closed")
     })
@@ -176,7 +176,7 @@ describe("the breaker's timeout", () => {
         Effect.exit(CircuitBreaker.withBreaker(Effect.timeout(stubborn("6 seconds", cleaned), "1 second"), breaker))
       )
       yield* TestClock.adjust("1 second")
-      assert.isUndefined(pollUnsafe(fiber))
+      assert.isUndefined(Edition.pollUnsafe(fiber))
       yield* TestClock.adjust("6 seconds")
       assert.isTrue(Exit.isFailure(yield* Fiber.join(fiber)))
     })

@@ -11,7 +11,6 @@ import {
   it,
   logTo,
   metricSeries,
-  pollUnsafe,
   result,
   type ServiceOf,
   TestClock,
@@ -31,7 +30,7 @@ describe("LoopStall: the breaker's timeout", () => {
       // The dependency answers at 300 ms; the loop was stalled from 50 to 350 ms of its span.
       const call = yield* Edition.forkChild(CircuitBreaker.withBreaker(Effect.as(Effect.sleep(300), "answer"), breaker))
       yield* TestClock.adjust(DEADLINE)
-      assert.isUndefined(pollUnsafe(call), "at its Clock deadline the call is given the time the stall took")
+      assert.isUndefined(Edition.pollUnsafe(call), "at its Clock deadline the call is given the time the stall took")
       yield* TestClock.adjust(100)
       assert.strictEqual(yield* Fiber.join(call), "answer")
       assert.strictEqual((yield* breaker.state)._tag, "Closed")
@@ -58,7 +57,7 @@ describe("LoopStall: the breaker's timeout", () => {
       // Stalled 0-150 ms: 150 ms of the span were the loop's own, so the deadline is at 350 ms.
       const call = yield* Edition.forkChild(CircuitBreaker.withBreaker(Effect.never, breaker))
       yield* TestClock.adjust(349)
-      assert.isUndefined(pollUnsafe(call))
+      assert.isUndefined(Edition.pollUnsafe(call))
       assert.strictEqual((yield* breaker.state)._tag, "Closed")
       yield* TestClock.adjust(1)
       const exit = yield* Fiber.await(call)

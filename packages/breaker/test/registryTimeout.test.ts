@@ -6,18 +6,7 @@
  */
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
-import {
-  assert,
-  describe,
-  expectTypeOf,
-  hasTaker,
-  it,
-  logTo,
-  pollUnsafe,
-  Result,
-  result,
-  TestClock
-} from "@circuitry/testkit"
+import { assert, describe, expectTypeOf, hasTaker, it, logTo, Result, result, TestClock } from "@circuitry/testkit"
 import { Effect, Exit, Fiber, Layer, Option, Queue, Stream } from "effect"
 import type { Scope } from "effect"
 import { tagOf } from "./utils.js"
@@ -57,7 +46,7 @@ describe("BreakerRegistry with timeouts", () => {
       const breaker = yield* registry.get("users-db")
       const early = yield* Edition.forkChild(result(breaker.execute(query)))
       yield* TestClock.adjust("999 millis")
-      assert.isUndefined(pollUnsafe(early), "answered before its deadline")
+      assert.isUndefined(Edition.pollUnsafe(early), "answered before its deadline")
       yield* TestClock.adjust("1 millis")
       assert.isTrue(isTimeout(yield* Fiber.join(early), 1_000))
       assert.strictEqual((yield* breaker.snapshot).counts.consecutiveFailures, 1)
@@ -124,7 +113,7 @@ describe("BreakerRegistry with timeouts", () => {
         // the config before stays: no deadline
         const fiber = yield* Edition.forkChild(db.execute(query))
         yield* TestClock.adjust("1 hour")
-        assert.isUndefined(pollUnsafe(fiber))
+        assert.isUndefined(Edition.pollUnsafe(fiber))
         yield* Fiber.interrupt(fiber)
       })
   )

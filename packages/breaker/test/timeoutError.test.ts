@@ -6,17 +6,7 @@
  */
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
-import {
-  assert,
-  describe,
-  expectTypeOf,
-  it,
-  pollUnsafe,
-  Result,
-  result,
-  TestClock,
-  withAttributes
-} from "@circuitry/testkit"
+import { assert, describe, expectTypeOf, it, Result, result, TestClock, withAttributes } from "@circuitry/testkit"
 import { Effect, Fiber, Layer, Metric, Option, Stream } from "effect"
 import type { Scope } from "effect"
 
@@ -139,7 +129,7 @@ describe("the breaker's timeout is a typed failure", () => {
         yield* Effect.repeat(rejected, { until: (state) => state.count > before })
         const fiber = yield* Edition.forkChild(CircuitBreaker.withBreaker(query, breaker))
         yield* TestClock.adjust("1 hour")
-        assert.isUndefined(pollUnsafe(fiber), "no deadline: the config with a timeout was refused")
+        assert.isUndefined(Edition.pollUnsafe(fiber), "no deadline: the config with a timeout was refused")
         yield* Fiber.interrupt(fiber)
       }).pipe(Effect.scoped)
   )

@@ -1,6 +1,6 @@
 import { Chaos, Scenario } from "@circuitry/chaos"
 import { Edition } from "@circuitry/core"
-import { assert, counterCount, describe, hasDies, it, pollUnsafe, TestClock, yieldNow } from "@circuitry/testkit"
+import { assert, counterCount, describe, hasDies, it, TestClock, yieldNow } from "@circuitry/testkit"
 import { Data, Effect, Exit, Fiber, Layer } from "effect"
 
 class Boom extends Data.TaggedError("Boom")<{ readonly n: number }> {}
@@ -64,7 +64,7 @@ describe("Chaos.inject", () => {
       const slow = Chaos.inject(Effect.succeed("ok"), Chaos.latency("250 millis"))
       const fiber = yield* Edition.forkChild(slow)
       yield* TestClock.adjust("249 millis")
-      assert.isUndefined(pollUnsafe(fiber))
+      assert.isUndefined(Edition.pollUnsafe(fiber))
       yield* TestClock.adjust("1 millis")
       assert.strictEqual(yield* Fiber.join(fiber), "ok")
 
@@ -88,7 +88,7 @@ describe("Chaos.inject", () => {
     Effect.gen(function* () {
       const stalled = yield* Edition.forkChild(Chaos.inject(Effect.succeed("ok"), Chaos.stall))
       yield* TestClock.adjust("1 hour")
-      assert.isUndefined(pollUnsafe(stalled))
+      assert.isUndefined(Edition.pollUnsafe(stalled))
       yield* Fiber.interrupt(stalled)
 
       yield* TestClock.setTime(0)
@@ -102,8 +102,8 @@ describe("Chaos.inject", () => {
       yield* TestClock.setTime(12_500)
       const second = yield* Edition.forkChild(call)
       yield* TestClock.setTime(15_999)
-      assert.isUndefined(pollUnsafe(first))
-      assert.isUndefined(pollUnsafe(second))
+      assert.isUndefined(Edition.pollUnsafe(first))
+      assert.isUndefined(Edition.pollUnsafe(second))
       yield* TestClock.setTime(16_000)
       assert.deepStrictEqual(yield* Fiber.await(first), Exit.fail("reset"))
       assert.deepStrictEqual(yield* Fiber.await(second), Exit.fail("reset"))

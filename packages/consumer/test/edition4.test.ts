@@ -437,7 +437,7 @@ Effect.runPromise(program).then((result) => console.log(JSON.stringify(result)))
         table: "circuitry_breakers",
         state: "Open",
         loaded: "Open",
-        bad: "InvalidStoreOptions"
+        bad: "InvalidSqlOptions"
       })
     })
   }

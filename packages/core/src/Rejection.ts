@@ -1,6 +1,6 @@
 /**
  * The one way a circuitry package recognises a rejection: an error that refused a call without
- * running it (`BreakerOpenError`, `LimiterRejectedError`). A rejection carries `TypeId`, a
+ * running it (`BreakerOpenError`, `LimiterRejectedError`, `LoadShedError`). A rejection carries `TypeId`, a
  * `Symbol.for` key, so that it is recognised across copies of the packages (two installs, or an
  * Effect 3 and an Effect 4 build in one app), where `instanceof` or a class identity would not be,
  * and a look-alike with the same `_tag` is not taken for one.
@@ -30,7 +30,7 @@ export type TypeId = typeof TypeId
  */
 export interface Rejection {
   readonly [TypeId]: TypeId
-  /** Which error it is: `"BreakerOpenError"`, `"LimiterRejectedError"`. */
+  /** Which error it is: `"BreakerOpenError"`, `"LimiterRejectedError"`, `"LoadShedError"`. */
   readonly _tag: string
   /** When the rejecting side expects to admit calls again, in milliseconds; 0 when it does not know. */
   readonly retryAfterMillis: number
@@ -54,7 +54,7 @@ export const isRejection = (u: unknown): u is Rejection =>
 
 /**
  * Whether a value is a rejection with the given `_tag`: what each package's own guard
- * (`isBreakerOpenError`, `isLimiterRejectedError`) is made of.
+ * (`isBreakerOpenError`, `isLimiterRejectedError`, `isLoadShedError`) is made of.
  *
  * @since 0.2.0
  * @category guards

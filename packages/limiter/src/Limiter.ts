@@ -57,8 +57,9 @@ export interface Options {
   /**
    * Outcomes that signal overload (a drop lowers an adaptive limit). Default: a `TimeoutException`
    * (as `Effect.timeout` fails or dies with) or an error whose `cause` is one (an HTTP client's
-   * timed-out request), and a rejection from further down (a `BreakerOpenError` or
-   * `LimiterRejectedError`, recognised by `Rejection.isRejection` from `@circuitry/core`).
+   * timed-out request), and a rejection from further down (a `BreakerOpenError`,
+   * `LimiterRejectedError` or `LoadShedError`, recognised by `Rejection.isRejection` from
+   * `@circuitry/core`).
    */
   readonly isDrop?: ((cause: Cause.Cause<unknown>) => boolean) | undefined
 }
@@ -256,7 +257,8 @@ export const withLimiter: {
 
 /**
  * The default `isDrop`: a `TimeoutException` (failure or defect) or a failure caused by one, or a
- * rejection (`BreakerOpenError`, `LimiterRejectedError`: `Rejection.isRejection` from `@circuitry/core`).
+ * rejection (`BreakerOpenError`, `LimiterRejectedError`, `LoadShedError`: `Rejection.isRejection` from
+ * `@circuitry/core`).
  *
  * @since 0.1.0
  * @category predicates

@@ -123,6 +123,9 @@ export const make = (options?: RegistryOptions): Effect.Effect<LimiterRegistry, 
   })
 
 /**
+ * The registry as a layer: of the `LimiterRegistry` tag, or (as `BreakerRegistry.layer`) of a tag of
+ * the application's, for a second registry beside the default one.
+ *
  * @since 0.1.0
  * @category layers
  * @example
@@ -140,8 +143,13 @@ export const make = (options?: RegistryOptions): Effect.Effect<LimiterRegistry, 
  * const main = invoice.pipe(Effect.provide(RegistryLive))
  * ```
  */
-export const layer = (options?: RegistryOptions): Layer.Layer<LimiterRegistry, InvalidLimiterOptions> =>
-  Edition.layerScoped(LimiterRegistry, make(options))
+export const layer: {
+  (options?: RegistryOptions): Layer.Layer<LimiterRegistry, InvalidLimiterOptions>
+  <I>(tag: Edition.Key<I, LimiterRegistry>, options?: RegistryOptions): Layer.Layer<I, InvalidLimiterOptions>
+} = ((tagOrOptions?: unknown, options?: RegistryOptions) =>
+  Edition.isKey(tagOrOptions)
+    ? Edition.layerScoped(tagOrOptions as Edition.Key<unknown, LimiterRegistry>, make(options))
+    : Edition.layerScoped(LimiterRegistry, make(tagOrOptions as RegistryOptions | undefined))) as typeof layer
 
 /**
  * Runs an effect through the registry's limiter called `name`.

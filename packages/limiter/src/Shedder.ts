@@ -121,7 +121,8 @@ export interface Shedder {
 /**
  * A request refused because it waited too long before its handler: nothing was run for it.
  * `waitedMillis` is the wait it was judged by (the caller's measure plus the loop's delay);
- * `retryAfterMillis` is the shedder's interval, about how long a standing queue takes to clear.
+ * `retryAfterMillis` is the shedder's interval, about how long a standing queue takes to clear. It
+ * is a rejection (`Rejection.isRejection` from `@circuitry/core`), built without a stack trace.
  *
  * @since 0.2.0
  * @category errors
@@ -133,6 +134,25 @@ export const LoadShedError: typeof internal.LoadShedError = internal.LoadShedErr
  * @category errors
  */
 export type LoadShedError = internal.LoadShedError
+
+/**
+ * Whether a value is a `LoadShedError`, from this copy of the package or another (it is recognised
+ * by `Rejection.TypeId` from `@circuitry/core`, not by its class); a look-alike with the same
+ * `_tag` is not one. A shed is a rejection, so `Rejection.isRejection` holds for it too: `Retry`
+ * waits its `retryAfterMillis`, hedging stops, and a limiter's default `isDrop` counts it.
+ *
+ * @since 0.2.0
+ * @category guards
+ * @example
+ * ```ts
+ * import { Shedder } from "@circuitry/limiter"
+ * import { Effect } from "effect"
+ *
+ * const fallback = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+ *   Effect.catchIf(self, Shedder.isLoadShedError, () => Effect.succeed("shed"))
+ * ```
+ */
+export const isLoadShedError: (u: unknown) => u is LoadShedError = internal.isLoadShedError
 
 /**
  * @since 0.2.0

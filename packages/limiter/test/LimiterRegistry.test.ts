@@ -1,8 +1,10 @@
 import { Limit, LimiterRegistry } from "@circuitry/limiter"
 import * as Edition from "@circuitry/core/Edition"
 import { assert, describe, it } from "@circuitry/testkit"
-import { Deferred, Effect, Exit, Fiber, Option } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { untilInFlight } from "./utils.js"
+
+class Tenants extends Edition.KeyClass<Tenants, LimiterRegistry.LimiterRegistry>()("test/Tenants") {}
 
 const provideRegistry = (options?: LimiterRegistry.RegistryOptions) => Effect.provide(LimiterRegistry.layer(options))
 
@@ -62,5 +64,22 @@ describe("LimiterRegistry", () => {
         assert.strictEqual(error?._tag, "InvalidLimiterOptions")
       }
     })
+  )
+
+  it.effect("layer(tag, options): a second registry under the application's tag, as BreakerRegistry.layer", () =>
+    Effect.gen(function* () {
+      const tenants = yield* Tenants
+      const main = yield* LimiterRegistry.LimiterRegistry
+      assert.notStrictEqual(tenants, main)
+      assert.strictEqual(yield* (yield* tenants.get("gold")).limit, 3)
+      assert.deepStrictEqual(yield* main.names, [])
+      const exit = yield* Effect.exit(Effect.scoped(Layer.build(LimiterRegistry.layer(Tenants, { maxLimiters: 0 }))))
+      const error = Exit.isFailure(exit) ? Option.getOrUndefined(Edition.findError(exit.cause)) : undefined
+      assert.strictEqual(error?._tag, "InvalidLimiterOptions")
+    }).pipe(
+      Effect.provide(
+        Layer.merge(LimiterRegistry.layer(Tenants, { defaults: { limit: Limit.fixed(3) } }), LimiterRegistry.layer())
+      )
+    )
   )
 })

@@ -1,5 +1,5 @@
 /**
- * LimiterRejectedError is a rejection (`Rejection.TypeId` from @circuitry/core): recognised by
+ * LimiterRejectedError and the Shedder's LoadShedError are rejections (`Rejection.TypeId` from @circuitry/core): recognised by
  * `isLimiterRejectedError`, `Rejection.isRejection` and the default `isDrop` whichever copy of the
  * packages made it, while it keeps its tag, fields and class; a look-alike with the same `_tag` is
  * not one.
@@ -7,8 +7,8 @@
 import { CircuitBreaker } from "@circuitry/breaker"
 import { Rejection } from "@circuitry/core"
 import * as Edition from "@circuitry/core/Edition"
-import { Limit, Limiter } from "@circuitry/limiter"
-import { assert, describe, it } from "@circuitry/testkit"
+import { Limit, Limiter, Shedder } from "@circuitry/limiter"
+import { assert, describe, it, TestClock } from "@circuitry/testkit"
 import { Cause, Deferred, Effect, Fiber, Schema } from "effect"
 import { untilInFlight } from "./utils.js"
 
@@ -54,5 +54,49 @@ describe("LimiterRejectedError is a rejection", () => {
     assert.isFalse(Limiter.defaultIsDrop(Cause.fail(breakerLookAlike)))
     assert.isTrue(Limiter.defaultIsDrop(Cause.fail({ ...breakerLookAlike, [otherCopyTypeId]: otherCopyTypeId })))
     assert.isFalse(Limiter.isLimiterRejectedError({ [otherCopyTypeId]: otherCopyTypeId, _tag: "BreakerOpenError" }))
+  })
+})
+
+describe("LoadShedError is a rejection", () => {
+  it.scoped("a shedder's shed (built without a stack) and a constructed one are recognised", () =>
+    Effect.gen(function* () {
+      const shedder = yield* Shedder.make({ name: "api", loop: false, interval: "500 millis" })
+      yield* TestClock.adjust("500 millis")
+      const shed = yield* Effect.flip(shedder.admit(100))
+      const made = new Shedder.LoadShedError({
+        shedder: "api",
+        reason: "overdue",
+        waitedMillis: 600,
+        retryAfterMillis: 500
+      })
+      for (const e of [shed, made]) {
+        assert.isTrue(Shedder.isLoadShedError(e))
+        assert.isTrue(Rejection.isRejection(e))
+        assert.strictEqual(e.retryAfterMillis, 500)
+        assert.isTrue(e instanceof Shedder.LoadShedError)
+        assert.isTrue(Schema.is(Shedder.LoadShedError)(e))
+        assert.isTrue(Limiter.defaultIsDrop(Cause.fail(e)))
+        assert.isFalse(Limiter.isLimiterRejectedError(e))
+        assert.isFalse(CircuitBreaker.isBreakerOpenError(e))
+      }
+      assert.deepStrictEqual(JSON.parse(JSON.stringify(shed)), {
+        _tag: "LoadShedError",
+        shedder: "api",
+        reason: "standing",
+        waitedMillis: 100,
+        retryAfterMillis: 500
+      })
+    })
+  )
+
+  it("one from another copy is recognised; a look-alike with the same _tag but no TypeId is not", () => {
+    const fields = { _tag: "LoadShedError", shedder: "api", reason: "standing", waitedMillis: 1, retryAfterMillis: 5 }
+    const fromAnotherCopy = { ...fields, [otherCopyTypeId]: otherCopyTypeId }
+    assert.isTrue(Shedder.isLoadShedError(fromAnotherCopy))
+    assert.isTrue(Limiter.defaultIsDrop(Cause.fail(fromAnotherCopy)))
+    assert.isFalse(Shedder.isLoadShedError(fields))
+    assert.isFalse(Rejection.isRejection(fields))
+    assert.isFalse(Limiter.defaultIsDrop(Cause.fail(fields)))
+    assert.isFalse(Shedder.isLoadShedError({ [otherCopyTypeId]: otherCopyTypeId, _tag: "LimiterRejectedError" }))
   })
 })

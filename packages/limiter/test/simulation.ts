@@ -7,6 +7,7 @@
  * percentiles of the calls that were admitted.
  */
 import * as Edition from "@circuitry/core/Edition"
+import * as Heap from "@circuitry/core/Heap"
 import { Limiter } from "@circuitry/limiter"
 import type { Limit } from "@circuitry/limiter"
 import { runVirtual as runOn, timeoutError, type VirtualTime } from "@circuitry/testkit"
@@ -81,40 +82,12 @@ const arrivals = (phases: ReadonlyArray<Phase>, dependency: Dependency): Array<n
   return times
 }
 
-/** A min-heap of the times at which the dependency finishes work it has accepted. */
-class Heap {
-  private readonly items: Array<number> = []
-  get size() {
-    return this.items.length
-  }
-  push(x: number) {
-    const a = this.items
-    a.push(x)
-    for (let i = a.length - 1; i > 0;) {
-      const parent = (i - 1) >> 1
-      if (a[parent]! <= a[i]!) break
-      ;[a[parent], a[i]] = [a[i]!, a[parent]!]
-      i = parent
-    }
-  }
-  popUntil(t: number) {
-    const a = this.items
-    while (a.length > 0 && a[0]! <= t) {
-      const last = a.pop()!
-      if (a.length === 0) break
-      a[0] = last
-      for (let i = 0; ;) {
-        const l = 2 * i + 1
-        const r = l + 1
-        let m = i
-        if (l < a.length && a[l]! < a[m]!) m = l
-        if (r < a.length && a[r]! < a[m]!) m = r
-        if (m === i) break
-        ;[a[m], a[i]] = [a[i]!, a[m]!]
-        i = m
-      }
-    }
-  }
+/** The times at which the dependency finishes work it has accepted: a min-heap. */
+const finishTimes = () => Heap.make<number>((a, b) => a < b)
+
+/** Drops the work finished by `t`. */
+const popUntil = (work: Heap.Heap<number>, t: number): void => {
+  while (work.size > 0 && work.peek()! <= t) work.pop()
 }
 
 const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
@@ -206,13 +179,13 @@ export const simulate = (
         }
         return dependency.capacity
       }
-      const work = new Heap()
+      const work = finishTimes()
       const calls: Array<Call> = []
       const rejected: Array<number> = []
       const call = (partition: string | undefined) =>
         Effect.suspend(() => {
           const now = clock.now
-          work.popUntil(now)
+          popUntil(work, now)
           const latency = Math.round(dependency.baseMillis * Math.max(1, (work.size + 1) / capacityAt(now)))
           work.push(now + latency)
           const record: Call = { start: now, end: now, ok: false, partition }

@@ -15,6 +15,7 @@ import type { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
 import type { HttpClient, HttpClientError, HttpClientRequest, TimeoutFailure } from "#http"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as errors from "./internal/errors.js"
 import * as internal from "./internal/breakerHttpClient.js"
 
 /**
@@ -121,6 +122,21 @@ export const defaultIsFailureError: (isFailureStatus?: (status: number) => boole
   internal.defaultIsFailureError
 
 /**
+ * The package's one options error: an option of `guard` or `make` that breaks a rule (out of range, or
+ * not the kind of value it must be); `message` names the option and the rule.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export const InvalidPlatformOptions: typeof errors.InvalidPlatformOptions = errors.InvalidPlatformOptions
+
+/**
+ * @since 0.2.0
+ * @category errors
+ */
+export type InvalidPlatformOptions = errors.InvalidPlatformOptions
+
+/**
  * Guards a client with the given registry's breakers. Options are validated here, once.
  * Data-first and data-last. `TimeoutFailure` is the `timeout`'s error: `RequestError` on Effect 3,
  * `HttpClientError` on 4.
@@ -151,7 +167,7 @@ export const guard: {
     client: HttpClient.HttpClient.With<E, R>
   ) => Effect.Effect<
     HttpClient.HttpClient.With<E | TimeoutFailure | CircuitBreaker.BreakerOpenError, R>,
-    CircuitBreaker.InvalidBreakerOptions
+    InvalidPlatformOptions
   >
   <E, R>(
     client: HttpClient.HttpClient.With<E, R>,
@@ -159,7 +175,7 @@ export const guard: {
     options?: Options
   ): Effect.Effect<
     HttpClient.HttpClient.With<E | TimeoutFailure | CircuitBreaker.BreakerOpenError, R>,
-    CircuitBreaker.InvalidBreakerOptions
+    InvalidPlatformOptions
   >
 } = internal.guard
 
@@ -186,11 +202,8 @@ export const guard: {
  */
 export const make: (
   options?: Options
-) => Effect.Effect<
-  BreakerHttpClient,
-  CircuitBreaker.InvalidBreakerOptions,
-  HttpClient.HttpClient | BreakerRegistry.BreakerRegistry
-> = internal.make
+) => Effect.Effect<BreakerHttpClient, InvalidPlatformOptions, HttpClient.HttpClient | BreakerRegistry.BreakerRegistry> =
+  internal.make
 
 /**
  * `make` as a layer of the `BreakerHttpClient` service.
@@ -200,8 +213,5 @@ export const make: (
  */
 export const layer = (
   options?: Options
-): Layer.Layer<
-  BreakerHttpClient,
-  CircuitBreaker.InvalidBreakerOptions,
-  HttpClient.HttpClient | BreakerRegistry.BreakerRegistry
-> => Layer.effect(BreakerHttpClient, make(options))
+): Layer.Layer<BreakerHttpClient, InvalidPlatformOptions, HttpClient.HttpClient | BreakerRegistry.BreakerRegistry> =>
+  Layer.effect(BreakerHttpClient, make(options))

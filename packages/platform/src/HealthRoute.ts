@@ -16,6 +16,7 @@ import type { App, HttpServerRequest, Router } from "#http"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { Breakers, DefaultRegistries, Registries, SourceContext, Sources } from "./HealthSources.js"
+import * as errors from "./internal/errors.js"
 import * as internal from "./internal/healthRoute.js"
 import * as operations from "./internal/healthOperations.js"
 
@@ -328,9 +329,24 @@ export interface MakeOptions<
 }
 
 /**
+ * The package's one options error: an option of `make` that breaks a rule (out of range, or
+ * not the kind of value it must be); `message` names the option and the rule.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export const InvalidPlatformOptions: typeof errors.InvalidPlatformOptions = errors.InvalidPlatformOptions
+
+/**
+ * @since 0.2.0
+ * @category errors
+ */
+export type InvalidPlatformOptions = errors.InvalidPlatformOptions
+
+/**
  * `router` plus a short history per breaker (failure rate and transitions over the last minutes),
  * in the JSON and the HTML view. The history is sampled by a fiber that lives as long as the
- * scope. Fails with `InvalidBreakerOptions` naming the history option that is out of range, or the
+ * scope. Fails with `InvalidPlatformOptions` naming the history option that is out of range, or the
  * entry of `breakers` or `registries` that is not a breaker or a registry (or a tag of one).
  *
  * @since 0.1.0
@@ -356,6 +372,6 @@ export const make: <R = never, B extends Breakers = [], G extends Registries = D
   options?: MakeOptions<R, B, G>
 ) => Effect.Effect<
   Router<R | SourceContext<B[number] | G[number]>>,
-  CircuitBreaker.InvalidBreakerOptions,
+  InvalidPlatformOptions,
   Scope.Scope | SourceContext<B[number] | G[number]>
 > = internal.make as typeof make

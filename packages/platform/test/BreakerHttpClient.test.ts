@@ -1,4 +1,4 @@
-import { TestClock, assert, describe, isTimeoutError, it } from "@circuitry/testkit"
+import { TestClock, assert, describe, it } from "@circuitry/testkit"
 import {
   HttpClient,
   HttpClientRequest,
@@ -161,7 +161,7 @@ describe("BreakerHttpClient", () => {
         yield* TestClock.adjust("2 seconds")
         const error = yield* Effect.flip(Fiber.join(fiber))
         assert.strictEqual(clientErrorOf(error)?.reason, "Transport")
-        assert.isTrue(isTimeoutError(clientErrorOf(error)?.cause))
+        assert.isTrue(Edition.isTimeoutError(clientErrorOf(error)?.cause))
       }
       assert.strictEqual((yield* stateOf(registry, server.url)).state._tag, "Open")
       assert.strictEqual((yield* Effect.flip(get("/hang")))._tag, "BreakerOpenError")
@@ -303,16 +303,29 @@ describe("BreakerHttpClient", () => {
     }).pipe(Effect.provide(Env))
   )
 
-  it.effect("bad options are a typed error that says what is wrong", () =>
+  it.effect("bad options are the platform's typed error (from make and guard), saying what is wrong", () =>
     Effect.gen(function* () {
-      const error = yield* Effect.flip(BreakerHttpClient.make({ timeout: "soon" as never }))
-      assert.strictEqual(error._tag, "InvalidBreakerOptions")
-      assert.include(error.message, 'timeout must be a finite duration > 0, got "soon"')
-      // a number shows as a number
-      const negative = yield* Effect.flip(BreakerHttpClient.make({ maxRetryAfter: -5 }))
-      assert.strictEqual(negative.message, "BreakerHttpClient: maxRetryAfter must be a finite duration > 0, got -5")
-      const key = yield* Effect.flip(BreakerHttpClient.make({ key: "host" as never }))
-      assert.include(key.message, "key must be a function")
+      const cases: Array<[BreakerHttpClient.Options, string]> = [
+        [{ timeout: "soon" as never }, 'BreakerHttpClient: timeout must be a finite duration > 0, got "soon"'],
+        // a number shows as a number
+        [{ maxRetryAfter: -5 }, "BreakerHttpClient: maxRetryAfter must be a finite duration > 0, got -5"],
+        [{ key: "host" as never }, "BreakerHttpClient: key must be a function, got string"],
+        [{ isFailureStatus: 500 as never }, "BreakerHttpClient: isFailureStatus must be a function, got number"],
+        [{ isFailureError: true as never }, "BreakerHttpClient: isFailureError must be a function, got boolean"],
+        [{ respectRetryAfter: "yes" as never }, "BreakerHttpClient: respectRetryAfter must be a boolean, got string"]
+      ]
+      const registry = yield* BreakerRegistry.BreakerRegistry
+      const client = yield* HttpClient.HttpClient
+      for (const [options, message] of cases) {
+        for (const error of [
+          yield* Effect.flip(BreakerHttpClient.make(options)),
+          yield* Effect.flip(BreakerHttpClient.guard(client, registry, options))
+        ]) {
+          assert.instanceOf(error, BreakerHttpClient.InvalidPlatformOptions)
+          assert.strictEqual(error._tag, "InvalidPlatformOptions")
+          assert.strictEqual(error.message, message)
+        }
+      }
     }).pipe(Effect.provide(Env))
   )
 

@@ -1,6 +1,6 @@
 import { TestClock, assert, describe, it } from "@circuitry/testkit"
 import { HttpClient, clientLayer } from "#test/http"
-import { BreakerRegistry, CircuitBreaker, Policy } from "@circuitry/breaker"
+import { BreakerRegistry, Policy } from "@circuitry/breaker"
 import { HealthRoute } from "@circuitry/platform"
 import * as Edition from "@circuitry/core/Edition"
 import * as Effect from "effect/Effect"
@@ -106,7 +106,7 @@ describe("HealthRoute history", () => {
     }).pipe(Effect.provide(Env))
   )
 
-  it.scoped("history options out of range fail make with InvalidBreakerOptions naming the option", () =>
+  it.scoped("history options out of range fail make with InvalidPlatformOptions naming the option", () =>
     Effect.gen(function* () {
       const cases: Array<[HealthRoute.MakeOptions["history"], string]> = [
         [{ samples: 0 }, "HealthRoute: history.samples must be a whole number >= 1, got 0"],
@@ -116,7 +116,8 @@ describe("HealthRoute history", () => {
       ]
       for (const [history, message] of cases) {
         const error = yield* Effect.flip(HealthRoute.make({ history }))
-        assert.instanceOf(error, CircuitBreaker.InvalidBreakerOptions)
+        assert.instanceOf(error, HealthRoute.InvalidPlatformOptions)
+        assert.strictEqual(error._tag, "InvalidPlatformOptions")
         assert.strictEqual(error.message, message)
       }
     }).pipe(Effect.provide(Env))

@@ -145,7 +145,11 @@ describe("HealthRoute sources", () => {
       assert.strictEqual(health.open, 1)
 
       const bad = yield* Effect.flip(HealthRoute.make({ breakers: [{ name: "fake" } as never], registries: [] }))
+      assert.strictEqual(bad._tag, "InvalidPlatformOptions")
       assert.strictEqual(bad.message, "HealthRoute: breakers[0] must be a CircuitBreaker or a Context.Tag of one")
+      const registries = yield* Effect.flip(HealthRoute.make({ registries: "all" as never }))
+      assert.strictEqual(registries._tag, "InvalidPlatformOptions")
+      assert.strictEqual(registries.message, "HealthRoute: registries must be an array, got string")
     }).pipe(Effect.provide(clientLayer))
   )
 })

@@ -1,7 +1,7 @@
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
 import { RedisBreakerStore } from "@circuitry/redis"
 import * as Edition from "@circuitry/core/Edition"
-import { assert, childExecArgv, describe, expect, it, pollUnsafe, Result, result, TestClock } from "@circuitry/testkit"
+import { assert, childExecArgv, describe, expect, it, Result, result, TestClock } from "@circuitry/testkit"
 import { Deferred, Effect, Fiber, Layer, Option, Stream } from "effect"
 import { Redis } from "ioredis"
 import { spawn } from "node:child_process"
@@ -224,7 +224,7 @@ describe("RedisBreakerStore", () => {
         )
         // all but the one probe are rejected; wait for those, then let the probe succeed
         assert.isTrue(
-          yield* eventually(Effect.sync(() => fibers.filter((f) => pollUnsafe(f) !== undefined).length === 8))
+          yield* eventually(Effect.sync(() => fibers.filter((f) => Edition.pollUnsafe(f) !== undefined).length === 8))
         )
         assert.strictEqual(calls, 1)
         yield* Deferred.succeed(gate, undefined)

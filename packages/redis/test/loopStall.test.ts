@@ -12,17 +12,7 @@ import { BreakerRegistry, CircuitBreaker, LoopStall, Policy } from "@circuitry/b
 import { Cache } from "@circuitry/cache"
 import { RedisBreakerStore, RedisStore } from "@circuitry/redis"
 import * as Edition from "@circuitry/core/Edition"
-import {
-  assert,
-  describe,
-  it,
-  logTo,
-  metricSeries,
-  pollUnsafe,
-  result,
-  TestClock,
-  withAttributes
-} from "@circuitry/testkit"
+import { assert, describe, it, logTo, metricSeries, result, TestClock, withAttributes } from "@circuitry/testkit"
 import { Context, Deferred, Effect, Fiber, Layer, Metric, Option } from "effect"
 import type { Scope } from "effect"
 import { Redis } from "ioredis"
@@ -265,7 +255,7 @@ describe("the liveness watchdog and the deadlines, on the TestClock with an inje
           logs.lines.some((line) => line.includes("torn down")),
           logs.lines.join("\n")
         )
-        assert.isUndefined(pollUnsafe(calls))
+        assert.isUndefined(Edition.pollUnsafe(calls))
         yield* server.resume
         // The replies Redis owed are read on the same connection.
         const values = yield* Fiber.join(calls)

@@ -62,18 +62,36 @@ export interface Options {
 }
 
 /**
- * Options that break a rule; `message` names the option and the rule.
+ * The package's one options error: options that break a rule; `message` names the option and the
+ * rule. Its `_tag` is `"InvalidSqlOptions"`.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export const InvalidSqlOptions: typeof errors.InvalidSqlOptions = errors.InvalidSqlOptions
+
+/**
+ * @since 0.2.0
+ * @category errors
+ */
+export type InvalidSqlOptions = errors.InvalidSqlOptions
+
+/**
+ * The former name of `InvalidSqlOptions`: the same class (so `instanceof` still holds), whose
+ * `_tag` is now `"InvalidSqlOptions"`.
  *
  * @since 0.1.0
  * @category errors
+ * @deprecated Use `InvalidSqlOptions`.
  */
-export const InvalidStoreOptions: typeof errors.InvalidStoreOptions = errors.InvalidStoreOptions
+export const InvalidStoreOptions: typeof errors.InvalidSqlOptions = errors.InvalidSqlOptions
 
 /**
  * @since 0.1.0
  * @category errors
+ * @deprecated Use `InvalidSqlOptions`.
  */
-export type InvalidStoreOptions = errors.InvalidStoreOptions
+export type InvalidStoreOptions = errors.InvalidSqlOptions
 
 /**
  * What the SQL store offers beside `BreakerStore` (the service of the `SqlBreakerStore` key, on both
@@ -125,7 +143,7 @@ export const make = (
   options?: Options
 ): Effect.Effect<
   readonly [BreakerStore.BreakerStoreService, SqlBreakerStoreService],
-  InvalidStoreOptions | BreakerStore.BreakerStoreError,
+  InvalidSqlOptions | BreakerStore.BreakerStoreError,
   SqlClient.SqlClient | Scope.Scope
 > => internal.make(options)
 
@@ -158,7 +176,7 @@ export const layer = (
   options?: Options
 ): Layer.Layer<
   BreakerStore.BreakerStore | SqlBreakerStore,
-  InvalidStoreOptions | BreakerStore.BreakerStoreError,
+  InvalidSqlOptions | BreakerStore.BreakerStoreError,
   SqlClient.SqlClient
 > => Edition.layerScopedContext(services(options))
 
@@ -172,7 +190,7 @@ const services = (options: Options | undefined) =>
 const layerOn = <E>(
   client: Effect.Effect<Context.Context<SqlClient.SqlClient>, E, Scope.Scope>,
   options: Options | undefined
-): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, E | InvalidStoreOptions | BreakerStore.BreakerStoreError> =>
+): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, E | InvalidSqlOptions | BreakerStore.BreakerStoreError> =>
   Edition.layerScopedContext(Effect.flatMap(client, (context) => Effect.provide(services(options), context)))
 
 /**
@@ -184,7 +202,7 @@ const layerOn = <E>(
  */
 export const migrate = (options?: {
   readonly table?: string | undefined
-}): Effect.Effect<void, InvalidStoreOptions | BreakerStore.BreakerStoreError, SqlClient.SqlClient> =>
+}): Effect.Effect<void, InvalidSqlOptions | BreakerStore.BreakerStoreError, SqlClient.SqlClient> =>
   Effect.flatMap(Edition.fromResult(resolve(options)), ({ table }) =>
     Tables.migrate(table).pipe(
       Effect.asVoid,
@@ -217,7 +235,7 @@ export interface SqliteOptions {
    * retries in the background). SQLite calls block the thread, so keep it short. Default 250 ms.
    */
   readonly busyTimeout?: Edition.DurationInput | undefined
-  /** A store writes: `true` is rejected with `InvalidStoreOptions`. */
+  /** A store writes: `true` is rejected with `InvalidSqlOptions`. */
   readonly readonly?: boolean | undefined
   /** Prepared statements kept, the least recently used dropped first. Default 200. */
   readonly prepareCacheSize?: number | undefined
@@ -268,9 +286,9 @@ const driverError = (driver: string, cause: unknown) =>
 export const layerSqlite = (
   config: SqliteOptions,
   options?: Options
-): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, InvalidStoreOptions | BreakerStore.BreakerStoreError> => {
+): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, InvalidSqlOptions | BreakerStore.BreakerStoreError> => {
   const checked = Edition.fromResult(
-    OptionRules.decode(SqliteSchema, config, (message) => new InvalidStoreOptions({ message }))
+    OptionRules.decode(SqliteSchema, config, (message) => new InvalidSqlOptions({ message }))
   )
   const client = Effect.gen(function* () {
     const valid = yield* checked
@@ -325,7 +343,7 @@ export type PgLayerConfig = PgConfig
 export const layerPg = (
   config: PgLayerConfig,
   options?: Options
-): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, InvalidStoreOptions | BreakerStore.BreakerStoreError> => {
+): Layer.Layer<BreakerStore.BreakerStore | SqlBreakerStore, InvalidSqlOptions | BreakerStore.BreakerStoreError> => {
   const client = Effect.gen(function* () {
     const Pg = yield* Effect.tryPromise({
       try: () => import("@effect/sql-pg/PgClient"),

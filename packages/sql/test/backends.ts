@@ -35,7 +35,7 @@ export interface Db {
     options?: Omit<SqlBreakerStore.Options, "table">
   ) => Layer.Layer<
     BreakerStore.BreakerStore | SqlBreakerStore.SqlBreakerStore,
-    SqlBreakerStore.InvalidStoreOptions | BreakerStore.BreakerStoreError
+    SqlBreakerStore.InvalidSqlOptions | BreakerStore.BreakerStoreError
   >
   /** SQLite only: the database file. */
   readonly filename: string

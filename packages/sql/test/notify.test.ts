@@ -441,11 +441,12 @@ describe("pg: verdicts pushed with LISTEN/NOTIFY", () => {
       const error = yield* Effect.flip(Layer.build(SqlBreakerStore.layerPg(pgConfig, { listenInterval: 0 }))).pipe(
         Effect.scoped
       )
-      assert.strictEqual(error._tag, "InvalidStoreOptions")
+      assert.strictEqual(error._tag, "InvalidSqlOptions")
       assert.include(error.message, "listenInterval")
       const flag = yield* Effect.flip(
         Layer.build(SqlBreakerStore.layerPg(pgConfig, { listen: "yes" as unknown as boolean }))
       ).pipe(Effect.scoped)
+      assert.strictEqual(flag._tag, "InvalidSqlOptions")
       assert.include(flag.message, "listen")
     })
   )

@@ -9,11 +9,18 @@ const failure = <A, E>(layer: Layer.Layer<A, E>) =>
     assert.isTrue(Exit.isFailure(exit))
     if (Exit.isSuccess(exit)) return undefined as never
     const error = Option.getOrUndefined(Edition.findError(exit.cause))
-    assert.instanceOf(error, SqlBreakerStore.InvalidStoreOptions)
-    return (error as SqlBreakerStore.InvalidStoreOptions).message
+    assert.instanceOf(error, SqlBreakerStore.InvalidSqlOptions)
+    assert.strictEqual((error as SqlBreakerStore.InvalidSqlOptions)._tag, "InvalidSqlOptions")
+    return (error as SqlBreakerStore.InvalidSqlOptions).message
   })
 
 describe("options are validated into a typed error that says what is wrong", () => {
+  it("the package's one options error is InvalidSqlOptions; the former name is the same class", () => {
+    const error = new SqlBreakerStore.InvalidSqlOptions({ message: "m" })
+    assert.strictEqual(error._tag, "InvalidSqlOptions")
+    assert.strictEqual(SqlBreakerStore.InvalidStoreOptions, SqlBreakerStore.InvalidSqlOptions)
+  })
+
   it.effect("table must be an identifier", () =>
     Effect.gen(function* () {
       const message = yield* failure(

@@ -33,7 +33,7 @@ type CappedTrip = BR.CappedTrip
  */
 interface Entry {
   readonly breaker: internal.Breaker
-  readonly scope: Runtime.Closeable | undefined
+  readonly scope: Edition.Closeable | undefined
   /** The tick of its last `get`. */
   used: number
   /** The tick at which it was put at the end of the map. */
@@ -129,7 +129,7 @@ export const make = (
     }
 
     /** Drops one breaker; returns its scope to close, if it has one (a shared breaker's fibers). */
-    const dropOne = (): Runtime.Closeable | undefined => {
+    const dropOne = (): Edition.Closeable | undefined => {
       const victim = victimName()
       if (victim === undefined) return undefined
       const entry = entries.get(victim)!
@@ -163,9 +163,9 @@ export const make = (
         const existing = entries.get(name)
         if (existing !== undefined) return existing.breaker
         while (entries.size >= config.maxBreakers) yield* evictOne
-        const own = shared ? yield* Runtime.forkScope(scope) : undefined
+        const own = shared ? yield* Edition.forkScope(scope) : undefined
         const breaker = yield* internal.makeResolved(LiveConfig.resolvedFor(config, name)).pipe(
-          Runtime.extendScope(own ?? scope),
+          Edition.inScope(own ?? scope),
           Effect.provide(context),
           // Validated above. The one failure left is a `sharing.quorum` on a store that offers no
           // fleet membership (sharing.ts): a defect here, since `get` cannot fail, that names it.

@@ -9,7 +9,6 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
@@ -19,7 +18,6 @@ import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as Intervals from "effect/ScheduleIntervals"
-import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 
@@ -124,19 +122,6 @@ export const shorterOf = <A, B>(a: Schedule.Schedule<A>, b: Schedule.Schedule<B>
 /** Whether a value is a stream. @internal */
 export const isStream = (u: unknown): u is Stream.Stream<unknown, unknown> =>
   typeof u === "object" && u !== null && Stream.StreamTypeId in u
-
-/** A scope that can be closed. @internal */
-export type Closeable = Scope.CloseableScope
-
-/** A child scope of `scope`, closed with it, its finalizers run one after another. @internal */
-export const forkScope = (scope: Scope.Scope): Effect.Effect<Closeable> =>
-  Scope.fork(scope, ExecutionStrategy.sequential)
-
-/** `self`, its scope given by `scope` (which it does not close). @internal */
-export const extendScope =
-  (scope: Scope.Scope) =>
-  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Scope.Scope>> =>
-    Scope.extend(self, scope)
 
 /** A reference with a default value (a `Context.Reference` class on Effect 3). @internal */
 export type Reference<Self, Shape> = Context.Reference<Self, Shape>

@@ -15,7 +15,6 @@ import type * as Layer from "effect/Layer"
 import type * as Fiber from "effect/Fiber"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
-import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
@@ -106,18 +105,6 @@ export const shorterOf = <A, B>(a: Schedule.Schedule<A>, b: Schedule.Schedule<B>
 
 /** Whether a value is a stream. @internal */
 export const isStream = (u: unknown): u is Stream.Stream<unknown, unknown> => Stream.isStream(u)
-
-/** A scope that can be closed. @internal */
-export type Closeable = Scope.Closeable
-
-/** A child scope of `scope`, closed with it, its finalizers run one after another. @internal */
-export const forkScope = (scope: Scope.Scope): Effect.Effect<Closeable> => Scope.fork(scope, "sequential")
-
-/** `self`, its scope given by `scope` (which it does not close). @internal */
-export const extendScope =
-  (scope: Scope.Scope) =>
-  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Scope.Scope>> =>
-    Scope.provide(scope)(self)
 
 /** A reference with a default value (a `Context.Reference` on Effect 4; `Self` is Effect 3's). @internal */
 export type Reference<Self, Shape> = Context.Reference<Shape> & { readonly [ReferenceSelf]?: Self }

@@ -6,9 +6,13 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import type * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
-import type * as Queue from "effect/Queue"
+import { dual } from "effect/Function"
+import * as Queue from "effect/Queue"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type { Fiber } from "./edition.effect3.js"
 
 /**
@@ -50,6 +54,56 @@ export const disconnect: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effec
  * @category queues
  */
 export type Subscription<A> = Queue.Dequeue<A>
+
+/**
+ * The next item of a subscription, waiting for one (`Queue.take` on Effect 3, `PubSub.take` on 4).
+ *
+ * @since 0.2.0
+ * @category queues
+ */
+export const take = <A>(subscription: Subscription<A>): Effect.Effect<A> => Queue.take(subscription)
+
+/**
+ * A scope that can be closed (`Scope.CloseableScope` on Effect 3, `Scope.Closeable` on 4).
+ *
+ * @since 0.2.0
+ * @category scopes
+ */
+export type Closeable = Scope.CloseableScope
+
+/**
+ * A child scope of `parent`, closed with it, whose finalizers run one after another
+ * (`Scope.fork(parent, ExecutionStrategy.sequential)` on Effect 3, `Scope.fork(parent, "sequential")` on 4).
+ *
+ * @since 0.2.0
+ * @category scopes
+ */
+export const forkScope = (parent: Scope.Scope): Effect.Effect<Closeable> =>
+  Scope.fork(parent, ExecutionStrategy.sequential)
+
+/**
+ * `self` run in `scope`, which it does not close (`Scope.extend` on Effect 3, `Scope.provide` on 4).
+ *
+ * @since 0.2.0
+ * @category scopes
+ */
+export const inScope: {
+  (scope: Scope.Scope): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, Scope.Scope>>
+  <A, E, R>(self: Effect.Effect<A, E, R>, scope: Scope.Scope): Effect.Effect<A, E, Exclude<R, Scope.Scope>>
+} = dual(2, <A, E, R>(self: Effect.Effect<A, E, R>, scope: Scope.Scope): Effect.Effect<A, E, Exclude<R, Scope.Scope>> =>
+  Scope.extend(self, scope)
+)
+
+/**
+ * A stream made by a scoped effect, the scope closing with the stream (`Stream.unwrapScoped` on
+ * Effect 3, `Stream.unwrap` on 4).
+ *
+ * @since 0.2.0
+ * @category streams
+ */
+export const unwrapScoped = <A, E2, R2, E, R>(
+  effect: Effect.Effect<Stream.Stream<A, E2, R2>, E, R>
+): Stream.Stream<A, E | E2, R2 | Exclude<R, Scope.Scope>> => Stream.unwrapScoped(effect)
 
 /**
  * A deferred made synchronously, to complete from synchronous code with `completeUnsafe`.

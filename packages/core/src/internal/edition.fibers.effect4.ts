@@ -8,7 +8,10 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as EffectFiber from "effect/Fiber"
-import type * as PubSub from "effect/PubSub"
+import { dual } from "effect/Function"
+import * as PubSub from "effect/PubSub"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as EffectSemaphore from "effect/Semaphore"
 import type { Fiber } from "./edition.effect4.js"
 
@@ -56,6 +59,55 @@ export const disconnect = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect
  * @category queues
  */
 export type Subscription<A> = PubSub.Subscription<A>
+
+/**
+ * The next item of a subscription, waiting for one (`Queue.take` on Effect 3, `PubSub.take` on 4).
+ *
+ * @since 0.2.0
+ * @category queues
+ */
+export const take = <A>(subscription: Subscription<A>): Effect.Effect<A> => PubSub.take(subscription)
+
+/**
+ * A scope that can be closed (`Scope.CloseableScope` on Effect 3, `Scope.Closeable` on 4).
+ *
+ * @since 0.2.0
+ * @category scopes
+ */
+export type Closeable = Scope.Closeable
+
+/**
+ * A child scope of `parent`, closed with it, whose finalizers run one after another
+ * (`Scope.fork(parent, ExecutionStrategy.sequential)` on Effect 3, `Scope.fork(parent, "sequential")` on 4).
+ *
+ * @since 0.2.0
+ * @category scopes
+ */
+export const forkScope = (parent: Scope.Scope): Effect.Effect<Closeable> => Scope.fork(parent, "sequential")
+
+/**
+ * `self` run in `scope`, which it does not close (`Scope.extend` on Effect 3, `Scope.provide` on 4).
+ *
+ * @since 0.2.0
+ * @category scopes
+ */
+export const inScope: {
+  (scope: Scope.Scope): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, Scope.Scope>>
+  <A, E, R>(self: Effect.Effect<A, E, R>, scope: Scope.Scope): Effect.Effect<A, E, Exclude<R, Scope.Scope>>
+} = dual(2, <A, E, R>(self: Effect.Effect<A, E, R>, scope: Scope.Scope): Effect.Effect<A, E, Exclude<R, Scope.Scope>> =>
+  Scope.provide(self, scope)
+)
+
+/**
+ * A stream made by a scoped effect, the scope closing with the stream (`Stream.unwrapScoped` on
+ * Effect 3, `Stream.unwrap` on 4).
+ *
+ * @since 0.2.0
+ * @category streams
+ */
+export const unwrapScoped = <A, E2, R2, E, R>(
+  effect: Effect.Effect<Stream.Stream<A, E2, R2>, E, R>
+): Stream.Stream<A, E | E2, R2 | Exclude<R, Scope.Scope>> => Stream.unwrap(effect)
 
 /**
  * A deferred made synchronously, to complete from synchronous code with `completeUnsafe`.

@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import { Scenario } from "@circuitry/chaos"
+import * as Heap from "@circuitry/core/Heap"
 import { Limit, Limiter } from "@circuitry/limiter"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -107,41 +108,12 @@ export const descriptions = (config: Config): Record<StrategyName, string> => ({
 export const capacityAt = (config: Config, millis: number): number =>
   millis >= config.halvedFromMillis && millis < config.halvedToMillis ? config.capacity / 2 : config.capacity
 
-/** The times at which the dependency finishes the work it holds: a binary min-heap. */
-class Work {
-  private readonly heap: Array<number> = []
-  get size(): number {
-    return this.heap.length
-  }
-  push(at: number): void {
-    const a = this.heap
-    a.push(at)
-    for (let i = a.length - 1; i > 0;) {
-      const parent = (i - 1) >> 1
-      if (a[parent]! <= a[i]!) break
-      ;[a[parent], a[i]] = [a[i]!, a[parent]!]
-      i = parent
-    }
-  }
-  /** Drops the work finished by `now`. */
-  finishUntil(now: number): void {
-    const a = this.heap
-    while (a.length > 0 && a[0]! <= now) {
-      const last = a.pop()!
-      if (a.length === 0) break
-      a[0] = last
-      for (let i = 0; ;) {
-        const l = 2 * i + 1
-        const r = l + 1
-        let m = i
-        if (l < a.length && a[l]! < a[m]!) m = l
-        if (r < a.length && a[r]! < a[m]!) m = r
-        if (m === i) break
-        ;[a[m], a[i]] = [a[i]!, a[m]!]
-        i = m
-      }
-    }
-  }
+/** The times at which the dependency finishes the work it holds: a min-heap. */
+const workHeld = () => Heap.make<number>((a, b) => a < b)
+
+/** Drops the work finished by `now`. */
+const finishUntil = (work: Heap.Heap<number>, now: number): void => {
+  while (work.size > 0 && work.peek()! <= now) work.pop()
 }
 
 /**
@@ -230,7 +202,7 @@ const runLane = (name: StrategyName, config: Config) =>
   Effect.gen(function* () {
     const limit = limits(config)[name]
     const limiter = limit === undefined ? undefined : yield* Limiter.make({ name, limit })
-    const work = new Work()
+    const work = workHeld()
     const seconds = Math.ceil(config.durationMillis / 1000)
     const latencies: Array<Array<number>> = Array.from({ length: seconds }, () => [])
     const limitAt: Array<number | undefined> = new Array(seconds).fill(undefined)
@@ -238,7 +210,7 @@ const runLane = (name: StrategyName, config: Config) =>
     // The dependency: latency fixed at arrival from the work it holds; past the deadline the caller
     // has gone (a timeout), the work stays.
     const call = Effect.flatMap(Clock.currentTimeMillis, (start) => {
-      work.finishUntil(start)
+      finishUntil(work, start)
       const latency = Math.round(config.baseMillis * Math.max(1, (work.size + 1) / capacityAt(config, start)))
       work.push(start + latency)
       const answered = latency <= config.deadlineMillis

@@ -1,5 +1,6 @@
 /** The shedder: the rule of codel.ts on the Effect Clock, fed by the event loop's signal. */
 import * as Edition from "@circuitry/core/Edition"
+import * as Rejection from "@circuitry/core/Rejection"
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
@@ -26,6 +27,11 @@ export class LoadShedError extends Schema.TaggedError<LoadShedError>()("LoadShed
   waitedMillis: Schema.Number,
   retryAfterMillis: Schema.Number
 }) {
+  /** A rejection (`Rejection.isRejection`), on the prototype: a stackless shed has it too. */
+  get [Rejection.TypeId](): Rejection.TypeId {
+    return Rejection.TypeId
+  }
+
   override get message(): string {
     const why =
       this.reason === "standing"
@@ -34,6 +40,9 @@ export class LoadShedError extends Schema.TaggedError<LoadShedError>()("LoadShed
     return `shedder "${this.shedder}" shed a request that waited ${Math.round(this.waitedMillis)} ms: ${why}; retry after ${this.retryAfterMillis} ms`
   }
 }
+
+/** @internal */
+export const isLoadShedError = (u: unknown): u is LoadShedError => Rejection.isTagged(u, "LoadShedError")
 
 /** Under overload a shed is the common answer: built without a stack trace, as the limiter's rejection is. */
 const shed = (shedder: string, reason: S.Reason, waitedMillis: number, retryAfterMillis: number): LoadShedError => {

@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import type { BreakerHttpClient, guard as PublicGuard, Options } from "../BreakerHttpClient.js"
 import { originKey } from "./origin.js"
+import { InvalidPlatformOptions } from "./errors.js"
 
 export { originKey }
 
@@ -77,8 +78,8 @@ const decodeDuration = (input: Edition.DurationInput): Duration.Duration | undef
     )
   )
 
-const resolve = (options: Options | undefined): Edition.Result<Resolved, CircuitBreaker.InvalidBreakerOptions> => {
-  const fail = (message: string) => Edition.Result.fail(new CircuitBreaker.InvalidBreakerOptions({ message }))
+const resolve = (options: Options | undefined): Edition.Result<Resolved, InvalidPlatformOptions> => {
+  const fail = (message: string) => Edition.Result.fail(new InvalidPlatformOptions({ message }))
   const o = options ?? {}
   for (const name of ["key", "isFailureStatus", "isFailureError"] as const) {
     if (o[name] !== undefined && typeof o[name] !== "function") {
@@ -204,11 +205,7 @@ export const guard: typeof PublicGuard = dual(
 /** @internal */
 export const make = (
   options?: Options
-): Effect.Effect<
-  BreakerHttpClient,
-  CircuitBreaker.InvalidBreakerOptions,
-  HttpClient.HttpClient | BreakerRegistry.BreakerRegistry
-> =>
+): Effect.Effect<BreakerHttpClient, InvalidPlatformOptions, HttpClient.HttpClient | BreakerRegistry.BreakerRegistry> =>
   Effect.gen(function* () {
     const client = yield* HttpClient.HttpClient
     const registry = yield* BreakerRegistry.BreakerRegistry

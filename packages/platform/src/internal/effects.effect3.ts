@@ -1,41 +1,17 @@
 /**
- * The few stream and scope forms the health route's live streams use, on Effect 3
- * (effects.effect4.ts has the same names on Effect 4). Sources import them from "#effects", chosen
- * and rewritten by the build as "#http" is.
+ * The one stream form the health route's live streams use that is theirs alone, on Effect 3
+ * (effects.effect4.ts has the same name on Effect 4); the general ones (`forkScope`, `inScope`,
+ * `unwrapScoped`, `take`) are `@circuitry/core/Edition`'s. Sources import it from "#effects",
+ * chosen and rewritten by the build as "#http" is.
  *
  * @internal
  */
-import type * as Edition from "@circuitry/core/Edition"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
-import * as Queue from "effect/Queue"
-import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-
-/** A scope that can be closed (`Scope.CloseableScope` on Effect 3, `Scope.Closeable` on 4). @internal */
-export type Closeable = Scope.CloseableScope
-
-/** A child of `parent` whose finalizers run in order (`Scope.fork` with an `ExecutionStrategy` on 3). @internal */
-export const forkScope = (parent: Scope.Scope): Effect.Effect<Closeable> =>
-  Scope.fork(parent, ExecutionStrategy.sequential)
-
-/** Runs `self` in `scope` (`Scope.extend` on Effect 3, `Scope.provide` on 4). @internal */
-export const inScope = <A, E, R>(
-  self: Effect.Effect<A, E, R>,
-  scope: Scope.Scope
-): Effect.Effect<A, E, Exclude<R, Scope.Scope>> => Scope.extend(self, scope)
-
-/** A stream made by a scoped effect, the scope closing with the stream (`Stream.unwrapScoped` on 3). @internal */
-export const unwrapScoped = <A, E2, R2, E, R>(
-  effect: Effect.Effect<Stream.Stream<A, E2, R2>, E, R>
-): Stream.Stream<A, E | E2, R2 | Exclude<R, Scope.Scope>> => Stream.unwrapScoped(effect)
 
 /** One element per chunk of `self`, made by `f` (`Stream.mapChunksEffect` on 3, `mapArrayEffect` on 4). @internal */
 export const perChunk = <A, E, R, B, R2>(
   self: Stream.Stream<A, E, R>,
   f: Effect.Effect<B, never, R2>
 ): Stream.Stream<B, E, R | R2> => Stream.mapChunksEffect(self, () => Effect.map(f, Chunk.of))
-
-/** The next item of a subscription (a `Queue.Dequeue` on Effect 3: `Queue.take`; `PubSub.take` on 4). @internal */
-export const take = <A>(subscription: Edition.Subscription<A>): Effect.Effect<A> => Queue.take(subscription)

@@ -5,7 +5,8 @@
  * re-rendered live part of the page (`view`) on each snapshot and each transition.
  */
 import type { CircuitBreaker } from "@circuitry/breaker"
-import { perChunk, unwrapScoped } from "#effects"
+import * as Edition from "@circuitry/core/Edition"
+import { perChunk } from "#effects"
 import { HttpServerResponse, type App } from "#http"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -23,7 +24,7 @@ type Update =
 const event = (name: string, data: string): string => `event: ${name}\ndata: ${data.split("\n").join("\ndata: ")}\n\n`
 
 const updates = <R>(every: Duration.Duration, list: List<R>): Stream.Stream<Update, never, R> =>
-  unwrapScoped(
+  Edition.unwrapScoped(
     Effect.gen(function* () {
       // A burst of transitions is never a reason to hold memory without bound: keep the newest.
       const queue = yield* Queue.sliding<Update>(1024)

@@ -5,7 +5,6 @@
  */
 import * as Edition from "@circuitry/core/Edition"
 import type { CircuitBreaker } from "@circuitry/breaker"
-import { forkScope, inScope, take, type Closeable } from "#effects"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
@@ -29,14 +28,17 @@ export const make = <R>(
     const context = yield* Effect.context<R>()
     const current = Effect.provide(list, context)
     const parent = yield* Effect.scope
-    const followed = new Map<CircuitBreaker.CircuitBreaker<unknown>, Closeable>()
+    const followed = new Map<CircuitBreaker.CircuitBreaker<unknown>, Edition.Closeable>()
     const lock = yield* Edition.makeSemaphore(1)
     const follow = (breaker: CircuitBreaker.CircuitBreaker<unknown>) =>
       Effect.gen(function* () {
-        const scope = yield* forkScope(parent)
+        const scope = yield* Edition.forkScope(parent)
         // Subscribed before the fiber starts, so no transition after this point is missed.
-        const queue = yield* inScope(breaker.subscribe, scope)
-        yield* Effect.forkIn(Effect.forever(Effect.flatMap(take(queue), (t) => onTransition(breaker, t))), scope)
+        const queue = yield* Edition.inScope(breaker.subscribe, scope)
+        yield* Effect.forkIn(
+          Effect.forever(Effect.flatMap(Edition.take(queue), (t) => onTransition(breaker, t))),
+          scope
+        )
         followed.set(breaker, scope)
       })
     const sync = lock.withPermits(1)(

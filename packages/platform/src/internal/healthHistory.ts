@@ -3,7 +3,7 @@
  * failure rate) taken every `every` on the Effect Clock, and a bounded ring of its transitions.
  */
 import * as Edition from "@circuitry/core/Edition"
-import { CircuitBreaker, OptionRules } from "@circuitry/breaker"
+import { OptionRules } from "@circuitry/breaker"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -12,6 +12,7 @@ import type * as Scope from "effect/Scope"
 import type { BreakerHistory, Sample } from "../HealthRoute.js"
 import * as Follow from "./healthFollow.js"
 import type { List } from "./healthSources.js"
+import { InvalidPlatformOptions } from "./errors.js"
 
 /** A fixed-capacity ring: pushing past capacity drops the oldest. */
 class Ring<A> {
@@ -53,12 +54,12 @@ const Options = Schema.Struct({
 })
 
 /** @internal */
-export const resolve = (options: unknown): Edition.Result<Resolved, CircuitBreaker.InvalidBreakerOptions> =>
+export const resolve = (options: unknown): Edition.Result<Resolved, InvalidPlatformOptions> =>
   Edition.Result.map(
     OptionRules.decode(
       Options,
       options,
-      (message) => new CircuitBreaker.InvalidBreakerOptions({ message: `HealthRoute: ${message}` })
+      (message) => new InvalidPlatformOptions({ message: `HealthRoute: ${message}` })
     ),
     ({ history }) => ({ samples: history?.samples ?? 30, everyMillis: history?.every ?? 10_000 })
   )

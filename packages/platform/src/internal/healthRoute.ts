@@ -1,7 +1,7 @@
 /** The implementation behind ../HealthRoute.ts, where the public types and their documentation live. */
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerStore } from "@circuitry/breaker"
-import type { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
+import type { BreakerRegistry } from "@circuitry/breaker"
 import { LimiterRegistry } from "@circuitry/limiter"
 import { HttpServerResponse, jsonUnsafe, router as routerOf, type App, type Route, type Router } from "#http"
 import * as Clock from "effect/Clock"
@@ -14,6 +14,7 @@ import * as History from "./healthHistory.js"
 import * as Operations from "./healthOperations.js"
 import * as Sources from "./healthSources.js"
 import * as View from "./healthView.js"
+import type { InvalidPlatformOptions } from "./errors.js"
 
 const byName = <T extends { readonly name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
 
@@ -143,9 +144,7 @@ const build = <R>(
 export const router = <R>(options?: Given<R>): Router<unknown> => build(options, Sources.list(options), undefined)
 
 /** @internal */
-export const make = <R>(
-  options?: Given<R>
-): Effect.Effect<Router<unknown>, CircuitBreaker.InvalidBreakerOptions, unknown> =>
+export const make = <R>(options?: Given<R>): Effect.Effect<Router<unknown>, InvalidPlatformOptions, unknown> =>
   Effect.gen(function* () {
     yield* Edition.fromResult(Sources.check(options))
     const resolved = yield* Edition.fromResult(History.resolve(options))

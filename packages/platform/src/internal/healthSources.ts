@@ -7,6 +7,7 @@ import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
 import * as Effect from "effect/Effect"
 import { defaultRegistries } from "../HealthSources.js"
+import { InvalidPlatformOptions } from "./errors.js"
 
 /** What a route is handed (its public types are in ../HealthRoute.ts). @internal */
 export interface Sources {
@@ -47,9 +48,9 @@ export const list = <R>(sources: Sources | undefined): List<R> => {
  *
  * @internal
  */
-export const check = (sources: Sources | undefined): Edition.Result<void, CircuitBreaker.InvalidBreakerOptions> => {
+export const check = (sources: Sources | undefined): Edition.Result<void, InvalidPlatformOptions> => {
   const fail = (message: string) =>
-    Edition.Result.fail(new CircuitBreaker.InvalidBreakerOptions({ message: `HealthRoute: ${message}` }))
+    Edition.Result.fail(new InvalidPlatformOptions({ message: `HealthRoute: ${message}` }))
   for (const field of ["breakers", "registries"] as const) {
     const given = sources?.[field]
     if (given === undefined) continue

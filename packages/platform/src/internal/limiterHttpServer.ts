@@ -42,7 +42,7 @@ export const middleware =
     const guarded = (l: Limiter.Limiter, request: HttpServerRequest.HttpServerRequest) =>
       Effect.catchIf(
         l.execute(app, partitionOf === undefined ? undefined : { partition: partitionOf(request) }),
-        (e): e is Limiter.LimiterRejectedError => e instanceof Limiter.LimiterRejectedError,
+        Limiter.isLimiterRejectedError,
         (e) => Effect.succeed(toResponse(e, options))
       ) as App<Exclude<E, Limiter.LimiterRejectedError>, R>
     // The wait for a slot as well as the handler: a client that has gone leaves the queue too.

@@ -1,5 +1,5 @@
 /**
- * The store's options: their rules (a broken one is an `InvalidStoreOptions` naming it) and their
+ * The store's options: their rules (a broken one is an `InvalidSqlOptions` naming it) and their
  * defaults.
  */
 import { OptionRules } from "@circuitry/breaker"
@@ -7,7 +7,7 @@ import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
 import * as Schema from "effect/Schema"
 import type { Options } from "../SqlBreakerStore.js"
-import { InvalidStoreOptions } from "./errors.js"
+import { InvalidSqlOptions } from "./errors.js"
 
 /** The public options (SqlBreakerStore.ts documents them). */
 export type { Options }
@@ -38,9 +38,9 @@ const OptionsSchema = Schema.Struct({
 })
 
 /** @internal */
-export const resolve = (options: Options | undefined): Edition.Result<Resolved, InvalidStoreOptions> =>
+export const resolve = (options: Options | undefined): Edition.Result<Resolved, InvalidSqlOptions> =>
   Edition.Result.map(
-    OptionRules.decode(OptionsSchema, options, (message) => new InvalidStoreOptions({ message })),
+    OptionRules.decode(OptionsSchema, options, (message) => new InvalidSqlOptions({ message })),
     (o) => ({
       table: o.table ?? "circuitry_breakers",
       pollInterval: Duration.millis(o.pollInterval ?? 250),

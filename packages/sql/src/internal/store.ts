@@ -16,7 +16,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { SqlClient, type SqlError } from "#sql"
 import * as Circuit from "./circuit.js"
-import type { InvalidStoreOptions } from "./errors.js"
+import type { InvalidSqlOptions } from "./errors.js"
 import * as Notify from "./notify.js"
 import type { SqlBreakerStoreService } from "../SqlBreakerStore.js"
 import { type Options, resolve } from "./options.js"
@@ -35,7 +35,7 @@ export const make = (
   options?: Options
 ): Effect.Effect<
   readonly [BreakerStore.BreakerStoreService, Service],
-  InvalidStoreOptions | BreakerStoreError,
+  InvalidSqlOptions | BreakerStoreError,
   SqlClient.SqlClient | Scope.Scope
 > =>
   Effect.gen(function* () {
