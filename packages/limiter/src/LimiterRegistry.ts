@@ -5,13 +5,11 @@
  * @since 0.1.0
  */
 import * as Edition from "@circuitry/core/Edition"
-import { show } from "@circuitry/core/OptionRules"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import { InvalidLimiterOptions } from "./internal/errors.js"
-import * as internal from "./internal/limiter.js"
-import * as Series from "./internal/series.js"
+import type { InvalidLimiterOptions } from "./internal/errors.js"
+import * as registry from "./internal/registry.js"
 import type * as Limiter from "./Limiter.js"
 
 /**
@@ -58,69 +56,8 @@ export interface RegistryOptions {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options?: RegistryOptions): Effect.Effect<LimiterRegistry, InvalidLimiterOptions, Scope.Scope> =>
-  Effect.gen(function* () {
-    const defaults = options?.defaults ?? {}
-    const overrides = options?.overrides ?? {}
-    const maxLimiters = options?.maxLimiters ?? Infinity
-    if (maxLimiters !== Infinity && !(Number.isInteger(maxLimiters) && maxLimiters >= 1)) {
-      return yield* new InvalidLimiterOptions({
-        message: `maxLimiters must be a whole number >= 1, got ${show(maxLimiters)}`
-      })
-    }
-    const optionsFor = (name: string): Limiter.Options => ({ ...defaults, ...overrides[name], name })
-    // Validate everything now, so that `get` cannot fail later.
-    const resolvedDefaults = yield* internal.resolve(optionsFor("defaults"))
-    const resolvedOverrides = new Map<string, internal.Resolved>()
-    for (const name of Object.keys(overrides)) resolvedOverrides.set(name, yield* internal.resolve(optionsFor(name)))
-    const entries = new Map<string, Limiter.Limiter>()
-    // Series go to the metric registry of the fiber that makes the registry; they leave it with
-    // their limiter, and every one still held leaves when the registry's scope closes.
-    const metrics = yield* Series.currentRegistry
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        for (const limiter of entries.values()) internal.release(limiter)
-      })
-    )
-
-    const evictOne = () => {
-      let victim: string | undefined
-      for (const [name, limiter] of entries) {
-        if (internal.isIdle(limiter)) {
-          victim = name
-          break
-        }
-      }
-      victim ??= entries.keys().next().value
-      if (victim === undefined) return
-      internal.release(entries.get(victim)!)
-      entries.delete(victim)
-    }
-
-    // Making a limiter is synchronous, so two first uses of a name cannot both make one.
-    const create = (name: string): Limiter.Limiter => {
-      while (entries.size >= maxLimiters) evictOne()
-      const resolved = resolvedOverrides.get(name) ?? { ...resolvedDefaults, name }
-      const limiter = internal.unsafeMake(resolved, metrics)
-      entries.set(name, limiter)
-      return limiter
-    }
-
-    const registry: LimiterRegistry = {
-      get: (name) =>
-        Effect.sync(() => {
-          const limiter = entries.get(name)
-          if (limiter === undefined) return create(name)
-          // Most recently used goes last.
-          entries.delete(name)
-          entries.set(name, limiter)
-          return limiter
-        }),
-      names: Effect.sync(() => Array.from(entries.keys())),
-      limiters: Effect.sync(() => Array.from(entries.values()))
-    }
-    return registry
-  })
+export const make: (options?: RegistryOptions) => Effect.Effect<LimiterRegistry, InvalidLimiterOptions, Scope.Scope> =
+  registry.make
 
 /**
  * The registry as a layer: of the `LimiterRegistry` tag, or (as `BreakerRegistry.layer`) of a tag of
