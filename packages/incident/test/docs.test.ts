@@ -7,8 +7,10 @@
  * (docs/editions.md).
  */
 import { assert, describe, it } from "@effect/vitest"
+import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import ts from "typescript"
 import { root } from "../src/apidocs.js"
 import { type Block, extract, markdownFiles } from "./docs.js"
@@ -45,7 +47,7 @@ const homeOf = (block: Block): string => {
   return home ?? "incident"
 }
 
-const diagnostics = (): Map<Block, Array<string>> => {
+const diagnostics = async (): Promise<Map<Block, Array<string>>> => {
   const folders = new Set<string>()
   const byFile = new Map<string, Block>()
   checked.forEach((block, i) => {
@@ -62,7 +64,7 @@ const diagnostics = (): Map<Block, Array<string>> => {
     byFile.set(path.normalize(file), block)
   })
   try {
-    return check(byFile)
+    return await check(byFile)
   } finally {
     for (const folder of folders) fs.rmSync(folder, { recursive: true, force: true })
   }
@@ -81,36 +83,50 @@ const effect4Options: ts.CompilerOptions = {
   }
 }
 
-const check = (byFile: Map<string, Block>): Map<Block, Array<string>> => {
+interface Diagnostic {
+  readonly file: string
+  readonly line: number
+  readonly code: number
+  readonly message: string
+}
+
+/** The programs' diagnostics, from typecheck.child.mjs: the compile runs in a process of its own. */
+const typecheck = (programs: ReadonlyArray<{ files: Array<string>; options: ts.CompilerOptions }>) =>
+  new Promise<Array<Diagnostic>>((resolve, reject) => {
+    const child = execFile(
+      process.execPath,
+      [fileURLToPath(new URL("typecheck.child.mjs", import.meta.url))],
+      { maxBuffer: 256 << 20 },
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout))
+    )
+    child.stdin!.end(JSON.stringify(programs))
+  })
+
+const check = async (byFile: Map<string, Block>): Promise<Map<Block, Array<string>>> => {
   const config = ts.readConfigFile(path.join(root, "tsconfig.base.json"), (p) => ts.sys.readFile(p))
   const options = ts.parseJsonConfigFileContent(config.config, ts.sys, root).options
-  const found = new Map<Block, Array<string>>()
-  for (const edition of [3, 4] as const) {
+  const programs = ([3, 4] as const).flatMap((edition) => {
     const files = [...byFile].filter(([, block]) => block.edition === edition).map(([file]) => file)
-    if (files.length === 0) continue
     // An example shows values it does not go on to use.
-    const program = ts.createProgram(files, {
+    const checkOptions = {
       ...options,
       ...(edition === 4 ? effect4Options : {}),
       noUnusedLocals: false,
       noUnusedParameters: false,
       noEmit: true
-    })
-    report(program, byFile, found)
-  }
-  return found
-}
-
-const report = (program: ts.Program, byFile: Map<string, Block>, found: Map<Block, Array<string>>): void => {
-  for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
-    const block = diagnostic.file === undefined ? undefined : byFile.get(path.normalize(diagnostic.file.fileName))
-    if (block === undefined || diagnostic.file === undefined) continue
-    const { line } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0)
-    const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n")
+    }
+    return files.length === 0 ? [] : [{ files, options: checkOptions }]
+  })
+  const found = new Map<Block, Array<string>>()
+  for (const diagnostic of await typecheck(programs)) {
+    const block = byFile.get(path.normalize(diagnostic.file))
+    if (block === undefined) continue
     const list = found.get(block) ?? []
-    list.push(`${block.file}:${block.line + 1 + line}: TS${diagnostic.code} ${message}`)
+    list.push(`${block.file}:${block.line + 1 + diagnostic.line}: TS${diagnostic.code} ${diagnostic.message}`)
     found.set(block, list)
   }
+  return found
 }
 
 describe("code blocks in the docs", () => {
@@ -127,14 +143,15 @@ describe("code blocks in the docs", () => {
   // One program for every block (a program per block would take minutes), then one test per file.
   // The first file's test builds both programs (194 s at load 43 on 2 cores, 2026-12-06).
   // Its time limit only catches a hang.
-  let found: Map<Block, Array<string>> | undefined
-  const errorsOf = (file: string) => {
+  let found: Promise<Map<Block, Array<string>>> | undefined
+  const errorsOf = async (file: string) => {
     found ??= diagnostics()
-    return checked.filter((block) => block.file === file).flatMap((block) => found!.get(block) ?? [])
+    const all = await found
+    return checked.filter((block) => block.file === file).flatMap((block) => all.get(block) ?? [])
   }
   for (const file of files.filter((file) => checked.some((block) => block.file === file))) {
-    it(`${file} compiles`, { timeout: 600_000 }, () => {
-      const errors = errorsOf(file)
+    it(`${file} compiles`, { timeout: 600_000 }, async () => {
+      const errors = await errorsOf(file)
       assert.deepStrictEqual(errors, [], `\n${errors.join("\n")}`)
     })
   }
