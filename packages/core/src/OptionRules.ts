@@ -34,18 +34,19 @@ export const show = (input: unknown): string => {
 
 /**
  * The milliseconds of a duration option (`Edition.DurationInput`), or undefined when it is not a
- * finite duration >= 0. A negative input is refused, not read as zero: Effect 3 clamps it to 0
- * when decoding, so it is caught before; Effect 4 keeps it (`{ seconds: -1 }` is -1000 ms), so it
- * is caught after.
+ * finite duration >= 0 (with `{ infinite: true }`, an infinite one is taken too: for an option
+ * where "never" is a value, such as a deadline). A negative input is refused, not read as zero:
+ * Effect 3 clamps it to 0 when decoding, so it is caught before; Effect 4 keeps it
+ * (`{ seconds: -1 }` is -1000 ms), so it is caught after.
  *
  * @since 0.2.0
  * @category durations
  */
-export const millis = (input: unknown): number | undefined => {
+export const millis = (input: unknown, options?: { readonly infinite?: boolean }): number | undefined => {
   if ((typeof input === "number" || typeof input === "bigint") && !(input >= 0)) return undefined
   if (typeof input === "string" && input.trim().startsWith("-")) return undefined
   const decoded = Edition.durationFromUnknown(input)
   if (Option.isNone(decoded)) return undefined
   const ms = Duration.toMillis(decoded.value)
-  return Number.isFinite(ms) && ms >= 0 ? ms : undefined
+  return ms >= 0 && (Number.isFinite(ms) || options?.infinite === true) ? ms : undefined
 }

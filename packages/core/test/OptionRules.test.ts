@@ -34,4 +34,13 @@ describe("OptionRules", () => {
     // Effect 3 has no object form; Effect 4 reads this as -1000 ms: refused on both.
     assert.isUndefined(OptionRules.millis({ seconds: -1 }))
   })
+
+  it("millis with { infinite: true }: an infinite duration is taken as well, nothing else changes", () => {
+    assert.strictEqual(OptionRules.millis(Number.POSITIVE_INFINITY, { infinite: true }), Number.POSITIVE_INFINITY)
+    assert.strictEqual(OptionRules.millis("2 seconds", { infinite: true }), 2000)
+    assert.isUndefined(OptionRules.millis(-5, { infinite: true }))
+    assert.isUndefined(OptionRules.millis("-1 second", { infinite: true }))
+    assert.isUndefined(OptionRules.millis("forever", { infinite: true }))
+    assert.isUndefined(OptionRules.millis(Number.NaN, { infinite: true }))
+  })
 })

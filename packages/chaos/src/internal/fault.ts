@@ -5,7 +5,8 @@ import * as Metric from "effect/Metric"
 import type * as Types from "effect/Types"
 import * as Virtual from "#virtual"
 import { InvalidChaosOptions } from "./errors.js"
-import { millisOf, show } from "./millis.js"
+import { show } from "@circuitry/core/OptionRules"
+import { millisOf } from "./millis.js"
 import * as Random from "./random.js"
 
 /** @internal */

@@ -1,24 +1,9 @@
-import * as Edition from "@circuitry/core/Edition"
-import * as Duration from "effect/Duration"
+import * as OptionRules from "@circuitry/core/OptionRules"
 
 /**
- * The milliseconds of a duration input; NaN when it is not one. Negative numbers and strings stay
- * negative (Effect's `Duration` would read them as zero, hiding the mistake from validation).
+ * A duration option's milliseconds, by core's one rule (an infinite duration taken: a deadline or a
+ * window's end may be never); NaN when it is no duration >= 0, which every check here refuses.
  *
  * @internal
  */
-export const millisOf = (input: unknown): number => {
-  if (typeof input === "number") return input
-  if (typeof input === "string" && /^\s*-/.test(input)) return -1
-  const decoded = Edition.durationFromUnknown(input)
-  return decoded._tag === "Some" ? Duration.toMillis(decoded.value) : NaN
-}
-
-/** An option's value as the message shows it. @internal */
-export const show = (input: unknown): string => {
-  try {
-    return typeof input === "string" ? JSON.stringify(input) : String(input)
-  } catch {
-    return typeof input
-  }
-}
+export const millisOf = (input: unknown): number => OptionRules.millis(input, { infinite: true }) ?? Number.NaN
