@@ -7,8 +7,8 @@
  * @since 0.1.0
  */
 import * as Edition from "@circuitry/core/Edition"
+import * as CoreRules from "@circuitry/core/OptionRules"
 import * as Duration from "effect/Duration"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as S from "#schema"
 import { show as showInput } from "./internal/show.js"
@@ -23,10 +23,6 @@ import { show as showInput } from "./internal/show.js"
  */
 export type Codec<A, I = A> = S.Codec<A, I>
 
-const isNegative = (input: unknown): boolean =>
-  ((typeof input === "number" || typeof input === "bigint") && !(input >= 0)) ||
-  (typeof input === "string" && input.trim().startsWith("-"))
-
 /**
  * A `Edition.DurationInput` as milliseconds (`Infinity` for an infinite duration). A negative
  * input is refused rather than read as zero (as `Duration.decode` would).
@@ -36,11 +32,11 @@ const isNegative = (input: unknown): boolean =>
  */
 export const Millis: Codec<number, Edition.DurationInput> = S.transform(
   S.declare(
-    (u): u is Edition.DurationInput => Option.isSome(Edition.durationFromUnknown(u)) && !isNegative(u),
+    (u): u is Edition.DurationInput => CoreRules.millis(u, { infinite: true }) !== undefined,
     "a duration >= 0"
   ),
   Schema.Number,
-  (input) => Duration.toMillis(Option.getOrThrow(Edition.durationFromUnknown(input))),
+  (input) => CoreRules.millis(input, { infinite: true })!,
   (millis) => Duration.millis(millis)
 )
 

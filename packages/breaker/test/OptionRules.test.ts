@@ -46,6 +46,8 @@ describe("OptionRules", () => {
     assert.strictEqual(message({ wait: "-5 millis" }), 'wait must be a finite duration >= 0, got "-5 millis"')
     assert.strictEqual(message({ wait: Number.POSITIVE_INFINITY }), "wait must be a finite duration >= 0, got Infinity")
     assert.strictEqual(message({ ttl: -1 }), "ttl must be a duration >= 0, got -1")
+    // Effect 4 reads this object as -1000 ms, Effect 3 as no duration at all: refused on both.
+    assert.strictEqual(message({ ttl: { seconds: -1 } }), 'ttl must be a duration >= 0, got {"seconds":-1}')
     assert.strictEqual(message({ size: 1.5 }), "size must be a whole number >= 1, got 1.5")
     assert.strictEqual(message({ size: 0 }), "size must be a whole number >= 1, got 0")
     assert.strictEqual(message({ size: "2" }), 'size must be a whole number >= 1, got "2"')
