@@ -212,6 +212,26 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
     })
   )
 
+  it.scoped("a name followed again after all its members left has its unreadable verdict reported again", () =>
+    Effect.gen(function* () {
+      const { admin, prefix } = yield* scratch
+      const store = yield* storeOn({ url: URL, prefix })
+      const warnings: Array<string> = []
+      const logger = logTo(({ level, messages }) => {
+        if (level === "Warn") warnings.push(messages.join(" "))
+      })
+      yield* Effect.promise(() =>
+        admin.hset(`${prefix}{left}:circuit`, "state", "Open", "until", "soon", "at", "later", "origin", "x")
+      )
+      const follow = Effect.scoped(
+        Effect.flatMap(store.connect("left"), (circuit) => result(circuit.load).pipe(Effect.provide(logger)))
+      )
+      assert.isTrue(Result.isFailure(yield* follow))
+      assert.isTrue(Result.isFailure(yield* follow))
+      assert.strictEqual(warnings.length, 2)
+    })
+  )
+
   it.scoped("a resync tells each name its stored verdict, and a name without one nothing", () =>
     Effect.gen(function* () {
       const server = yield* startServer
