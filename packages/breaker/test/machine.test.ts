@@ -214,6 +214,22 @@ describe("Machine", () => {
       assert.deepStrictEqual(heard, [{ transition: "Closed->Isolated@0", until: 0, remote: false }])
     })
 
+    it("reconfigure: later events use the new parts; the state and its episode stay", () => {
+      const { heard, machine, trip } = make({ threshold: 1, successesToClose: 1, wait: 1_000 })
+      trip(0)
+      machine.reconfigure({ ...machine.config, tracker: new Tracker.ConsecutiveFailures(2), successesToClose: 2 })
+      assert.strictEqual(machine.tag, "Open")
+      assert.strictEqual(machine.until, 1_000)
+      machine.sync(1_000)
+      machine.endProbe(machine.generation, Machine.SUCCESS, 1_000)
+      assert.strictEqual(machine.tag, "HalfOpen") // two successes close now, not one
+      machine.endProbe(machine.generation, Machine.SUCCESS, 1_000)
+      assert.strictEqual(machine.tag, "Closed")
+      assert.strictEqual(machine.record(machine.generation, true, 1_000, 0), Machine.COUNTED) // two failures trip now
+      assert.strictEqual(machine.record(machine.generation, true, 1_000, 0), Machine.TRIPS)
+      assert.strictEqual(heard.length, 3)
+    })
+
     it("generations only grow: a call from an old window never becomes current again", () => {
       const { machine } = make()
       const old = machine.generation
@@ -358,8 +374,8 @@ describe("Machine", () => {
 })
 
 describe("Machine with an OpenGate (a registry's maxOpen)", () => {
-  const gated = (allow: () => boolean) => {
-    const m = make({ threshold: 2 })
+  const gated = (allow: () => boolean, threshold = 2) => {
+    const m = make({ threshold })
     const asked: Array<boolean> = []
     const moved: Array<string> = []
     m.machine.gate = {
@@ -392,6 +408,13 @@ describe("Machine with an OpenGate (a registry's maxOpen)", () => {
       heard.map((h) => h.transition),
       ["Closed->Open@3"]
     )
+  })
+
+  it("a first call that trips and is refused starts a spell: no spell comes before it", () => {
+    const { asked, machine } = gated(() => false, 1)
+    assert.strictEqual(machine.record(machine.generation, true, 0, 0), Machine.COUNTED)
+    assert.strictEqual(machine.record(machine.generation, true, 1, 0), Machine.COUNTED)
+    assert.deepStrictEqual(asked, [false, true])
   })
 
   it("a call that does not trip ends the spell: the next refusal is a new one", () => {

@@ -2,7 +2,7 @@ import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { Cache } from "@circuitry/cache"
 import type { CacheStore } from "@circuitry/cache"
 import * as Edition from "@circuitry/core/Edition"
-import { assert, combineCauses, describe, interruptCause, it, logTo, TestClock } from "@circuitry/testkit"
+import { assert, combineCauses, describe, interruptCause, it, logTo, TestClock, yieldNow } from "@circuitry/testkit"
 import { Cause, Data, Effect, Exit, Option } from "effect"
 import { assertEqual } from "./equal.js"
 import { makeTestStore } from "./testStore.js"
@@ -113,6 +113,36 @@ describe("Cache.guard: what an error report says", () => {
       // the next success adds nothing
       yield* cache.get("e")
       assert.strictEqual(reports.length, 3)
+    })
+  )
+
+  it.scoped("two reads that succeed at once end the episode once, through a breaker whose state read yields", () =>
+    Effect.gen(function* () {
+      const store = yield* makeTestStore()
+      const { breaker, reports } = yield* guarded(store)
+      // Any breaker may guard a cache; this one lets other fibers run while its state is read, so
+      // both reads find the episode still open before either has ended it.
+      const yielding = new Proxy(breaker, {
+        get: (target, key) => {
+          if (key === "state") return Effect.andThen(yieldNow, target.state)
+          const value: unknown = Reflect.get(target, key)
+          return typeof value === "function" ? value.bind(target) : value
+        }
+      })
+      const cache = Cache.guard(store, yielding, { onError: (report) => Effect.sync(() => void reports.push(report)) })
+      yield* cache.set("k", "v")
+      store.failNext = 2
+      assertEqual(yield* cache.get("k"), Option.none())
+      assertEqual(yield* cache.get("k"), Option.none())
+      const both = yield* Effect.all([cache.get("k"), cache.get("k")], { concurrency: 2 })
+      assertEqual(both, [Option.some("v"), Option.some("v")])
+      assertEqual(
+        reports.map((r) => [r._tag, r.kind, r._tag === "Suppressed" ? r.count : 0]),
+        [
+          ["First", "get: CacheError", 0],
+          ["Suppressed", "get: CacheError", 1]
+        ]
+      )
     })
   )
 

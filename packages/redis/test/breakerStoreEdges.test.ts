@@ -204,6 +204,31 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
       yield* Effect.promise(() => admin.hset(key, "at", "yesterday"))
       assert.isTrue(Result.isFailure(yield* load))
       assert.strictEqual(warnings.length, 2)
+      // spoilt another way with no save between: the fields differ, so it is reported again
+      yield* Effect.promise(() => admin.hset(key, "until", "never"))
+      assert.isTrue(Result.isFailure(yield* load))
+      assert.isTrue(Result.isFailure(yield* load))
+      assert.strictEqual(warnings.length, 3)
+    })
+  )
+
+  it.scoped("a name followed again after all its members left has its unreadable verdict reported again", () =>
+    Effect.gen(function* () {
+      const { admin, prefix } = yield* scratch
+      const store = yield* storeOn({ url: URL, prefix })
+      const warnings: Array<string> = []
+      const logger = logTo(({ level, messages }) => {
+        if (level === "Warn") warnings.push(messages.join(" "))
+      })
+      yield* Effect.promise(() =>
+        admin.hset(`${prefix}{left}:circuit`, "state", "Open", "until", "soon", "at", "later", "origin", "x")
+      )
+      const follow = Effect.scoped(
+        Effect.flatMap(store.connect("left"), (circuit) => result(circuit.verdict.load).pipe(Effect.provide(logger)))
+      )
+      assert.isTrue(Result.isFailure(yield* follow))
+      assert.isTrue(Result.isFailure(yield* follow))
+      assert.strictEqual(warnings.length, 2)
     })
   )
 
@@ -245,6 +270,40 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
         origin: "d"
       })
       assert.strictEqual(yield* Effect.promise(() => admin.hget(key, "state")), "Isolated")
+    })
+  )
+
+  it.scoped("a circuit's members and trips are sorted sets beside its hash, under its hash tag", () =>
+    Effect.gen(function* () {
+      const { admin, prefix } = yield* scratch
+      const store = yield* storeOn({ url: URL, prefix })
+      const circuit = yield* store.connect("fleet")
+      yield* circuit.fleet!.heartbeat({ member: "m1", now: 1_000, since: 0 })
+      yield* circuit.fleet!.recordTrip({ member: "m1", at: 2_000, since: 0, now: 2_000 })
+      assert.strictEqual(yield* Effect.promise(() => admin.zscore(`${prefix}{fleet}:members`, "m1")), "1000")
+      assert.strictEqual(yield* Effect.promise(() => admin.zscore(`${prefix}{fleet}:trips`, "m1")), "2000")
+    })
+  )
+
+  it.scoped("durations are whole milliseconds, never negative: a negative or infinite one counts as 0", () =>
+    Effect.gen(function* () {
+      const { prefix } = yield* scratch
+      const store = yield* storeOn({ url: URL, prefix })
+      const circuit = yield* store.connect("durations")
+      // an age below 0 would date the verdict in the future, and no later verdict could replace it
+      yield* circuit.verdict.save({ state: "Open", remainingMillis: 60_000, ageMillis: -60_000, origin: "a" })
+      yield* circuit.verdict.save({ state: "Isolated", remainingMillis: 0, ageMillis: 0, origin: "b" })
+      const isolated = yield* circuit.verdict.load
+      assert.isTrue(Option.isSome(isolated) && isolated.value.origin === "b")
+      // an open time without end is stored as none left
+      yield* circuit.verdict.save({
+        state: "Open",
+        remainingMillis: Number.POSITIVE_INFINITY,
+        ageMillis: 0,
+        origin: "c"
+      })
+      const open = yield* circuit.verdict.load
+      assert.isTrue(Option.isSome(open) && open.value.origin === "c" && open.value.remainingMillis === 0)
     })
   )
 
@@ -299,7 +358,11 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
         ["recordSuccess", circuit.counts!.recordSuccess(1)],
         ["counts", circuit.counts!.read],
         ["acquireProbe", circuit.probes!.acquire({ permits: 1, leaseMillis: 1_000, now: 1 })],
-        ["releaseProbe", circuit.probes!.release("0:token")]
+        ["releaseProbe", circuit.probes!.release("0:token")],
+        ["heartbeat", circuit.fleet!.heartbeat({ member: "g", now: 1, since: 0 })],
+        ["members", circuit.fleet!.members(0)],
+        ["recordTrip", circuit.fleet!.recordTrip({ member: "g", at: 1, since: 0, now: 1 })],
+        ["trips", circuit.fleet!.trips({ since: 0, now: 1 })]
       ]
       for (const [operation, effect] of operations) {
         const outcome = yield* result(effect)
