@@ -1,62 +1,23 @@
+// The rules moved to @circuitry/core; the breaker's OptionRules re-exports them for code written
+// against 0.1.0 (core's test/OptionRules.test.ts tests the rules themselves).
 import { OptionRules } from "@circuitry/breaker"
-import { assert, describe, it, Result } from "@circuitry/testkit"
-import { Duration, Schema } from "effect"
+import { OptionRules as CoreRules } from "@circuitry/core"
+import { assert, describe, it } from "@circuitry/testkit"
 
-const Options = Schema.Struct({
-  deadline: Schema.optional(OptionRules.PositiveMillis),
-  wait: Schema.optional(OptionRules.FiniteMillis),
-  ttl: Schema.optional(OptionRules.Millis),
-  size: Schema.optional(OptionRules.Whole(1)),
-  mode: Schema.optional(OptionRules.OneOf("await", "background")),
-  prefix: Schema.optional(OptionRules.Text),
-  migrate: Schema.optional(OptionRules.Flag)
-})
-
-const message = (input: unknown): string =>
-  Result.match(
-    OptionRules.decode(Options, input, (m) => m),
-    { onFailure: (m) => m, onSuccess: () => "valid" }
-  )
-
-describe("OptionRules", () => {
-  it("reads every duration input as milliseconds", () => {
-    const decoded = OptionRules.decode(
-      Options,
-      { deadline: "1 second", wait: 0, ttl: Duration.infinity, size: 3, mode: "await", prefix: "", migrate: false },
-      (m) => m
-    )
-    assert.deepStrictEqual(
-      decoded,
-      Result.succeed({ deadline: 1_000, wait: 0, ttl: Infinity, size: 3, mode: "await", prefix: "", migrate: false })
-    )
-    assert.deepStrictEqual(
-      OptionRules.decode(Options, undefined, (m) => m),
-      Result.succeed({})
-    )
-  })
-
-  it("names the option, the rule and the value that broke it", () => {
-    assert.strictEqual(message({ deadline: 0 }), "deadline must be a finite duration > 0, got 0")
-    assert.strictEqual(message({ deadline: "forever" }), 'deadline must be a finite duration > 0, got "forever"')
-    assert.strictEqual(
-      message({ deadline: Duration.infinity }),
-      'deadline must be a finite duration > 0, got {"_id":"Duration","_tag":"Infinity"}'
-    )
-    assert.strictEqual(message({ wait: -1 }), "wait must be a finite duration >= 0, got -1")
-    assert.strictEqual(message({ wait: "-5 millis" }), 'wait must be a finite duration >= 0, got "-5 millis"')
-    assert.strictEqual(message({ wait: Number.POSITIVE_INFINITY }), "wait must be a finite duration >= 0, got Infinity")
-    assert.strictEqual(message({ ttl: -1 }), "ttl must be a duration >= 0, got -1")
-    // Effect 4 reads this object as -1000 ms, Effect 3 as no duration at all: refused on both.
-    assert.strictEqual(message({ ttl: { seconds: -1 } }), 'ttl must be a duration >= 0, got {"seconds":-1}')
-    assert.strictEqual(message({ size: 1.5 }), "size must be a whole number >= 1, got 1.5")
-    assert.strictEqual(message({ size: 0 }), "size must be a whole number >= 1, got 0")
-    assert.strictEqual(message({ size: "2" }), 'size must be a whole number >= 1, got "2"')
-    assert.strictEqual(message({ mode: "later" }), 'mode must be "await" or "background", got "later"')
-    assert.strictEqual(message({ prefix: 42 }), "prefix must be a string, got 42")
-    assert.strictEqual(message({ migrate: "yes" }), 'migrate must be a boolean, got "yes"')
-    assert.strictEqual(message(5), "options must be an object, got 5")
-    assert.strictEqual(message(null), "options must be an object, got null")
-    assert.strictEqual(message({ deadline: 10n }), "valid")
-    assert.strictEqual(message({ size: 7, unknown: "ignored" }), "valid")
+describe("OptionRules (deprecated: @circuitry/core's)", () => {
+  it("re-exports core's rules, the same values", () => {
+    for (const name of [
+      "Millis",
+      "FiniteMillis",
+      "PositiveMillis",
+      "Whole",
+      "OneOf",
+      "Text",
+      "Flag",
+      "show",
+      "decode"
+    ] as const) {
+      assert.strictEqual(OptionRules[name], CoreRules[name], name)
+    }
   })
 })

@@ -10,7 +10,8 @@
  *
  * @since 0.1.0
  */
-import { BreakerStore, OptionRules } from "@circuitry/breaker"
+import { BreakerStore } from "@circuitry/breaker"
+import { OptionRules } from "@circuitry/core"
 import * as Edition from "@circuitry/core/Edition"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

@@ -7,25 +7,23 @@
  * milliseconds), with the rule in words beside it, so a message never drifts from the check.
  */
 import * as Edition from "@circuitry/core/Edition"
+import { decoder, FiniteMillis, show, type Codec } from "@circuitry/core/OptionRules"
 import * as Schema from "effect/Schema"
-import * as S from "#schema"
-import { FiniteMillis } from "../OptionRules.js"
-import { show } from "./show.js"
 
 export { show }
 
 /** A rule: the Schema that checks (and decodes) an input, its decoder (built once), and the rule in words. */
 export interface Rule<A> {
-  readonly schema: S.Codec<A, any>
+  readonly schema: Codec<A, any>
   readonly decode: (input: unknown) => Edition.Result<A, unknown>
   /** The rule in words, given the option's last name (e.g. "threshold"). */
   readonly says: (name: string) => string
 }
 
 /** Rules are made once (at module load): a decoder costs more to build than to run. */
-const rule = <A>(schema: S.Codec<A, any>, says: (name: string) => string): Rule<A> => ({
+const rule = <A>(schema: Codec<A, any>, says: (name: string) => string): Rule<A> => ({
   schema,
-  decode: remembered(S.decoder(schema)),
+  decode: remembered(decoder(schema)),
   says
 })
 
@@ -55,14 +53,14 @@ const remembered = <A>(
 
 // The duration rule every package shares (OptionRules.FiniteMillis): a negative wait is a mistake
 // to report, not a zero (Duration clamps negative inputs), and an infinite one is no wait at all.
-const decodeFiniteMillis = S.decoder(FiniteMillis)
+const decodeFiniteMillis = decoder(FiniteMillis)
 
 /** Milliseconds of a DurationInput, or undefined when it is not a finite duration >= 0. */
 export const millis = (input: unknown): number | undefined => Edition.Result.getOrUndefined(decodeFiniteMillis(input))
 
 /** A safe integer >= `min` (`Schema.int()` and `greaterThanOrEqualTo` on Effect 3). */
-const wholeAtLeast = (min: number): S.Codec<number> =>
-  S.refine(Schema.Number, (n) => Number.isSafeInteger(n) && n >= min, `a whole number >= ${min}`)
+const wholeAtLeast = (min: number): Codec<number> =>
+  Edition.refine(Schema.Number, (n) => Number.isSafeInteger(n) && n >= min, `a whole number >= ${min}`)
 
 /** A whole number of at least `min`. */
 export const wholeNumber = (min: number): Rule<number> => rule(wholeAtLeast(min), () => `a whole number >= ${min}`)
@@ -70,13 +68,13 @@ export const wholeNumber = (min: number): Rule<number> => rule(wholeAtLeast(min)
 /** A whole number from `min` to `max`. */
 export const wholeNumberBetween = (min: number, max: number): Rule<number> =>
   rule(
-    S.refine(wholeAtLeast(min), (n) => n <= max, `a whole number <= ${max}`),
+    Edition.refine(wholeAtLeast(min), (n) => n <= max, `a whole number <= ${max}`),
     () => `a whole number between ${min} and ${max}`
   )
 
 /** A share: 0 < x <= 1. */
 export const ratio: Rule<number> = rule(
-  S.refine(Schema.Number, (n) => n > 0 && n <= 1, "a number with 0 < n <= 1"),
+  Edition.refine(Schema.Number, (n) => n > 0 && n <= 1, "a number with 0 < n <= 1"),
   (name) => `a number with 0 < ${name} <= 1`
 )
 
@@ -84,8 +82,8 @@ export const ratio: Rule<number> = rule(
 export const duration = (min: number | "> 0"): Rule<number> =>
   rule(
     min === "> 0"
-      ? S.refine(FiniteMillis, (ms) => ms > 0, "a finite duration > 0")
-      : S.refine(FiniteMillis, (ms) => ms >= min, `a finite duration >= ${min}`),
+      ? Edition.refine(FiniteMillis, (ms) => ms > 0, "a finite duration > 0")
+      : Edition.refine(FiniteMillis, (ms) => ms >= min, `a finite duration >= ${min}`),
     () =>
       min === "> 0"
         ? "a finite duration > 0"
@@ -96,7 +94,7 @@ export const duration = (min: number | "> 0"): Rule<number> =>
 
 /** A non-empty string. */
 export const nonEmptyString: Rule<string> = rule(
-  S.refine(Schema.String, (s) => s.length >= 1, "a non-empty string"),
+  Edition.refine(Schema.String, (s) => s.length >= 1, "a non-empty string"),
   () => "a non-empty string"
 )
 

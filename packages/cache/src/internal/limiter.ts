@@ -1,4 +1,4 @@
-import { OptionRules } from "@circuitry/breaker"
+import { OptionRules } from "@circuitry/core"
 import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

@@ -5,7 +5,7 @@
  * same words (`"<option> must be <rule>, got <value>"`), so that no schema refinement of this
  * package differs between Effect majors.
  */
-import { OptionRules } from "@circuitry/breaker"
+import { OptionRules } from "@circuitry/core"
 import * as Edition from "@circuitry/core/Edition"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"

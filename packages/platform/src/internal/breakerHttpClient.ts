@@ -1,6 +1,7 @@
 /** The implementation behind ../BreakerHttpClient.ts, where the public types and their documentation live. */
 import * as Edition from "@circuitry/core/Edition"
-import { BreakerRegistry, CircuitBreaker, OptionRules } from "@circuitry/breaker"
+import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
+import { OptionRules } from "@circuitry/core"
 import {
   HttpClient,
   HttpClientError,

@@ -3,7 +3,7 @@
  * failure rate) taken every `every` on the Effect Clock, and a bounded ring of its transitions.
  */
 import * as Edition from "@circuitry/core/Edition"
-import { OptionRules } from "@circuitry/breaker"
+import { OptionRules } from "@circuitry/core"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

@@ -5,7 +5,7 @@
  * does the caller learn whether the breaker exists (404), so that names are not probed anonymously.
  */
 import * as Edition from "@circuitry/core/Edition"
-import { OptionRules } from "@circuitry/breaker"
+import { OptionRules } from "@circuitry/core"
 import type { CircuitBreaker } from "@circuitry/breaker"
 import { HttpServerRequest, jsonUnsafe, type Route } from "#http"
 import * as Clock from "effect/Clock"

@@ -2,7 +2,7 @@
  * The store's options: their rules (a broken one is an `InvalidSqlOptions` naming it) and their
  * defaults.
  */
-import { OptionRules } from "@circuitry/breaker"
+import { OptionRules } from "@circuitry/core"
 import * as Edition from "@circuitry/core/Edition"
 import * as Duration from "effect/Duration"
 import * as Schema from "effect/Schema"

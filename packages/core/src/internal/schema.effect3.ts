@@ -1,11 +1,11 @@
 /**
- * The few `Schema` forms the breaker's option rules are made of, on Effect 3 (`Schema.Schema`,
+ * The few `Schema` forms the option rules (OptionRules.ts) are made of, on Effect 3 (`Schema.Schema`,
  * `transformOrFail`, `filter`, `annotations`, `decodeUnknownEither`, `ArrayFormatter`). The
  * Effect 4 file (schema.effect4.ts) has the same names over Effect 4's `Schema` (`Codec`,
  * `decodeTo`, `check`/`makeFilter`, `annotate`, `decodeUnknownResult`, `SchemaIssue`); see
  * docs/editions.md.
  */
-import type * as Edition from "@circuitry/core/Edition"
+import type * as Edition from "../Edition.js"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -22,7 +22,7 @@ export const withMessage = <A, I>(schema: Codec<A, I>, message: string): Codec<A
   schema.annotations({ message: () => message })
 
 /** `schema`, also refusing the values `predicate` refuses, as not `message`: the edition's rule. @internal */
-export { refine } from "@circuitry/core/Edition"
+export { refine } from "../Edition.js"
 
 /** `from`'s values turned into `to`'s by `decode` (and back by `encode`). @internal */
 export const transform = <A, I, B>(

@@ -1,10 +1,10 @@
 /**
- * The few `Schema` forms the breaker's option rules are made of, on Effect 4 (`Schema.Codec`,
+ * The few `Schema` forms the option rules (OptionRules.ts) are made of, on Effect 4 (`Schema.Codec`,
  * `decodeTo` with a `SchemaTransformation`, `check`/`makeFilter`, `annotate`,
  * `decodeUnknownResult`, the first issue read from its `SchemaIssue` tree). The Effect 3 file
  * (schema.effect3.ts) has the same names; see docs/editions.md.
  */
-import type * as Edition from "@circuitry/core/Edition"
+import type * as Edition from "../Edition.js"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as SchemaAST from "effect/SchemaAST"
@@ -22,7 +22,7 @@ export const withMessage = <A, I>(schema: Codec<A, I>, message: string): Codec<A
   schema.annotate({ message }) as Codec<A, I>
 
 /** `schema`, also refusing the values `predicate` refuses, as not `message`: the edition's rule. @internal */
-export { refine } from "@circuitry/core/Edition"
+export { refine } from "../Edition.js"
 
 /** `from`'s values turned into `to`'s by `decode` (and back by `encode`). @internal */
 export const transform = <A, I, B>(
