@@ -83,12 +83,6 @@ export const make = (
     // The read waits for the subscription first: ioredis sends the SUBSCRIBE after "ready", and a
     // verdict published between a read that ran ahead of it and the server taking it was lost.
     // SUBSCRIBE again changes nothing on the server, and its answer says the subscription is in place.
-    const subscribed = Effect.promise(() =>
-      within(subscriber.subscribe(channel), RESUBSCRIBE_WAIT_MILLIS).then(
-        () => {},
-        () => {}
-      )
-    )
     // The names whose members were there when a connection became ready (the ones that may have
     // missed a publication; a member that joins later reads the store itself when it connects),
     // noted at the event: the resync runs later, after the subscription is in place.
@@ -98,29 +92,59 @@ export const make = (
     }
     // On the same events as the resync itself (on a cluster, a node lost too).
     for (const c of [client, subscriber]) for (const event of Connection.readyEvents(c)) c.on(event, noteDue)
+    const resync = (names: ReadonlyArray<string>) =>
+      Effect.forEach(
+        names,
+        (name) =>
+          read(name).pipe(
+            Effect.tap((found) =>
+              Effect.sync(() => {
+                if (Option.isNone(found)) return
+                for (const member of members.of(name)) Verdicts.deliver(member, found.value)
+              })
+            ),
+            Effect.ignore
+          ),
+        { discard: true }
+      )
+    const scope = yield* Effect.scope
     yield* Connection.onReady(
       [client, subscriber],
-      Effect.andThen(
-        subscribed,
-        Effect.suspend(() => {
-          const names = Array.from(due)
-          due.clear()
-          return Effect.forEach(
-            names,
-            (name) =>
-              read(name).pipe(
-                Effect.tap((found) =>
-                  Effect.sync(() => {
-                    if (Option.isNone(found)) return
-                    for (const member of members.of(name)) Verdicts.deliver(member, found.value)
-                  })
-                ),
-                Effect.ignore
+      Effect.suspend(() => {
+        const inPlace = subscriber.subscribe(channel).then(
+          () => true,
+          () => false
+        )
+        return Effect.flatMap(
+          Effect.promise(() =>
+            within(inPlace, RESUBSCRIBE_WAIT_MILLIS).then(
+              () => true,
+              () => false
+            )
+          ),
+          (waited) => {
+            const names = Array.from(due)
+            due.clear()
+            if (waited) return resync(names)
+            // The subscription is late (a slow or loaded server): read now, as the store may have
+            // moved on since the connection was lost, and again once the subscription is in place,
+            // for a verdict published in between reached no subscription of this store. Forked, so
+            // that a later ready is not held up behind a SUBSCRIBE that may never be answered.
+            return resync(names).pipe(
+              Effect.andThen(
+                Effect.forkIn(
+                  Effect.flatMap(
+                    Effect.promise(() => inPlace),
+                    (subscribed) => (subscribed ? resync(names) : Effect.void)
+                  ),
+                  scope
+                )
               ),
-            { discard: true }
-          )
-        })
-      )
+              Effect.asVoid
+            )
+          }
+        )
+      })
     )
 
     // Startup: wait a little (real time) for the server, then go on with or without it.
