@@ -57,8 +57,8 @@ export type FaultsFor<M> = M extends (...args: ReadonlyArray<any>) => Effect.Eff
 
 /**
  * Options that break a rule (a rate outside 0..1, a window that ends before it starts, a bad
- * seed, a member that is not a method); `message` names the option and the rule. `Chaos.layer`
- * and `Scenario.run` fail with it; `Chaos.inject` dies with it.
+ * seed, a member that is not a method); `message` names the option, the rule and the value.
+ * `Chaos.layer`, `Chaos.inject`, `Scenario.run` and `Scenario.expect` fail with it (never a defect).
  *
  * @since 0.1.0
  * @category errors

@@ -148,22 +148,50 @@ describe("Chaos.inject", () => {
           assert.strictEqual(error._tag, "InvalidChaosOptions")
           return (error as Chaos.InvalidChaosOptions).message
         })
-      assert.match(
+      assert.strictEqual(
         yield* message(Chaos.fail({ rate: 1.5, error: () => "x" })),
-        /^Chaos.inject: fail.rate must be a number from 0 to 1, got 1.5/
+        "Chaos.inject: fail.rate must be a number from 0 to 1, got 1.5"
       )
-      assert.match(
+      assert.strictEqual(
+        yield* message(Chaos.fail({ rate: 0.5, error: "x" as unknown as () => string })),
+        'Chaos.inject: fail.error must be a function that makes the error, got "x"'
+      )
+      // A required option left out is refused by its rule, the same on both majors.
+      assert.strictEqual(
+        yield* message(Chaos.fail({ error: () => "x" } as unknown as { rate: number; error: () => string })),
+        "Chaos.inject: fail.rate must be a number from 0 to 1, got undefined"
+      )
+      assert.strictEqual(
+        yield* message(Chaos.stallThenFail({} as { error: () => string })),
+        "Chaos.inject: stallThenFail.error must be a function that makes the error, got undefined"
+      )
+      assert.strictEqual(
         yield* message(Chaos.latency({ p50: "50 millis", p99: "10 millis" })),
-        /latency.p99 must be .* at least p50 \(50 ms\)/
+        'Chaos.inject: latency.p99 must be a finite duration at least p50 (50 ms), got "10 millis"'
       )
-      assert.match(yield* message(Chaos.latency(-5)), /latency must be a finite duration of zero or more/)
-      assert.match(
+      assert.strictEqual(
+        yield* message(Chaos.latency({ p50: 0, p99: "10 millis" })),
+        "Chaos.inject: latency.p50 must be a finite duration > 0, got 0"
+      )
+      assert.strictEqual(
+        yield* message(Chaos.latency(-5)),
+        "Chaos.inject: latency must be a finite duration >= 0, got -5"
+      )
+      assert.strictEqual(
+        yield* message(Chaos.latency(Infinity)),
+        "Chaos.inject: latency must be a finite duration >= 0, got Infinity"
+      )
+      assert.strictEqual(
         yield* message(Chaos.during({ from: "5 seconds", to: "1 second" }, Chaos.stall)),
-        /during.to must be a duration after during.from \(5000 ms\)/
+        'Chaos.inject: during.to must be a duration after during.from (5000 ms), got "1 second"'
       )
-      assert.match(
+      assert.strictEqual(
+        yield* message(Chaos.during({ from: "-1 seconds", to: "1 second" }, Chaos.stall)),
+        'Chaos.inject: during.from must be a finite duration >= 0, got "-1 seconds"'
+      )
+      assert.strictEqual(
         yield* message(Chaos.during({ from: "1 second", to: "5 seconds" }, Chaos.fail({ rate: -1, error: () => 1 }))),
-        /fail.rate/
+        "Chaos.inject: fail.rate must be a number from 0 to 1, got -1"
       )
       assert.strictEqual(runs, 0)
     })
@@ -231,9 +259,13 @@ describe("Chaos.layer", () => {
         yield* build(Chaos.layer(StoreTag, { get: Chaos.fail({ rate: 2, error: () => new Boom({ n: 1 }) }) })),
         "Chaos.layer(test/Store).get: fail.rate must be a number from 0 to 1, got 2"
       )
-      assert.match(
+      assert.strictEqual(
         yield* build(Chaos.layer(StoreTag, { ping: Chaos.stall }, { seed: -1 })),
-        /seed must be a whole number/
+        "Chaos.layer(test/Store): seed must be a whole number from 0 to 4294967295, got -1"
+      )
+      assert.strictEqual(
+        yield* build(Chaos.layer(StoreTag, { ping: Chaos.stall }, { seed: 2 ** 32 })),
+        "Chaos.layer(test/Store): seed must be a whole number from 0 to 4294967295, got 4294967296"
       )
       const named = { name: Chaos.stall } as unknown as Parameters<typeof Chaos.layer<StoreTag, Store>>[1]
       assert.match(

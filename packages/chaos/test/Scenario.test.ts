@@ -1,7 +1,7 @@
 import { Chaos, Scenario } from "@circuitry/chaos"
 import { Edition } from "@circuitry/core"
 import { assert, describe, it, TestClock } from "@circuitry/testkit"
-import { Clock, Effect, Exit, Fiber, Metric } from "effect"
+import { Clock, Effect, Fiber, Metric } from "effect"
 
 /** A dependency that answers in 5 ms, fails 10% of calls and slows down by p50/p99 20/200 ms. */
 const flaky = Effect.sleep("5 millis").pipe(
@@ -190,21 +190,46 @@ describe("Scenario.run", () => {
     Effect.gen(function* () {
       const message = (options: Scenario.Options<never>) =>
         Effect.map(Effect.flip(Scenario.run(options)), (e) => e.message)
-      assert.match(
+      assert.strictEqual(
         yield* message({ duration: 0, rate: 1, request: () => Effect.void }),
-        /^Scenario.run: duration must be/
+        "Scenario.run: duration must be a finite duration > 0, got 0"
       )
-      assert.match(
+      assert.strictEqual(
+        yield* message({ rate: 1, request: () => Effect.void } as unknown as Scenario.Options<never>),
+        "Scenario.run: duration must be a finite duration > 0, got undefined"
+      )
+      assert.strictEqual(
         yield* message({ duration: "3 seconds", rate: (s) => (s === 2 ? -1 : 5), request: () => Effect.void }),
-        /rate must be .*; in second 2 it is -1/
+        "Scenario.run: rate must be a finite number of requests per second, zero or more; in second 2 it is -1"
       )
-      assert.match(
+      assert.strictEqual(
+        yield* message({ duration: "3 seconds", rate: -1, request: () => Effect.void }),
+        "Scenario.run: rate must be a finite number >= 0 (requests per second) or a function of the second, got -1"
+      )
+      assert.strictEqual(
+        yield* message({ duration: "1 second", rate: 1, request: 5 as unknown as () => Effect.Effect<void> }),
+        "Scenario.run: request must be a function of the request's index, got 5"
+      )
+      assert.strictEqual(
         yield* message({ duration: "1 second", rate: 1, seed: 1.5, request: () => Effect.void }),
-        /seed must be a whole number/
+        "Scenario.run: seed must be a whole number from 0 to 4294967295, got 1.5"
       )
-      assert.match(
+      assert.strictEqual(
         yield* message({ duration: "1 second", rate: 1, timeout: "-1 seconds", request: () => Effect.void }),
-        /timeout must be/
+        'Scenario.run: timeout must be a duration > 0, got "-1 seconds"'
+      )
+      assert.strictEqual(
+        yield* message({ duration: "1 second", rate: 1, deadline: -1, request: () => Effect.void }),
+        "Scenario.run: deadline must be a duration >= 0, got -1"
+      )
+      assert.strictEqual(
+        yield* message({
+          duration: "1 second",
+          rate: 1,
+          drain: "forever" as Edition.DurationInput,
+          request: () => Effect.void
+        }),
+        'Scenario.run: drain must be a finite duration >= 0, got "forever"'
       )
     })
   )
@@ -259,8 +284,23 @@ describe("Scenario.expect", () => {
       const typo = yield* Effect.flip(Scenario.expect(r, { maxCounter: { "db.querys": 1 } }))
       assert.strictEqual(typo._tag, "InvalidChaosOptions")
       assert.match(typo.message, /"db.querys", which the scenario never counted \(it counted "db.queries"\)/)
-      const exit = yield* Effect.exit(Scenario.expect(r, { maxFailureRate: 2 }))
-      assert.isTrue(Exit.isFailure(exit))
+      const message = (slo: Scenario.Slo) => Effect.map(Effect.flip(Scenario.expect(r, slo)), (e) => e.message)
+      assert.strictEqual(
+        yield* message({ maxFailureRate: 2 }),
+        "Scenario.expect: maxFailureRate must be a number from 0 to 1, got 2"
+      )
+      assert.strictEqual(
+        yield* message({ maxP99: "-5 millis" }),
+        'Scenario.expect: maxP99 must be a duration >= 0, got "-5 millis"'
+      )
+      assert.strictEqual(
+        yield* message({ maxCounter: { "db.queries": -1 } }),
+        'Scenario.expect: maxCounter["db.queries"] must be a number of zero or more, got -1'
+      )
+      assert.strictEqual(
+        yield* message({ maxCounter: 5 as unknown as Record<string, number> }),
+        "Scenario.expect: maxCounter must be an object of counter names and limits, got 5"
+      )
       assert.isTrue(Scenario.isReport(r))
       assert.isFalse(Scenario.isReport({ seconds: [] }))
     })

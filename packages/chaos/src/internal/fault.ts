@@ -6,7 +6,7 @@ import type * as Types from "effect/Types"
 import * as Virtual from "#virtual"
 import { InvalidChaosOptions } from "./errors.js"
 import { show } from "@circuitry/core/OptionRules"
-import { millisOf } from "./millis.js"
+import * as options from "./options.js"
 import * as Random from "./random.js"
 
 /** @internal */
@@ -49,80 +49,51 @@ export const isFault = (u: unknown): u is Fault<unknown> => Predicate.hasPropert
 /** @internal */
 export const latency = (
   input: Edition.DurationInput | { readonly p50: Edition.DurationInput; readonly p99: Edition.DurationInput }
-): Fault<never> => {
-  if (Predicate.isObject(input) && "p50" in input && "p99" in input) {
-    const p50 = millisOf(input.p50)
-    const p99 = millisOf(input.p99)
-    if (!Number.isFinite(p50) || p50 <= 0) {
-      return make(
-        { _tag: "Latency", millis: 0 },
-        `latency.p50 must be a finite duration above zero, got ${show(input.p50)}`
-      )
-    }
-    if (!Number.isFinite(p99) || p99 < p50) {
-      return make(
-        { _tag: "Latency", millis: 0 },
-        `latency.p99 must be a finite duration at least p50 (${p50} ms), got ${show(input.p99)}`
-      )
-    }
-    // z(0.99) = 2.3263: the 99th percentile of a log-normal is exp(mu + 2.3263 sigma).
-    return make(
-      { _tag: "LatencyDistribution", mu: Math.log(p50), sigma: Math.log(p99 / p50) / 2.3263478740408408 },
-      undefined
-    )
-  }
-  const millis = millisOf(input)
-  if (!Number.isFinite(millis) || millis < 0) {
-    return make({ _tag: "Latency", millis: 0 }, `latency must be a finite duration of zero or more, got ${show(input)}`)
-  }
-  return make({ _tag: "Latency", millis }, undefined)
-}
+): Fault<never> =>
+  Predicate.isObject(input) && "p50" in input && "p99" in input
+    ? Edition.Result.match(options.distribution(input), {
+        onFailure: (problem) => make<never>({ _tag: "Latency", millis: 0 }, problem),
+        // z(0.99) = 2.3263: the 99th percentile of a log-normal is exp(mu + 2.3263 sigma).
+        onSuccess: ({ p50, p99 }) =>
+          make<never>(
+            { _tag: "LatencyDistribution", mu: Math.log(p50), sigma: Math.log(p99 / p50) / 2.3263478740408408 },
+            undefined
+          )
+      })
+    : Edition.Result.match(options.latency(input), {
+        onFailure: (problem) => make<never>({ _tag: "Latency", millis: 0 }, problem),
+        onSuccess: (millis) => make<never>({ _tag: "Latency", millis }, undefined)
+      })
 
 /** @internal */
-export const fail = <E>(options: { readonly rate: number; readonly error: () => E }): Fault<E> => {
-  const { error, rate } = options
-  const problem =
-    typeof rate !== "number" || !(rate >= 0 && rate <= 1)
-      ? `fail.rate must be a number from 0 to 1, got ${show(rate)}`
-      : typeof error !== "function"
-        ? "fail.error must be a function that makes the error"
-        : undefined
-  return make({ _tag: "Fail", rate, error }, problem)
-}
+export const fail = <E>(input: { readonly rate: number; readonly error: () => E }): Fault<E> =>
+  make({ _tag: "Fail", rate: input?.rate, error: input?.error }, options.failProblem(input))
 
 /** @internal */
 export const stall: Fault<never> = make({ _tag: "Stall" }, undefined)
 
 /** @internal */
-export const stallThenFail = <E>(options: { readonly error: () => E }): Fault<E> =>
-  make(
-    { _tag: "StallThenFail", error: options.error },
-    typeof options.error !== "function" ? "stallThenFail.error must be a function that makes the error" : undefined
-  )
+export const stallThenFail = <E>(input: { readonly error: () => E }): Fault<E> =>
+  make({ _tag: "StallThenFail", error: input?.error }, options.stallThenFailProblem(input))
 
 /** @internal */
 export const during = <E>(
   window: { readonly from: Edition.DurationInput; readonly to: Edition.DurationInput },
   fault: Fault<E>
 ): Fault<E> => {
-  const from = millisOf(window.from)
-  const to = millisOf(window.to)
-  const problem =
-    fault.problem ??
-    (!(from >= 0) || !Number.isFinite(from)
-      ? `during.from must be a finite duration of zero or more, got ${show(window.from)}`
-      : !(to > from)
-        ? `during.to must be a duration after during.from (${from} ms), got ${show(window.to)}`
-        : undefined)
-  if (problem !== undefined) return { ...fault, problem }
-  // A window inside a window: the fault applies where both do.
-  const outer = { from, to }
-  const inner = fault.window
-  return {
-    ...fault,
-    window: inner === undefined ? outer : { from: Math.max(inner.from, outer.from), to: Math.min(inner.to, outer.to) },
-    problem: undefined
-  }
+  if (fault.problem !== undefined) return fault
+  return Edition.Result.match(options.window(window), {
+    onFailure: (problem): Fault<E> => ({ ...fault, problem }),
+    // A window inside a window: the fault applies where both do.
+    onSuccess: (outer): Fault<E> => {
+      const inner = fault.window
+      return {
+        ...fault,
+        window:
+          inner === undefined ? outer : { from: Math.max(inner.from, outer.from), to: Math.min(inner.to, outer.to) }
+      }
+    }
+  })
 }
 
 /** The first invalid fault's message, prefixed with where it was given. @internal */

@@ -3,10 +3,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { InvalidChaosOptions } from "./errors.js"
 import { apply, type Fault, problemOf } from "./fault.js"
+import * as Rules from "./options.js"
 import * as Random from "./random.js"
-
-const validSeed = (seed: unknown): boolean =>
-  typeof seed === "number" && Number.isInteger(seed) && seed >= 0 && seed <= 0xffffffff
 
 /** @internal */
 export const wrap = <S>(
@@ -16,14 +14,9 @@ export const wrap = <S>(
   where: string
 ): Effect.Effect<S, InvalidChaosOptions> =>
   Effect.suspend(() => {
-    const seed = options?.seed
-    if (seed !== undefined && !validSeed(seed)) {
-      return Effect.fail(
-        new InvalidChaosOptions({
-          message: `${where}: seed must be a whole number from 0 to 4294967295, got ${String(seed)}`
-        })
-      )
-    }
+    const checked = Rules.layerSeed(options, where)
+    if (Edition.Result.isFailure(checked)) return Effect.fail(Edition.Result.failureOf(checked))
+    const seed = Edition.Result.successOf(checked)
     if (typeof service !== "object" || service === null) {
       return Effect.fail(
         new InvalidChaosOptions({ message: `${where}: the service must be an object of methods and effects` })

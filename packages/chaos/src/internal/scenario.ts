@@ -10,12 +10,9 @@ import * as Clock from "effect/Clock"
 import * as Virtual from "#virtual"
 import { InvalidChaosOptions, SloBroken } from "./errors.js"
 import { show } from "@circuitry/core/OptionRules"
-import { millisOf } from "./millis.js"
+import * as Rules from "./options.js"
 import type { Options, Report, Slo } from "../Scenario.js"
 import { Running } from "./running.js"
-
-const optional = (input: Edition.DurationInput | undefined): number | undefined =>
-  input === undefined ? undefined : millisOf(input)
 
 const invalid = (message: string) => Effect.fail(new InvalidChaosOptions({ message: `Scenario.run: ${message}` }))
 
@@ -28,28 +25,9 @@ const macrotask = Edition.callback<void, never>((resume) => {
 /** @internal */
 export const run = <R>(options: Options<R>): Effect.Effect<Report, InvalidChaosOptions, R> =>
   Effect.gen(function* () {
-    const durationMillis = millisOf(options.duration)
-    if (!(durationMillis > 0 && Number.isFinite(durationMillis))) {
-      return yield* invalid(`duration must be a finite duration above zero, got ${show(options.duration)}`)
-    }
-    const timeoutMillis = optional(options.timeout)
-    if (timeoutMillis !== undefined && !(timeoutMillis > 0)) {
-      return yield* invalid(`timeout must be a duration above zero, got ${show(options.timeout)}`)
-    }
-    const deadlineMillis = optional(options.deadline)
-    if (deadlineMillis !== undefined && !(deadlineMillis >= 0)) {
-      return yield* invalid(`deadline must be a duration of zero or more, got ${show(options.deadline)}`)
-    }
-    const drainMillis = optional(options.drain) ?? 30_000
-    if (!(drainMillis >= 0 && Number.isFinite(drainMillis))) {
-      return yield* invalid(`drain must be a finite duration of zero or more, got ${show(options.drain)}`)
-    }
-    const seed = options.seed ?? 0
-    if (!(Number.isInteger(seed) && seed >= 0 && seed <= 0xffffffff)) {
-      return yield* invalid(`seed must be a whole number from 0 to 4294967295, got ${show(options.seed)}`)
-    }
-    if (typeof options.request !== "function")
-      return yield* invalid("request must be a function of the request's index")
+    const { deadlineMillis, drainMillis, durationMillis, seed, timeoutMillis } = yield* Edition.fromResult(
+      Rules.run(options)
+    )
     const seconds = Math.ceil(durationMillis / 1000)
     const rates: Array<number> = []
     for (let s = 0; s < seconds; s++) {
@@ -91,12 +69,9 @@ export const run = <R>(options: Options<R>): Effect.Effect<Report, InvalidChaosO
 export const expect = (report: Report, slo: Slo): Effect.Effect<void, SloBroken | InvalidChaosOptions> =>
   Effect.suspend((): Effect.Effect<void, SloBroken | InvalidChaosOptions> => {
     const fail = (message: string) => Effect.fail(new InvalidChaosOptions({ message: `Scenario.expect: ${message}` }))
-    const { maxFailureRate } = slo
-    if (maxFailureRate !== undefined && !(maxFailureRate >= 0 && maxFailureRate <= 1)) {
-      return fail(`maxFailureRate must be a number from 0 to 1, got ${show(maxFailureRate)}`)
-    }
-    const maxP99 = optional(slo.maxP99)
-    if (maxP99 !== undefined && !(maxP99 >= 0)) return fail(`maxP99 must be a duration, got ${show(slo.maxP99)}`)
+    const checked = Rules.slo(slo)
+    if (Edition.Result.isFailure(checked)) return Effect.fail(Edition.Result.failureOf(checked))
+    const { maxFailureRate, maxP99 } = Edition.Result.successOf(checked)
     const counters = Object.entries(slo.maxCounter ?? {})
     for (const [name, limit] of counters) {
       if (!(name in report.total.counters)) {
