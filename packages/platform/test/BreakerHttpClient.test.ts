@@ -309,10 +309,15 @@ describe("BreakerHttpClient", () => {
         [{ timeout: "soon" as never }, 'BreakerHttpClient: timeout must be a finite duration > 0, got "soon"'],
         // a number shows as a number
         [{ maxRetryAfter: -5 }, "BreakerHttpClient: maxRetryAfter must be a finite duration > 0, got -5"],
-        [{ key: "host" as never }, "BreakerHttpClient: key must be a function, got string"],
-        [{ isFailureStatus: 500 as never }, "BreakerHttpClient: isFailureStatus must be a function, got number"],
-        [{ isFailureError: true as never }, "BreakerHttpClient: isFailureError must be a function, got boolean"],
-        [{ respectRetryAfter: "yes" as never }, "BreakerHttpClient: respectRetryAfter must be a boolean, got string"]
+        [{ maxRetryAfter: Infinity }, "BreakerHttpClient: maxRetryAfter must be a finite duration > 0, got Infinity"],
+        [{ timeout: "-1 second" }, 'BreakerHttpClient: timeout must be a finite duration > 0, got "-1 second"'],
+        [{ key: "host" as never }, 'BreakerHttpClient: key must be a function, got "host"'],
+        [{ isFailureStatus: 500 as never }, "BreakerHttpClient: isFailureStatus must be a function, got 500"],
+        [{ isFailureError: true as never }, "BreakerHttpClient: isFailureError must be a function, got true"],
+        [{ respectRetryAfter: "yes" as never }, 'BreakerHttpClient: respectRetryAfter must be a boolean, got "yes"'],
+        // the first broken rule is the one named
+        [{ timeout: 0, key: null as never }, "BreakerHttpClient: key must be a function, got null"],
+        [null as never, "BreakerHttpClient: options must be an object, got null"]
       ]
       const registry = yield* BreakerRegistry.BreakerRegistry
       const client = yield* HttpClient.HttpClient

@@ -113,7 +113,7 @@ describe("HealthRoute sources", () => {
     }).pipe(Effect.provide(clientLayer))
   )
 
-  it.scoped("the live stream and the operations reach a handed breaker; make checks what it is handed", () =>
+  it.scoped("the live stream and the operations reach a handed breaker", () =>
     Effect.gen(function* () {
       const db = yield* CircuitBreaker.make({ name: "users-db", policy: Policy.consecutiveFailures(1) })
       const routes = yield* HealthRoute.make({
@@ -143,13 +143,40 @@ describe("HealthRoute sources", () => {
       assert.include(view, "Isolated")
       const health = yield* read(`${server.url}/health/breakers`)
       assert.strictEqual(health.open, 1)
-
-      const bad = yield* Effect.flip(HealthRoute.make({ breakers: [{ name: "fake" } as never], registries: [] }))
-      assert.strictEqual(bad._tag, "InvalidPlatformOptions")
-      assert.strictEqual(bad.message, "HealthRoute: breakers[0] must be a CircuitBreaker or a Context.Tag of one")
-      const registries = yield* Effect.flip(HealthRoute.make({ registries: "all" as never }))
-      assert.strictEqual(registries._tag, "InvalidPlatformOptions")
-      assert.strictEqual(registries.message, "HealthRoute: registries must be an array, got string")
     }).pipe(Effect.provide(clientLayer))
+  )
+
+  it.scoped("make refuses what is not a breaker or a registry (or a tag of one), naming the entry", () =>
+    Effect.gen(function* () {
+      // Not what the types allow, but a value from elsewhere (a config, JavaScript) may be anything.
+      const cases: Array<[unknown, string]> = [
+        [
+          { breakers: [{ name: "fake" }], registries: [] },
+          'HealthRoute: breakers.0 must be a CircuitBreaker or a Context.Tag of one, got {"name":"fake"}'
+        ],
+        [
+          { breakers: [UsersDb, "users-db"], registries: [] },
+          'HealthRoute: breakers.1 must be a CircuitBreaker or a Context.Tag of one, got "users-db"'
+        ],
+        [
+          { registries: [Databases, { breakers: 1 }] },
+          'HealthRoute: registries.1 must be a BreakerRegistry or a Context.Tag of one, got {"breakers":1}'
+        ],
+        [{ breakers: UsersDb }, "HealthRoute: breakers must be an array, got a function"],
+        [{ registries: "all" }, 'HealthRoute: registries must be an array, got "all"'],
+        // what is not an array is told before a history out of range, and that before a bad entry
+        [{ registries: "all", history: { samples: 0 } }, 'HealthRoute: registries must be an array, got "all"'],
+        [
+          { breakers: [1], registries: [], history: { samples: 0 } },
+          "HealthRoute: history.samples must be a whole number >= 1, got 0"
+        ]
+      ]
+      for (const [options, message] of cases) {
+        const error = yield* Effect.flip(HealthRoute.make(options as HealthRoute.MakeOptions<never, [], []>))
+        assert.instanceOf(error, HealthRoute.InvalidPlatformOptions)
+        assert.strictEqual(error._tag, "InvalidPlatformOptions")
+        assert.strictEqual(error.message, message)
+      }
+    })
   )
 })

@@ -1,7 +1,6 @@
 /** The implementation behind ../BreakerHttpClient.ts, where the public types and their documentation live. */
 import * as Edition from "@circuitry/core/Edition"
 import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
-import { OptionRules } from "@circuitry/core"
 import {
   HttpClient,
   HttpClientError,
@@ -18,7 +17,8 @@ import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import type { BreakerHttpClient, guard as PublicGuard, Options } from "../BreakerHttpClient.js"
 import { originKey } from "./origin.js"
-import { InvalidPlatformOptions } from "./errors.js"
+import type { InvalidPlatformOptions } from "./errors.js"
+import { decodeBreakerClient } from "./options.js"
 
 export { originKey }
 
@@ -71,53 +71,18 @@ interface Resolved {
   readonly maxRetryAfterMillis: number
 }
 
-const decodeDuration = (input: Edition.DurationInput): Duration.Duration | undefined =>
-  Option.getOrUndefined(
-    Option.filter(
-      Edition.durationFromUnknown(input),
-      (duration) => Duration.isFinite(duration) && Duration.toMillis(duration) > 0
-    )
-  )
-
-const resolve = (options: Options | undefined): Edition.Result<Resolved, InvalidPlatformOptions> => {
-  const fail = (message: string) => Edition.Result.fail(new InvalidPlatformOptions({ message }))
-  const o = options ?? {}
-  for (const name of ["key", "isFailureStatus", "isFailureError"] as const) {
-    if (o[name] !== undefined && typeof o[name] !== "function") {
-      return fail(`BreakerHttpClient: ${name} must be a function, got ${typeof o[name]}`)
+const resolve = (options: Options | undefined): Edition.Result<Resolved, InvalidPlatformOptions> =>
+  Edition.Result.map(decodeBreakerClient(options), (o) => {
+    const isFailureStatus = o.isFailureStatus ?? defaultIsFailureStatus
+    return {
+      key: o.key ?? originKey,
+      isFailureStatus,
+      isFailureError: o.isFailureError ?? defaultIsFailureError(isFailureStatus),
+      timeout: o.timeout === undefined ? undefined : Duration.millis(o.timeout),
+      respectRetryAfter: o.respectRetryAfter ?? true,
+      maxRetryAfterMillis: o.maxRetryAfter ?? Infinity
     }
-  }
-  let timeout: Duration.Duration | undefined
-  if (o.timeout !== undefined) {
-    timeout = decodeDuration(o.timeout)
-    if (timeout === undefined) {
-      return fail(`BreakerHttpClient: timeout must be a finite duration > 0, got ${OptionRules.show(o.timeout)}`)
-    }
-  }
-  let maxRetryAfterMillis = Infinity
-  if (o.maxRetryAfter !== undefined) {
-    const max = decodeDuration(o.maxRetryAfter)
-    if (max === undefined) {
-      return fail(
-        `BreakerHttpClient: maxRetryAfter must be a finite duration > 0, got ${OptionRules.show(o.maxRetryAfter)}`
-      )
-    }
-    maxRetryAfterMillis = Duration.toMillis(max)
-  }
-  if (o.respectRetryAfter !== undefined && typeof o.respectRetryAfter !== "boolean") {
-    return fail(`BreakerHttpClient: respectRetryAfter must be a boolean, got ${typeof o.respectRetryAfter}`)
-  }
-  const isFailureStatus = o.isFailureStatus ?? defaultIsFailureStatus
-  const userKey = o.key
-  return Edition.Result.succeed({
-    key: userKey === undefined ? originKey : userKey,
-    isFailureStatus,
-    isFailureError: o.isFailureError ?? defaultIsFailureError(isFailureStatus),
-    timeout,
-    respectRetryAfter: o.respectRetryAfter ?? true,
-    maxRetryAfterMillis
   })
-}
 
 /** A user predicate that throws is a bug in it: judge the outcome a failure rather than crash. */
 const judge = <A>(predicate: (a: A) => boolean, a: A): boolean => {

@@ -2,17 +2,13 @@
  * The health route's short memory: per breaker, a bounded ring of samples (state, window counts,
  * failure rate) taken every `every` on the Effect Clock, and a bounded ring of its transitions.
  */
-import * as Edition from "@circuitry/core/Edition"
-import { OptionRules } from "@circuitry/core"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type { BreakerHistory, Sample } from "../HealthRoute.js"
 import * as Follow from "./healthFollow.js"
 import type { List } from "./healthSources.js"
-import { InvalidPlatformOptions } from "./errors.js"
 
 /** A fixed-capacity ring: pushing past capacity drops the oldest. */
 class Ring<A> {
@@ -38,31 +34,11 @@ interface Entry {
   readonly transitions: Ring<{ readonly at: number; readonly transition: Transition }>
 }
 
-/** @internal */
+/** The history the route's options ask for (options.ts decodes them). @internal */
 export interface Resolved {
   readonly samples: number
   readonly everyMillis: number
 }
-
-const Options = Schema.Struct({
-  history: Schema.optional(
-    Schema.Struct({
-      samples: Schema.optional(OptionRules.Whole(1)),
-      every: Schema.optional(OptionRules.PositiveMillis)
-    })
-  )
-})
-
-/** @internal */
-export const resolve = (options: unknown): Edition.Result<Resolved, InvalidPlatformOptions> =>
-  Edition.Result.map(
-    OptionRules.decode(
-      Options,
-      options,
-      (message) => new InvalidPlatformOptions({ message: `HealthRoute: ${message}` })
-    ),
-    ({ history }) => ({ samples: history?.samples ?? 30, everyMillis: history?.every ?? 10_000 })
-  )
 
 /** @internal */
 export interface History {

@@ -12,6 +12,7 @@ import type { BreakerHealth, Health, HtmlOptions, LimiterHealth, MakeOptions } f
 import * as Events from "./healthEvents.js"
 import * as History from "./healthHistory.js"
 import * as Operations from "./healthOperations.js"
+import * as Options from "./options.js"
 import * as Sources from "./healthSources.js"
 import * as View from "./healthView.js"
 import type { InvalidPlatformOptions } from "./errors.js"
@@ -146,8 +147,7 @@ export const router = <R>(options?: Given<R>): Router<unknown> => build(options,
 /** @internal */
 export const make = <R>(options?: Given<R>): Effect.Effect<Router<unknown>, InvalidPlatformOptions, unknown> =>
   Effect.gen(function* () {
-    yield* Edition.fromResult(Sources.check(options))
-    const resolved = yield* Edition.fromResult(History.resolve(options))
+    const resolved = yield* Edition.fromResult(Options.decodeHealth(options))
     const list = Sources.list(options)
     const history = yield* History.start(resolved, list)
     return build(options, list, history)

@@ -4,10 +4,9 @@
  * registry too is one breaker), read afresh on every request: a registry makes and drops breakers.
  */
 import * as Edition from "@circuitry/core/Edition"
-import { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
+import type { BreakerRegistry, CircuitBreaker } from "@circuitry/breaker"
 import * as Effect from "effect/Effect"
 import { defaultRegistries } from "../HealthSources.js"
-import { InvalidPlatformOptions } from "./errors.js"
 
 /** What a route is handed (its public types are in ../HealthRoute.ts). @internal */
 export interface Sources {
@@ -19,9 +18,6 @@ type Breaker = CircuitBreaker.CircuitBreaker<unknown>
 
 /** Every breaker of the sources, registries' first (least recently used first), then those handed. @internal */
 export type List<R> = Effect.Effect<ReadonlyArray<Breaker>, never, R>
-
-const isRegistry = (u: unknown): u is BreakerRegistry.BreakerRegistry<unknown> =>
-  typeof u === "object" && u !== null && "breakers" in u && Effect.isEffect((u as { breakers: unknown }).breakers)
 
 /** @internal */
 export const list = <R>(sources: Sources | undefined): List<R> => {
@@ -40,28 +36,4 @@ export const list = <R>(sources: Sources | undefined): List<R> => {
     }
     return Array.from(seen)
   }) as List<R>
-}
-
-/**
- * Checks what a route was handed (its types say it; a value from elsewhere may not): a breaker is a
- * `CircuitBreaker` or a tag, a registry a `BreakerRegistry` or a tag. The message names the entry.
- *
- * @internal
- */
-export const check = (sources: Sources | undefined): Edition.Result<void, InvalidPlatformOptions> => {
-  const fail = (message: string) =>
-    Edition.Result.fail(new InvalidPlatformOptions({ message: `HealthRoute: ${message}` }))
-  for (const field of ["breakers", "registries"] as const) {
-    const given = sources?.[field]
-    if (given === undefined) continue
-    if (!Array.isArray(given)) return fail(`${field} must be an array, got ${typeof given}`)
-    const valid = field === "breakers" ? CircuitBreaker.isCircuitBreaker : isRegistry
-    const at = given.findIndex((u) => !Edition.isKey(u) && !valid(u))
-    if (at >= 0) {
-      return fail(
-        `${field}[${at}] must be ${field === "breakers" ? "a CircuitBreaker" : "a BreakerRegistry"} or a Context.Tag of one`
-      )
-    }
-  }
-  return Edition.Result.succeed(undefined)
 }

@@ -1,0 +1,85 @@
+/**
+ * The package's options and their rules: each an Effect Schema made of `OptionRules`' rules (and a
+ * few of this package's, written with `Edition.refine`), decoded once into the package's one
+ * options error, `InvalidPlatformOptions`, whose message starts with the module given them:
+ * `"BreakerHttpClient: timeout must be a finite duration > 0, got 0"`. Defaults are the modules'.
+ */
+import { CircuitBreaker, type BreakerRegistry } from "@circuitry/breaker"
+import { OptionRules } from "@circuitry/core"
+import * as Edition from "@circuitry/core/Edition"
+import type { HttpClientRequest } from "#http"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { InvalidPlatformOptions } from "./errors.js"
+import type { Resolved as History } from "./healthHistory.js"
+
+/** Decodes `input` by `schema`; `owner` starts the message (`"HealthRoute: history.samples must be ..."`). */
+const decode = <A, I>(
+  owner: string,
+  schema: OptionRules.Codec<A, I>,
+  input: unknown
+): Edition.Result<A, InvalidPlatformOptions> =>
+  OptionRules.decode(schema, input, (message) => new InvalidPlatformOptions({ message: `${owner}: ${message}` }))
+
+const aFunction = Edition.refine(Schema.Unknown, (u) => typeof u === "function", "a function")
+
+/** A function, typed `F`: what it takes and gives is for its type to say, which no schema can check. */
+const Fn = <F>(): OptionRules.Codec<F> => aFunction as unknown as OptionRules.Codec<F>
+
+const BreakerClientOptions = Schema.Struct({
+  key: Schema.optional(Fn<(request: HttpClientRequest.HttpClientRequest) => string | undefined>()),
+  isFailureStatus: Schema.optional(Fn<(status: number) => boolean>()),
+  isFailureError: Schema.optional(Fn<(error: unknown) => boolean>()),
+  timeout: Schema.optional(OptionRules.PositiveMillis),
+  maxRetryAfter: Schema.optional(OptionRules.PositiveMillis),
+  respectRetryAfter: Schema.optional(OptionRules.Flag)
+})
+
+/**
+ * `BreakerHttpClient`'s options, durations as milliseconds.
+ *
+ * @internal
+ */
+export const decodeBreakerClient = (input: unknown) => decode("BreakerHttpClient", BreakerClientOptions, input)
+
+const isRegistry = (u: unknown): u is BreakerRegistry.BreakerRegistry<unknown> =>
+  typeof u === "object" && u !== null && "breakers" in u && Effect.isEffect((u as { breakers: unknown }).breakers)
+
+/** A source of a health route: a value `is` accepts, or a tag (whose service is read when the route is). */
+const source = (is: (u: unknown) => boolean, what: string) =>
+  Edition.refine(Schema.Unknown, (u) => Edition.isKey(u) || is(u), `${what} or a Context.Tag of one`)
+
+const anArray = Edition.refine(Schema.Unknown, (u) => Array.isArray(u), "an array")
+
+const HealthOptions = Schema.Struct({
+  breakers: Schema.optional(anArray),
+  registries: Schema.optional(anArray),
+  history: Schema.optional(
+    Schema.Struct({
+      samples: Schema.optional(OptionRules.Whole(1)),
+      every: Schema.optional(OptionRules.PositiveMillis)
+    })
+  )
+})
+
+// The entries apart from the arrays: a `Schema.Array` that refuses a non-array says so in words
+// that differ between the majors, and `OptionRules` has no way yet to give it ours ("an array").
+const HealthSources = Schema.Struct({
+  breakers: Schema.optional(Schema.Array(source(CircuitBreaker.isCircuitBreaker, "a CircuitBreaker"))),
+  registries: Schema.optional(Schema.Array(source(isRegistry, "a BreakerRegistry")))
+})
+
+/**
+ * `HealthRoute.make`'s options: what it is handed to show (its types say it; a value from elsewhere
+ * may not: a breaker is a `CircuitBreaker` or a tag, a registry a `BreakerRegistry` or a tag, and the
+ * message names the entry) and its history, with the history's defaults.
+ *
+ * @internal
+ */
+export const decodeHealth = (input: unknown): Edition.Result<History, InvalidPlatformOptions> =>
+  Edition.Result.flatMap(decode("HealthRoute", HealthOptions, input), ({ history }) =>
+    Edition.Result.map(decode("HealthRoute", HealthSources, input), (): History => ({
+      samples: history?.samples ?? 30,
+      everyMillis: history?.every ?? 10_000
+    }))
+  )
