@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import type * as Edition from "@circuitry/core/Edition"
 import * as Rules from "@circuitry/core/OptionRules"
 
 /**
@@ -23,7 +24,7 @@ export type Codec<A, I = A> = Rules.Codec<A, I>
  * @category durations
  * @deprecated Use `OptionRules.Millis` from `@circuitry/core`.
  */
-export const Millis = Rules.Millis
+export const Millis: Codec<number, Edition.DurationInput> = Rules.Millis
 
 /**
  * A finite duration >= 0, as milliseconds.
@@ -32,7 +33,7 @@ export const Millis = Rules.Millis
  * @category durations
  * @deprecated Use `OptionRules.FiniteMillis` from `@circuitry/core`.
  */
-export const FiniteMillis = Rules.FiniteMillis
+export const FiniteMillis: Codec<number, Edition.DurationInput> = Rules.FiniteMillis
 
 /**
  * A finite duration > 0, as milliseconds.
@@ -41,7 +42,7 @@ export const FiniteMillis = Rules.FiniteMillis
  * @category durations
  * @deprecated Use `OptionRules.PositiveMillis` from `@circuitry/core`.
  */
-export const PositiveMillis = Rules.PositiveMillis
+export const PositiveMillis: Codec<number, Edition.DurationInput> = Rules.PositiveMillis
 
 /**
  * A whole number of at least `min`.
@@ -50,7 +51,7 @@ export const PositiveMillis = Rules.PositiveMillis
  * @category numbers
  * @deprecated Use `OptionRules.Whole` from `@circuitry/core`.
  */
-export const Whole = Rules.Whole
+export const Whole: (min: number) => Codec<number> = Rules.Whole
 
 /**
  * One of the given strings.
@@ -59,7 +60,7 @@ export const Whole = Rules.Whole
  * @category strings
  * @deprecated Use `OptionRules.OneOf` from `@circuitry/core`.
  */
-export const OneOf = Rules.OneOf
+export const OneOf: <const L extends ReadonlyArray<string>>(...values: L) => Codec<L[number]> = Rules.OneOf
 
 /**
  * A string.
@@ -68,7 +69,7 @@ export const OneOf = Rules.OneOf
  * @category strings
  * @deprecated Use `OptionRules.Text` from `@circuitry/core`.
  */
-export const Text = Rules.Text
+export const Text: Codec<string> = Rules.Text
 
 /**
  * A boolean.
@@ -77,7 +78,7 @@ export const Text = Rules.Text
  * @category strings
  * @deprecated Use `OptionRules.Flag` from `@circuitry/core`.
  */
-export const Flag = Rules.Flag
+export const Flag: Codec<boolean> = Rules.Flag
 
 /**
  * Shows an input in an option error as the user wrote it.
@@ -86,7 +87,7 @@ export const Flag = Rules.Flag
  * @category decoding
  * @deprecated Use `OptionRules.show` from `@circuitry/core`.
  */
-export const show = Rules.show
+export const show: (input: unknown) => string = Rules.show
 
 /**
  * Decodes `input` with `schema` into the options, or the first broken rule as `error(message)`.
@@ -95,4 +96,8 @@ export const show = Rules.show
  * @category decoding
  * @deprecated Use `OptionRules.decode` from `@circuitry/core`.
  */
-export const decode = Rules.decode
+export const decode: <A, I, E>(
+  schema: Codec<A, I>,
+  input: unknown,
+  error: (message: string) => E
+) => Edition.Result<A, E> = Rules.decode
