@@ -341,7 +341,21 @@ describe("Limiter", () => {
         ],
         [{ partitions: { a: 0 } }, "partitions.a must be a share with 0 < share <= 1, got 0"],
         [{ partitions: { a: 0.7, b: 0.4 } }, "partitions' shares must add up to at most 1"],
-        [{ isDrop: "yes" as never }, "isDrop must be a function of a Cause, got string"]
+        [{ isDrop: "yes" as never }, `isDrop must be a function of a Cause, got "yes" (limiter "default")`],
+        // an object's fields are decoded after the object, under its path; every message names the limiter
+        ["fast" as never, 'options must be an object, got "fast"'],
+        [{ name: 3 as never, queue: { size: -1 } }, "name must be a non-empty string, got 3"],
+        [{ queue: 3 as never }, 'queue must be an object, got 3 (limiter "default")'],
+        [
+          { name: "db", queue: { size: 1.5 } },
+          'queue.size must be a whole number between 0 and 1000000, got 1.5 (limiter "db")'
+        ],
+        [{ partitions: "a" as never }, 'partitions must be an object of shares by name, got "a" (limiter "default")'],
+        [
+          { name: "db", partitions: { a: 0.5, b: "x" as never } },
+          'partitions.b must be a share with 0 < share <= 1, got "x" (limiter "db")'
+        ],
+        [{ name: "db", limit: Limit.fixed(0) }, 'limit: fixed limit must be a whole number >= 1, got 0 (limiter "db")']
       ]
       for (const [options, message] of cases) {
         const exit = yield* Effect.exit(Effect.scoped(Limiter.make(options)))
