@@ -10,20 +10,16 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { InvalidLimiterOptions } from "./errors.js"
 
-/** The values `is` takes; any other is refused as not `rule` (the refinement only names the rule). */
+/**
+ * The values `is` takes; any other is refused as not `rule`. The refinement refuses nothing more:
+ * it gives the rule its words, whichever part of the schema refused the value (`Edition.refine`).
+ */
 export const Is = <A>(is: (u: unknown) => u is A, rule: string): OptionRules.Codec<A> =>
   Edition.refine(Schema.declare(is), () => true, rule)
 
 /** An object, whose fields are decoded on their own (see `decode`'s `prefix`). */
 export const AnObject = <A extends object>(rule: string): OptionRules.Codec<A> =>
   Is((u): u is A => typeof u === "object" && u !== null, rule)
-
-/** A limiter's or a shedder's name. */
-export const Name: OptionRules.Codec<string> = Edition.refine(
-  Schema.String,
-  (name) => name.length > 0,
-  "a non-empty string"
-)
 
 /** A number with 0 < n < 1, or 0 < n <= 1 when `upToOne`; `rule` says so in the option's words. */
 export const Fraction = (rule: string, upToOne: boolean): OptionRules.Codec<number> =>
