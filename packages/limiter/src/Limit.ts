@@ -6,13 +6,13 @@
  * @since 0.1.0
  */
 import type * as Edition from "@circuitry/core/Edition"
-import { millis, show } from "@circuitry/core/OptionRules"
+import { millis } from "@circuitry/core/OptionRules"
 import type { Algorithm } from "./internal/algorithm.js"
 import * as Aimd from "./internal/aimd.js"
 import * as Fixed from "./internal/fixed.js"
 import * as Gradient2 from "./internal/gradient2.js"
+import * as Rules from "./internal/limitRules.js"
 import * as Paced from "./internal/paced.js"
-import { isBetween, isWhole } from "./internal/validation.js"
 import * as Vegas from "./internal/vegas.js"
 import * as Windowed from "./internal/windowed.js"
 
@@ -71,27 +71,8 @@ export const isLimit = (u: unknown): u is Limit => typeof u === "object" && u !=
 const RTT_TOLERANCE = 1.5
 const RELATIVE_BACKOFF = 0.5
 
-type Rule = readonly [ok: boolean, message: string]
-
-const firstProblem = (name: string, rules: ReadonlyArray<Rule>): string | undefined => {
-  for (const [ok, message] of rules) if (!ok) return `limit: ${name} ${message}`
-  return undefined
-}
-
-const bounds = (initial: number, min: number, max: number): ReadonlyArray<Rule> => [
-  [isWhole(min, 1), `min must be a whole number >= 1, got ${show(min)}`],
-  [isWhole(max, 1) && max >= min, `max must be a whole number >= min (${min}), got ${show(max)}`],
-  [
-    isWhole(initial, 1) && initial >= min && initial <= max,
-    `initial must be a whole number in [min, max] = [${min}, ${max}], got ${show(initial)}`
-  ]
-]
-
 /** A number or a function of the limit, as a function (checked when the limit is made). */
 const ofLimit = (value: number | ((limit: number) => number)) => (typeof value === "function" ? value : () => value)
-
-const isNumberOrFunction = (value: unknown, check: (n: number) => boolean): boolean =>
-  typeof value === "function" || (typeof value === "number" && check(value))
 
 const make = (
   tag: Limit["_tag"],
@@ -126,15 +107,7 @@ const make = (
  * ```
  */
 export const fixed = (limit: number): Limit =>
-  make(
-    "Fixed",
-    `fixed(${limit})`,
-    limit,
-    limit,
-    isWhole(limit, 1) ? undefined : `limit: fixed limit must be a whole number >= 1, got ${show(limit)}`,
-    () => Fixed.make(limit),
-    false
-  )
+  make("Fixed", `fixed(${limit})`, limit, limit, Rules.fixed(limit), () => Fixed.make(limit), false)
 
 /**
  * Additive increase, multiplicative decrease (Netflix `AIMDLimit`): +1 after a call while at least
@@ -179,21 +152,13 @@ export const aimd = (options?: {
   const min = options?.min ?? 20
   const max = options?.max ?? 200
   const initial = options?.initial ?? Math.min(max, Math.max(min, 20))
-  const timeoutMillis = options?.timeout === undefined ? Infinity : millis(options.timeout)
+  // An input millis refuses is a problem (see Rules), and a limit with a problem makes no algorithm.
+  const timeoutMillis = options?.timeout === undefined ? Infinity : millis(options.timeout)!
   const rttTolerance = options?.rttTolerance ?? (options?.timeout === undefined ? RTT_TOLERANCE : undefined)
   const backoff = options?.backoff ?? (rttTolerance === undefined ? 0.9 : RELATIVE_BACKOFF)
-  const problem = firstProblem("aimd", [
-    ...bounds(initial, min, max),
-    [isBetween(backoff, 0, 1), `backoff must be a number with 0 < backoff < 1, got ${show(backoff)}`],
-    [timeoutMillis !== undefined && timeoutMillis > 0, `timeout must be a finite duration > 0`],
-    [
-      rttTolerance === undefined ||
-        (typeof rttTolerance === "number" && Number.isFinite(rttTolerance) && rttTolerance > 1),
-      `rttTolerance must be a number > 1, got ${show(rttTolerance)}`
-    ]
-  ])
+  const problem = Rules.aimd(options, { initial, min, max })
   return make("AIMD", `aimd(initial ${initial}, min ${min}, max ${max}, backoff ${backoff})`, min, max, problem, () =>
-    Aimd.make({ initial, min, max, backoff, timeoutMillis: timeoutMillis!, rttTolerance })
+    Aimd.make({ initial, min, max, backoff, timeoutMillis, rttTolerance })
   )
 }
 
@@ -233,19 +198,7 @@ export const gradient2 = (options?: {
   const longWindow = options?.longWindow ?? 600
   const rttTolerance = options?.rttTolerance ?? 1.5
   const queueSize = options?.queueSize ?? 4
-  const problem = firstProblem("gradient2", [
-    ...bounds(initial, min, max),
-    [isBetween(smoothing, 0, 1, true), `smoothing must be a number with 0 < smoothing <= 1, got ${show(smoothing)}`],
-    [isWhole(longWindow, 1), `longWindow must be a whole number >= 1, got ${show(longWindow)}`],
-    [
-      typeof rttTolerance === "number" && Number.isFinite(rttTolerance) && rttTolerance >= 1,
-      `rttTolerance must be a number >= 1, got ${show(rttTolerance)}`
-    ],
-    [
-      isNumberOrFunction(queueSize, (n) => Number.isFinite(n) && n >= 0),
-      `queueSize must be a number >= 0 or a function of the limit, got ${show(queueSize)}`
-    ]
-  ])
+  const problem = Rules.gradient2(options, { initial, min, max })
   const queueOf = ofLimit(queueSize)
   return make("Gradient2", `gradient2(initial ${initial}, min ${min}, max ${max})`, min, max, problem, () =>
     Gradient2.make({
@@ -301,20 +254,7 @@ export const vegas = (options?: {
   const beta = options?.beta ?? ((limit: number) => 6 * Vegas.log10Root(limit))
   const smoothing = options?.smoothing ?? 1
   const probeMultiplier = options?.probeMultiplier ?? 30
-  const problem = firstProblem("vegas", [
-    ...bounds(initial, min, max),
-    [
-      isNumberOrFunction(alpha, (n) => Number.isFinite(n) && n >= 0),
-      `alpha must be a number >= 0 or a function of the limit, got ${show(alpha)}`
-    ],
-    [
-      isNumberOrFunction(beta, (n) => Number.isFinite(n) && n >= 0) &&
-        !(typeof alpha === "number" && typeof beta === "number" && beta < alpha),
-      `beta must be a number >= alpha or a function of the limit, got ${show(beta)}`
-    ],
-    [isBetween(smoothing, 0, 1, true), `smoothing must be a number with 0 < smoothing <= 1, got ${show(smoothing)}`],
-    [isWhole(probeMultiplier, 1), `probeMultiplier must be a whole number >= 1, got ${show(probeMultiplier)}`]
-  ])
+  const problem = Rules.vegas(options, { initial, min, max })
   return make("Vegas", `vegas(initial ${initial}, min ${min}, max ${max})`, min, max, problem, () =>
     Vegas.make({
       initial,
@@ -361,36 +301,22 @@ export const windowed = (
     readonly windowSize?: number | undefined
   }
 ): Limit => {
-  const minWindowMillis = millis(options?.minWindow ?? "1 second")
-  const maxWindowMillis = millis(options?.maxWindow ?? "1 second")
+  // As in aimd: an input millis refuses is a problem, and then no algorithm is made.
+  const minWindowMillis = millis(options?.minWindow ?? "1 second")!
+  const maxWindowMillis = millis(options?.maxWindow ?? "1 second")!
   const windowSize = options?.windowSize ?? 10
   const inner = isLimit(limit) ? limit : undefined
   const problem =
     inner === undefined
       ? "limit: windowed needs a limit made by Limit.fixed, aimd, gradient2 or vegas"
-      : (inner.problem ??
-        firstProblem("windowed", [
-          [
-            minWindowMillis !== undefined && minWindowMillis >= 100,
-            `minWindow must be a duration of at least 100 millis`
-          ],
-          [
-            maxWindowMillis !== undefined && maxWindowMillis >= (minWindowMillis ?? 100),
-            `maxWindow must be a duration of at least minWindow`
-          ],
-          [isWhole(windowSize, 10), `windowSize must be a whole number >= 10, got ${show(windowSize)}`]
-        ]))
+      : (inner.problem ?? Rules.windowed(options))
   return make(
     "Windowed",
     `windowed(${inner?.description ?? "?"})`,
     inner?.min ?? 1,
     inner?.max ?? 1,
     problem,
-    () =>
-      Windowed.make(
-        { minWindowMillis: minWindowMillis!, maxWindowMillis: maxWindowMillis!, windowSize },
-        inner!.makeStep()
-      ),
+    () => Windowed.make({ minWindowMillis, maxWindowMillis, windowSize }, inner!.makeStep()),
     false
   )
 }

@@ -312,7 +312,6 @@ describe("Limiter", () => {
         [{ limit: Limit.gradient2({ longWindow: 0 }) }, "gradient2 longWindow"],
         [{ limit: Limit.gradient2({ rttTolerance: 0.5 }) }, "gradient2 rttTolerance must be a number >= 1, got 0.5"],
         [{ limit: Limit.gradient2({ queueSize: -1 }) }, "gradient2 queueSize"],
-        [{ limit: Limit.vegas({ alpha: 6, beta: 3 }) }, "vegas beta must be a number >= alpha"],
         [{ limit: Limit.vegas({ alpha: Number.NaN }) }, "vegas alpha"],
         [{ limit: Limit.vegas({ smoothing: 2 }) }, "vegas smoothing"],
         [{ limit: Limit.vegas({ probeMultiplier: 0 }) }, "vegas probeMultiplier"],
@@ -341,7 +340,41 @@ describe("Limiter", () => {
         ],
         [{ partitions: { a: 0 } }, "partitions.a must be a share with 0 < share <= 1, got 0"],
         [{ partitions: { a: 0.7, b: 0.4 } }, "partitions' shares must add up to at most 1"],
-        [{ isDrop: "yes" as never }, "isDrop must be a function of a Cause, got string"]
+        [{ isDrop: "yes" as never }, `isDrop must be a function of a Cause, got "yes" (limiter "default")`],
+        // an object's fields are decoded after the object, under its path; every message names the limiter
+        ["fast" as never, 'options must be an object, got "fast"'],
+        [{ name: 3 as never, queue: { size: -1 } }, "name must be a non-empty string, got 3"],
+        [{ queue: 3 as never }, 'queue must be an object, got 3 (limiter "default")'],
+        [
+          { name: "db", queue: { size: 1.5 } },
+          'queue.size must be a whole number between 0 and 1000000, got 1.5 (limiter "db")'
+        ],
+        [{ partitions: "a" as never }, 'partitions must be an object of shares by name, got "a" (limiter "default")'],
+        [
+          { name: "db", partitions: { a: 0.5, b: "x" as never } },
+          'partitions.b must be a share with 0 < share <= 1, got "x" (limiter "db")'
+        ],
+        [{ name: "db", limit: Limit.fixed(0) }, 'limit: fixed limit must be a whole number >= 1, got 0 (limiter "db")'],
+        [{ limit: Limit.aimd({ rttTolerance: 1 }) }, "limit: aimd rttTolerance must be a number > 1, got 1 ("],
+        [{ limit: Limit.aimd({ timeout: 0 }) }, "limit: aimd timeout must be a finite duration > 0, got 0 ("],
+        [{ limit: Limit.aimd({ max: 2.5 }) }, "limit: aimd max must be a whole number, got 2.5 ("],
+        [{ limit: Limit.aimd("fast" as never) }, 'limit: aimd options must be an object, got "fast" ('],
+        [
+          { limit: Limit.gradient2({ queueSize: -1 }) },
+          "limit: gradient2 queueSize must be a number >= 0 or a function of the limit, got -1 ("
+        ],
+        [
+          { limit: Limit.vegas({ beta: -1 }) },
+          "limit: vegas beta must be a number >= 0 or a function of the limit, got -1 ("
+        ],
+        [
+          { limit: Limit.vegas({ alpha: 6, beta: 3 }) },
+          "limit: vegas beta must be a number >= alpha or a function of the limit, got 3 ("
+        ],
+        [
+          { limit: Limit.windowed(Limit.aimd(), { maxWindow: "-1 second" }) },
+          'limit: windowed maxWindow must be a finite duration >= 0, got "-1 second" ('
+        ]
       ]
       for (const [options, message] of cases) {
         const exit = yield* Effect.exit(Effect.scoped(Limiter.make(options)))

@@ -66,6 +66,30 @@ describe("LimiterRegistry", () => {
     })
   )
 
+  it.effect("its own options are decoded into InvalidLimiterOptions naming the option, the rule and the value", () =>
+    Effect.gen(function* () {
+      const message = (options: LimiterRegistry.RegistryOptions) =>
+        Effect.map(Effect.flip(Effect.scoped(LimiterRegistry.make(options))), (e) => e.message)
+      assert.strictEqual(yield* message({ maxLimiters: 0 }), "maxLimiters must be a whole number >= 1, got 0")
+      assert.strictEqual(yield* message({ maxLimiters: 2.5 }), "maxLimiters must be a whole number >= 1, got 2.5")
+      assert.strictEqual(
+        yield* message({ overrides: "x" as never }),
+        'overrides must be an object of limiter options by name, got "x"'
+      )
+      assert.strictEqual(
+        yield* message({ defaults: 3 as never }),
+        "defaults must be an object of limiter options, got 3"
+      )
+      assert.strictEqual(
+        yield* message({ overrides: { x: { queue: { size: -1 } } } }),
+        'queue.size must be a whole number between 0 and 1000000, got -1 (limiter "x")'
+      )
+      // Infinity is the default bound, and may be given
+      const registry = yield* LimiterRegistry.make({ maxLimiters: Infinity })
+      assert.strictEqual((yield* registry.get("a")).name, "a")
+    }).pipe(Effect.scoped)
+  )
+
   it.effect("layer(tag, options): a second registry under the application's tag, as BreakerRegistry.layer", () =>
     Effect.gen(function* () {
       const tenants = yield* Tenants

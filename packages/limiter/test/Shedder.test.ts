@@ -164,7 +164,7 @@ describe("Shedder", () => {
       assert.strictEqual(yield* message({ name: "" }), `name must be a non-empty string, got ""`)
       assert.strictEqual(
         yield* message({ loop: 3 as never }),
-        `loop must be a boolean or an Effect of a LoopSignal, got number (shedder "default")`
+        `loop must be a boolean or an Effect of a LoopSignal, got 3 (shedder "default")`
       )
     })
   )

@@ -1,13 +1,14 @@
 /** A limiter's options, validated once into `Resolved`, and the default `isDrop`. */
+import { OptionRules } from "@circuitry/core"
 import * as Edition from "@circuitry/core/Edition"
-import { millis, show } from "@circuitry/core/OptionRules"
 import { isRejection } from "@circuitry/core/Rejection"
 import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import * as Limit from "../Limit.js"
 import type * as L from "../Limiter.js"
 import { InvalidLimiterOptions } from "./errors.js"
-import { isBetween, isWhole } from "./validation.js"
+import { AnObject, decode, Fraction, Is, named } from "./rules.js"
 
 /** @internal */
 export interface Resolved {
@@ -34,49 +35,55 @@ export const defaultIsDrop = (cause: Cause.Cause<unknown>): boolean => {
 /** The most callers one queue may hold: a bigger queue is a memory leak waiting for an outage. */
 const MAX_QUEUE = 1_000_000
 
+const LimiterOptions = Schema.Struct({
+  limit: Schema.optional(Is(Limit.isLimit, "made by Limit.fixed, aimd, gradient2 or vegas")),
+  queue: Schema.optional(AnObject<NonNullable<L.Options["queue"]>>("an object")),
+  partitions: Schema.optional(AnObject<Record<string, number>>("an object of shares by name")),
+  isDrop: Schema.optional(Is((u): u is Resolved["isDrop"] => typeof u === "function", "a function of a Cause"))
+})
+
+const QueueOptions = Schema.Struct({
+  size: Schema.optional(
+    Edition.refine(
+      Schema.Number,
+      (n) => Number.isInteger(n) && n >= 0 && n <= MAX_QUEUE,
+      `a whole number between 0 and ${MAX_QUEUE}`
+    )
+  ),
+  timeout: Schema.optional(OptionRules.FiniteMillis)
+})
+
+const Share = Fraction("a share with 0 < share <= 1", true)
+
+/** A share for each partition the options name. */
+const Shares = (partitions: object) => Schema.Struct(Object.fromEntries(Object.keys(partitions).map((p) => [p, Share])))
+
 /**
  * Validates options once, at construction, into a typed error that names the option and its rule.
  *
  * @internal
  */
-export const resolve = (options: L.Options | undefined): Effect.Effect<Resolved, InvalidLimiterOptions> => {
-  const fail = (message: string) => Effect.fail(new InvalidLimiterOptions({ message }))
-  if (options !== undefined && (typeof options !== "object" || options === null)) {
-    return fail(`options must be an object, got ${typeof options}`)
-  }
-  const o = options ?? {}
-  const name = o.name ?? "default"
-  if (typeof name !== "string" || name.length === 0) {
-    return fail(`name must be a non-empty string, got ${show(name)}`)
-  }
-  const at = ` (limiter "${name}")`
-  const limit = o.limit ?? Limit.gradient2()
-  if (!Limit.isLimit(limit)) return fail(`limit must be made by Limit.fixed, aimd, gradient2 or vegas${at}`)
-  if (limit.problem !== undefined) return fail(`${limit.problem}${at}`)
-  if (o.queue !== undefined && (typeof o.queue !== "object" || o.queue === null)) {
-    return fail(`queue must be an object${at}`)
-  }
-  const queueSize = o.queue?.size ?? 0
-  if (!isWhole(queueSize, 0) || queueSize > MAX_QUEUE) {
-    return fail(`queue.size must be a whole number between 0 and ${MAX_QUEUE}, got ${show(queueSize)}${at}`)
-  }
-  const queueTimeoutMillis = millis(o.queue?.timeout ?? "1 second")
-  if (queueTimeoutMillis === undefined) {
-    return fail(`queue.timeout must be a finite duration >= 0, got ${show(o.queue?.timeout)}${at}`)
-  }
-  if (o.partitions !== undefined && (typeof o.partitions !== "object" || o.partitions === null)) {
-    return fail(`partitions must be an object of shares by name${at}`)
-  }
-  const partitions = Object.entries(o.partitions ?? {})
-  let total = 0
-  for (const [partition, share] of partitions) {
-    if (!isBetween(share, 0, 1, true)) {
-      return fail(`partitions.${partition} must be a share with 0 < share <= 1, got ${show(share)}${at}`)
+export const resolve = (options: L.Options | undefined): Effect.Effect<Resolved, InvalidLimiterOptions> =>
+  Effect.gen(function* () {
+    const { at, name } = yield* named("limiter", options)
+    const o = yield* decode(LimiterOptions, options, { suffix: at })
+    const limit = o.limit ?? Limit.gradient2()
+    if (limit.problem !== undefined) return yield* new InvalidLimiterOptions({ message: `${limit.problem}${at}` })
+    const queue = yield* decode(QueueOptions, o.queue, { prefix: "queue.", suffix: at })
+    const shares = yield* decode(Shares(o.partitions ?? {}), o.partitions, { prefix: "partitions.", suffix: at })
+    const partitions = Object.entries(shares)
+    const total = partitions.reduce((sum, [, share]) => sum + share, 0)
+    if (total > 1 + 1e-9) {
+      return yield* new InvalidLimiterOptions({
+        message: `partitions' shares must add up to at most 1, got ${total}${at}`
+      })
     }
-    total += share
-  }
-  if (total > 1 + 1e-9) return fail(`partitions' shares must add up to at most 1, got ${total}${at}`)
-  const isDrop = o.isDrop ?? defaultIsDrop
-  if (typeof isDrop !== "function") return fail(`isDrop must be a function of a Cause, got ${typeof isDrop}${at}`)
-  return Effect.succeed({ name, limit, queueSize, queueTimeoutMillis, partitions, isDrop })
-}
+    return {
+      name,
+      limit,
+      queueSize: queue.size ?? 0,
+      queueTimeoutMillis: queue.timeout ?? 1_000,
+      partitions,
+      isDrop: o.isDrop ?? defaultIsDrop
+    }
+  })

@@ -2,26 +2,32 @@
  * The limiter registry: limiters by name, made on first use from options validated once, at most
  * `maxLimiters` held (least recently used, idle first, dropped with their metric series).
  */
-import { show } from "@circuitry/core/OptionRules"
+import * as Edition from "@circuitry/core/Edition"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as Limiter from "../Limiter.js"
 import type { LimiterRegistry, RegistryOptions } from "../LimiterRegistry.js"
 import { InvalidLimiterOptions } from "./errors.js"
 import * as internal from "./limiter.js"
+import { AnObject, decode } from "./rules.js"
 import * as Series from "./series.js"
+
+const Options = Schema.Struct({
+  defaults: Schema.optional(AnObject<Limiter.Options>("an object of limiter options")),
+  overrides: Schema.optional(AnObject<Record<string, Limiter.Options>>("an object of limiter options by name")),
+  maxLimiters: Schema.optional(
+    Edition.refine(Schema.Number, (n) => n === Infinity || (Number.isInteger(n) && n >= 1), "a whole number >= 1")
+  )
+})
 
 /** @internal */
 export const make = (options?: RegistryOptions): Effect.Effect<LimiterRegistry, InvalidLimiterOptions, Scope.Scope> =>
   Effect.gen(function* () {
-    const defaults = options?.defaults ?? {}
-    const overrides = options?.overrides ?? {}
-    const maxLimiters = options?.maxLimiters ?? Infinity
-    if (maxLimiters !== Infinity && !(Number.isInteger(maxLimiters) && maxLimiters >= 1)) {
-      return yield* new InvalidLimiterOptions({
-        message: `maxLimiters must be a whole number >= 1, got ${show(maxLimiters)}`
-      })
-    }
+    const o = yield* decode(Options, options)
+    const defaults = o.defaults ?? {}
+    const overrides = o.overrides ?? {}
+    const maxLimiters = o.maxLimiters ?? Infinity
     const optionsFor = (name: string): Limiter.Options => ({ ...defaults, ...overrides[name], name })
     // Validate everything now, so that `get` cannot fail later.
     const resolvedDefaults = yield* internal.resolve(optionsFor("defaults"))

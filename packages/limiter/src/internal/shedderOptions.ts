@@ -1,9 +1,10 @@
 /** A shedder's options, validated once into `Resolved`. */
-import { millis } from "@circuitry/core/OptionRules"
+import { OptionRules } from "@circuitry/core"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type * as S from "../Shedder.js"
 import { InvalidLimiterOptions } from "./errors.js"
-import { isBetween } from "./validation.js"
+import { decode, Fraction, Is, named } from "./rules.js"
 
 /** @internal */
 export interface Resolved {
@@ -19,51 +20,38 @@ export interface Resolved {
 /** The resolution of Node's loop-delay histogram: its timer fires this often. */
 export const RESOLUTION_MILLIS = 10
 
-const durationOf = (
-  option: string,
-  input: unknown,
-  fallback: string,
-  at: string
-): Effect.Effect<number, InvalidLimiterOptions> => {
-  const ms = millis(input ?? fallback)
-  return ms !== undefined && ms > 0
-    ? Effect.succeed(ms)
-    : Effect.fail(
-        new InvalidLimiterOptions({
-          message: `${option} must be a finite duration > 0, got ${JSON.stringify(String(input))}${at}`
-        })
-      )
-}
+const ShedderOptions = Schema.Struct({
+  target: Schema.optional(OptionRules.PositiveMillis),
+  interval: Schema.optional(OptionRules.PositiveMillis),
+  sampleEvery: Schema.optional(OptionRules.PositiveMillis),
+  utilization: Schema.optional(Fraction("a number with 0 < utilization <= 1", true)),
+  loop: Schema.optional(
+    Is(
+      (u): u is NonNullable<S.Options["loop"]> => typeof u === "boolean" || Effect.isEffect(u),
+      "a boolean or an Effect of a LoopSignal"
+    )
+  )
+})
 
 /** @internal */
 export const resolve = (options: S.Options | undefined): Effect.Effect<Resolved, InvalidLimiterOptions> =>
   Effect.gen(function* () {
-    const fail = (message: string) => Effect.fail(new InvalidLimiterOptions({ message }))
-    if (options !== undefined && (typeof options !== "object" || options === null)) {
-      return yield* fail(`options must be an object, got ${typeof options}`)
+    const { at, name } = yield* named("shedder", options)
+    const o = yield* decode(ShedderOptions, options, { suffix: at })
+    const target = o.target ?? 50
+    const interval = o.interval ?? 500
+    const sampleEvery = o.sampleEvery ?? 20
+    if (interval <= target) {
+      return yield* new InvalidLimiterOptions({
+        message: `interval (${interval} ms) must be longer than target (${target} ms)${at}`
+      })
     }
-    const o = options ?? {}
-    const name = o.name ?? "default"
-    if (typeof name !== "string" || name.length === 0) {
-      return yield* fail(`name must be a non-empty string, got ${JSON.stringify(name)}`)
-    }
-    const at = ` (shedder "${name}")`
-    const target = yield* durationOf("target", o.target, "50 millis", at)
-    const interval = yield* durationOf("interval", o.interval, "500 millis", at)
-    if (interval <= target)
-      return yield* fail(`interval (${interval} ms) must be longer than target (${target} ms)${at}`)
-    const sampleEvery = yield* durationOf("sampleEvery", o.sampleEvery, "20 millis", at)
     if (sampleEvery > interval) {
-      return yield* fail(`sampleEvery (${sampleEvery} ms) must be at most interval (${interval} ms)${at}`)
-    }
-    const utilization = o.utilization ?? 0.9
-    if (!isBetween(utilization, 0, 1, true)) {
-      return yield* fail(`utilization must be a number with 0 < utilization <= 1, got ${utilization}${at}`)
+      return yield* new InvalidLimiterOptions({
+        message: `sampleEvery (${sampleEvery} ms) must be at most interval (${interval} ms)${at}`
+      })
     }
     const input = o.loop ?? true
-    if (typeof input !== "boolean" && !Effect.isEffect(input)) {
-      return yield* fail(`loop must be a boolean or an Effect of a LoopSignal, got ${typeof input}${at}`)
-    }
     const loop = input === true ? "node" : input === false ? undefined : input
-    return { name, target, interval, loop, utilization, sampleEvery }
+    return { name, target, interval, loop, utilization: o.utilization ?? 0.9, sampleEvery }
   })
