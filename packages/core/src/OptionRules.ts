@@ -122,6 +122,26 @@ export const OneOf = <const L extends ReadonlyArray<string>>(...values: L): Code
   S.declare((u): u is L[number] => values.includes(u as string), values.map((v) => JSON.stringify(v)).join(" or "))
 
 /**
+ * A value that `is` accepts (a function, a value made by a package's own constructor), refused as
+ * not `rule`: for an option no other rule states.
+ *
+ * @since 0.2.0
+ * @category rules
+ * @example
+ * ```ts
+ * import { OptionRules } from "@circuitry/core"
+ * import { Schema } from "effect"
+ *
+ * const Options = Schema.Struct({
+ *   isFailure: Schema.optional(
+ *     OptionRules.Is((u): u is (error: unknown) => boolean => typeof u === "function", "a function")
+ *   )
+ * })
+ * ```
+ */
+export const Is = <A>(is: (u: unknown) => u is A, rule: string): Codec<A> => S.declare(is, rule)
+
+/**
  * A string.
  *
  * @since 0.2.0

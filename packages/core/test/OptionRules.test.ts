@@ -106,4 +106,22 @@ describe("OptionRules", () => {
     assert.strictEqual(Edition.Result.getOrUndefined(decodeWait("2 seconds")), 2000)
     assert.isUndefined(Edition.Result.getOrUndefined(decodeWait(0)))
   })
+
+  it("Is: what the guard accepts passes as it is; anything else is refused by the rule's words", () => {
+    const Checks = Schema.Struct({
+      isFailure: Schema.optional(OptionRules.Is((u): u is () => boolean => typeof u === "function", "a function"))
+    })
+    const check = (input: unknown) =>
+      Result.match(
+        OptionRules.decode(Checks, input, (m) => m),
+        { onFailure: (m) => m, onSuccess: () => "valid" }
+      )
+    const isFailure = () => true
+    assert.deepStrictEqual(
+      OptionRules.decode(Checks, { isFailure }, (m) => m),
+      Result.succeed({ isFailure })
+    )
+    assert.strictEqual(check({ isFailure: "yes" }), 'isFailure must be a function, got "yes"')
+    assert.strictEqual(check({ isFailure: null }), "isFailure must be a function, got null")
+  })
 })

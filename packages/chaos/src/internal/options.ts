@@ -24,7 +24,8 @@ const Seed = Edition.refine(
   "a whole number from 0 to 4294967295"
 )
 
-const aFunction = (what: string) => Edition.refine(Schema.Unknown, (u) => typeof u === "function", `a function ${what}`)
+const aFunction = (what: string) =>
+  OptionRules.Is((u): u is (...args: never) => unknown => typeof u === "function", `a function ${what}`)
 
 /**
  * Decodes `input` by `schema`; a broken rule is its message, prefixed by `prefix`. Each of

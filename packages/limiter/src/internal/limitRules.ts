@@ -7,7 +7,7 @@
 import { OptionRules } from "@circuitry/core"
 import * as Edition from "@circuitry/core/Edition"
 import * as Schema from "effect/Schema"
-import { Above, Fraction, Is } from "./rules.js"
+import { Above, Fraction } from "./rules.js"
 
 /** A limit's bounds, as the constructor resolved them (the options' or the defaults). */
 export interface Bounds {
@@ -32,7 +32,7 @@ const across = ({ initial, max, min }: Bounds): string | undefined =>
       ? `initial must be a whole number in [min, max] = [${min}, ${max}], got ${OptionRules.show(initial)}`
       : undefined
 
-const OfLimit = Is(
+const OfLimit = OptionRules.Is(
   (u): u is number | ((limit: number) => number) =>
     typeof u === "function" || (typeof u === "number" && Number.isFinite(u) && u >= 0),
   "a number >= 0 or a function of the limit"

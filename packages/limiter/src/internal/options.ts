@@ -8,7 +8,7 @@ import * as Schema from "effect/Schema"
 import * as Limit from "../Limit.js"
 import type * as L from "../Limiter.js"
 import { InvalidLimiterOptions } from "./errors.js"
-import { AnObject, decode, Fraction, Is, named } from "./rules.js"
+import { AnObject, decode, Fraction, named } from "./rules.js"
 
 /** @internal */
 export interface Resolved {
@@ -36,10 +36,12 @@ export const defaultIsDrop = (cause: Cause.Cause<unknown>): boolean => {
 const MAX_QUEUE = 1_000_000
 
 const LimiterOptions = Schema.Struct({
-  limit: Schema.optional(Is(Limit.isLimit, "made by Limit.fixed, aimd, gradient2 or vegas")),
+  limit: Schema.optional(OptionRules.Is(Limit.isLimit, "made by Limit.fixed, aimd, gradient2 or vegas")),
   queue: Schema.optional(AnObject<NonNullable<L.Options["queue"]>>("an object")),
   partitions: Schema.optional(AnObject<Record<string, number>>("an object of shares by name")),
-  isDrop: Schema.optional(Is((u): u is Resolved["isDrop"] => typeof u === "function", "a function of a Cause"))
+  isDrop: Schema.optional(
+    OptionRules.Is((u): u is Resolved["isDrop"] => typeof u === "function", "a function of a Cause")
+  )
 })
 
 const QueueOptions = Schema.Struct({

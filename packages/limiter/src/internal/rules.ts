@@ -10,16 +10,9 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { InvalidLimiterOptions } from "./errors.js"
 
-/**
- * The values `is` takes; any other is refused as not `rule`. The refinement refuses nothing more:
- * it gives the rule its words, whichever part of the schema refused the value (`Edition.refine`).
- */
-export const Is = <A>(is: (u: unknown) => u is A, rule: string): OptionRules.Codec<A> =>
-  Edition.refine(Schema.declare(is), () => true, rule)
-
 /** An object, whose fields are decoded on their own (see `decode`'s `prefix`). */
 export const AnObject = <A extends object>(rule: string): OptionRules.Codec<A> =>
-  Is((u): u is A => typeof u === "object" && u !== null, rule)
+  OptionRules.Is((u): u is A => typeof u === "object" && u !== null, rule)
 
 /** A number with 0 < n < 1, or 0 < n <= 1 when `upToOne`; `rule` says so in the option's words. */
 export const Fraction = (rule: string, upToOne: boolean): OptionRules.Codec<number> =>

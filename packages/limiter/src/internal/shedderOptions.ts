@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as S from "../Shedder.js"
 import { InvalidLimiterOptions } from "./errors.js"
-import { decode, Fraction, Is, named } from "./rules.js"
+import { decode, Fraction, named } from "./rules.js"
 
 /** @internal */
 export interface Resolved {
@@ -26,7 +26,7 @@ const ShedderOptions = Schema.Struct({
   sampleEvery: Schema.optional(OptionRules.PositiveMillis),
   utilization: Schema.optional(Fraction("a number with 0 < utilization <= 1", true)),
   loop: Schema.optional(
-    Is(
+    OptionRules.Is(
       (u): u is NonNullable<S.Options["loop"]> => typeof u === "boolean" || Effect.isEffect(u),
       "a boolean or an Effect of a LoopSignal"
     )

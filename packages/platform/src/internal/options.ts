@@ -21,10 +21,8 @@ const decode = <A, I>(
 ): Edition.Result<A, InvalidPlatformOptions> =>
   OptionRules.decode(schema, input, (message) => new InvalidPlatformOptions({ message: `${owner}: ${message}` }))
 
-const aFunction = Edition.refine(Schema.Unknown, (u) => typeof u === "function", "a function")
-
 /** A function, typed `F`: what it takes and gives is for its type to say, which no schema can check. */
-const Fn = <F>(): OptionRules.Codec<F> => aFunction as unknown as OptionRules.Codec<F>
+const Fn = <F>(): OptionRules.Codec<F> => OptionRules.Is((u): u is F => typeof u === "function", "a function")
 
 const BreakerClientOptions = Schema.Struct({
   key: Schema.optional(Fn<(request: HttpClientRequest.HttpClientRequest) => string | undefined>()),
@@ -47,9 +45,9 @@ const isRegistry = (u: unknown): u is BreakerRegistry.BreakerRegistry<unknown> =
 
 /** A source of a health route: a value `is` accepts, or a tag (whose service is read when the route is). */
 const source = (is: (u: unknown) => boolean, what: string) =>
-  Edition.refine(Schema.Unknown, (u) => Edition.isKey(u) || is(u), `${what} or a Context.Tag of one`)
+  OptionRules.Is((u): u is unknown => Edition.isKey(u) || is(u), `${what} or a Context.Tag of one`)
 
-const anArray = Edition.refine(Schema.Unknown, (u) => Array.isArray(u), "an array")
+const anArray = OptionRules.Is((u): u is ReadonlyArray<unknown> => Array.isArray(u), "an array")
 
 const HealthOptions = Schema.Struct({
   breakers: Schema.optional(anArray),
