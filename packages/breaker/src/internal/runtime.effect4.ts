@@ -6,6 +6,7 @@
  * permits (a `Semaphore`: `takeIfAvailable`, `release`). The Effect 3 file (runtime.effect3.ts)
  * has the same names; see docs/editions.md.
  */
+import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -25,6 +26,21 @@ export type AnyFiber = Fiber.Fiber<unknown, unknown>
 /** Runs `f` with the fiber that runs the returned effect. @internal */
 export const withFiber: <A, E, R>(f: (fiber: AnyFiber) => Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> =
   Effect.withFiber
+
+/**
+ * `self`, with `onSuccess` run on its value (which it returns) and `onFailure` on its cause (which
+ * it fails with): `Effect.matchCauseEffect` whose success side is synchronous. On Effect 4 this is
+ * `map` over `catchCause`: `map` hands the value to the next frame directly (no `Exit` made, no
+ * turn of the run loop), and a failure skips `map` as it skips `matchCauseEffect`'s success side.
+ * `onFailure` never recovers (its effect never succeeds), so `onSuccess` sees `self`'s values only.
+ *
+ * @internal
+ */
+export const matchCauseSync = <A, E, R, E2, R2>(
+  self: Effect.Effect<A, E, R>,
+  onSuccess: (a: A) => A,
+  onFailure: (cause: Cause.Cause<E>) => Effect.Effect<never, E2, R2>
+): Effect.Effect<A, E2, R | R2> => Effect.map(Effect.catchCause(self, onFailure), onSuccess)
 
 /** The fiber's Clock. @internal */
 export const clockOf = (fiber: AnyFiber): Clock.Clock => fiber.getRef(Clock.Clock)
