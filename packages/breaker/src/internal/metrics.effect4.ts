@@ -73,6 +73,21 @@ const registryKey = (metric: Metric.Metric<number, unknown>, attributes: Attribu
     Object.entries(attributes).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
   ])
 
+/**
+ * Whether a series finds its entry in Effect's registry under the key it works out (so its updates
+ * go to the entry's hooks directly): checked by test/metrics.effect4.test.ts, so that an Effect
+ * that writes keys otherwise fails a test rather than slowing every call quietly.
+ *
+ * @internal
+ */
+export const internals = (): { readonly directUpdates: boolean } => {
+  const attributes = { breaker: "internals-probe" }
+  const metric = callsOf(attributes)
+  const own = new Map<string, Metric.Metric.Metadata<any, any>>()
+  metric.updateUnsafe(0, Context.make(Metric.MetricRegistry, own))
+  return { directUpdates: own.has(registryKey(metric, attributes)) }
+}
+
 /** How many live breakers hold each series (by metric name and attributes). */
 const holders = new Map<string, number>()
 
