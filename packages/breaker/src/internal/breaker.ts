@@ -179,16 +179,17 @@ export class Breaker implements CircuitBreaker, Machine.TransitionListener, Mach
     clock: Clock.Clock,
     start: number
   ): Effect.Effect<A, E, R> {
-    return Effect.matchCauseEffect(self, {
-      onSuccess: (a) => {
+    return Runtime.matchCauseSync(
+      self,
+      (a) => {
         this.record(generation, false, clock, start)
-        return Effect.succeed(a)
+        return a
       },
-      onFailure: (cause) => {
+      (cause) => {
         if (!Edition.hasInterruptsOnly(cause)) this.record(generation, this.counts(cause), clock, start)
         return Effect.failCause(cause)
       }
-    })
+    )
   }
 
   private record(generation: number, failure: boolean, clock: Clock.Clock, start: number): void {

@@ -5,6 +5,7 @@
  * breaker combines, the state holder and the probe permits. The Effect 4 file
  * (runtime.effect4.ts) has the same names; see docs/editions.md.
  */
+import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DefaultServices from "effect/DefaultServices"
@@ -27,6 +28,20 @@ export type AnyFiber = Fiber.RuntimeFiber<unknown, unknown>
 /** Runs `f` with the fiber that runs the returned effect. @internal */
 export const withFiber: <A, E, R>(f: (fiber: AnyFiber) => Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> =
   Effect.withFiberRuntime
+
+/**
+ * `self`, with `onSuccess` run on its value (which it returns) and `onFailure` on its cause (which
+ * it fails with): `Effect.matchCauseEffect` whose success side is synchronous (runtime.effect4.ts
+ * has why it is a function of its own).
+ *
+ * @internal
+ */
+export const matchCauseSync = <A, E, R, E2, R2>(
+  self: Effect.Effect<A, E, R>,
+  onSuccess: (a: A) => A,
+  onFailure: (cause: Cause.Cause<E>) => Effect.Effect<never, E2, R2>
+): Effect.Effect<A, E2, R | R2> =>
+  Effect.matchCauseEffect(self, { onSuccess: (a) => Effect.succeed(onSuccess(a)), onFailure })
 
 const ClockTag = Clock.Clock
 

@@ -6,6 +6,7 @@
  * permits (a `Semaphore`: `takeIfAvailable`, `release`). The Effect 3 file (runtime.effect3.ts)
  * has the same names; see docs/editions.md.
  */
+import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -26,18 +27,57 @@ export type AnyFiber = Fiber.Fiber<unknown, unknown>
 export const withFiber: <A, E, R>(f: (fiber: AnyFiber) => Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> =
   Effect.withFiber
 
-/** The fiber's Clock. @internal */
-export const clockOf = (fiber: AnyFiber): Clock.Clock => fiber.getRef(Clock.Clock)
+/**
+ * `self`, with `onSuccess` run on its value (which it returns) and `onFailure` on its cause (which
+ * it fails with): `Effect.matchCauseEffect` whose success side is synchronous. On Effect 4 this is
+ * `map` over `catchCause`: `map` hands the value to the next frame directly (no `Exit` made, no
+ * turn of the run loop), and a failure skips `map` as it skips `matchCauseEffect`'s success side.
+ * `onFailure` never recovers (its effect never succeeds), so `onSuccess` sees `self`'s values only.
+ *
+ * @internal
+ */
+export const matchCauseSync = <A, E, R, E2, R2>(
+  self: Effect.Effect<A, E, R>,
+  onSuccess: (a: A) => A,
+  onFailure: (cause: Cause.Cause<E>) => Effect.Effect<never, E2, R2>
+): Effect.Effect<A, E2, R | R2> => Effect.map(Effect.catchCause(self, onFailure), onSuccess)
 
-/** The fiber's Clock, for the closed path (a reference read: nothing to remember). @internal */
+/**
+ * The last fiber context the breaker read, with its Clock, span and repair mark: a `Context` is
+ * immutable (providing a service makes a new one; Effect caches what it reads from a context the
+ * same way), so what it held then it holds now. Calls in a loop, or in fibers sharing their
+ * context, read the three from fields rather than look each up in the context on every call (a
+ * miss walks the context's layers to its map). It keeps that one context alive until the next.
+ */
+let lastContext: Context.Context<never> | undefined
+let lastClock: Clock.Clock | undefined
+let lastSpan: Tracer.AnySpan | undefined
+let lastRepair = false
+
+const remember = (context: Context.Context<never>): void => {
+  lastClock = Context.get(context, Clock.Clock)
+  lastSpan = Context.getOrUndefined(context, Tracer.ParentSpan)
+  lastRepair = Context.get(context, repairTraffic)
+  lastContext = context
+}
+
+/** The fiber's Clock. @internal */
+export const clockOf = (fiber: AnyFiber): Clock.Clock => {
+  if (fiber.context !== lastContext) remember(fiber.context)
+  return lastClock!
+}
+
+/** The fiber's Clock, for the closed path (the same: remembered for the last context). @internal */
 export const cachedClockOf = clockOf
 
 /** The fiber's context (its services and references). @internal */
 export const contextOf = (fiber: AnyFiber): Context.Context<never> => fiber.context
 
-/** The span the fiber runs in, if any. @internal */
-export const spanOf = (fiber: AnyFiber): Tracer.AnySpan | undefined =>
-  Context.getOrUndefined(fiber.context, Tracer.ParentSpan)
+/** The span the fiber runs in, if any: remembered for the last fiber context. @internal */
+export const spanOf = (fiber: AnyFiber): Tracer.AnySpan | undefined => {
+  if (fiber.context !== lastContext) remember(fiber.context)
+  return lastSpan
+}
 
 /** Repair traffic's mark: a `Context.Reference`. @internal */
 export const repairTraffic: Context.Reference<boolean> = Context.Reference<boolean>(
@@ -48,7 +88,10 @@ export const repairTraffic: Context.Reference<boolean> = Context.Reference<boole
 )
 
 /** Whether the fiber runs repair traffic. @internal */
-export const isRepair = (fiber: AnyFiber): boolean => fiber.getRef(repairTraffic)
+export const isRepair = (fiber: AnyFiber): boolean => {
+  if (fiber.context !== lastContext) remember(fiber.context)
+  return lastRepair
+}
 
 /** `self`, run as repair traffic. @internal */
 export const markRepair = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
