@@ -18,12 +18,14 @@ class LookAlike {
   constructor(readonly retryAfterMillis: number) {}
 }
 
-const diesWith = (exit: Exit.Exit<unknown, unknown>, message: string) => {
+/** The effect died with `InvalidRetryOptions`, its message holding `message` (or being it, when `whole`). */
+const diesWith = (exit: Exit.Exit<unknown, unknown>, message: string, whole = false) => {
   assert.isTrue(Exit.isFailure(exit))
   if (Exit.isFailure(exit)) {
     const defect = defectOf(exit.cause) as { _tag?: string; message?: string } | undefined
     assert.strictEqual(defect?._tag, "InvalidRetryOptions")
-    assert.include(defect?.message, message)
+    if (whole) assert.strictEqual(defect?.message, message)
+    else assert.include(defect?.message, message)
   }
 }
 
@@ -96,19 +98,41 @@ describe("Retry.retry", () => {
   it.effect("bad options make the effect die with InvalidRetryOptions naming the option", () =>
     Effect.gen(function* () {
       const ok = Effect.succeed(1)
+      // The whole message: the same rule, words and value display as every constructor's options error.
       diesWith(
         yield* Effect.exit(ok.pipe(Retry.retry({ schedule: Schedule.recurs(1), maxRetryAfter: "-1 seconds" }))),
-        "maxRetryAfter must be a finite duration >= 0"
+        'Retry.retry maxRetryAfter must be a finite duration >= 0, got "-1 seconds"',
+        true
       )
       // A negative duration in Effect 4's object form (Effect 3 has no object form: it fails too).
       const negative = { seconds: -1 } as unknown as Edition.DurationInput
       diesWith(
         yield* Effect.exit(ok.pipe(Retry.retry({ schedule: Schedule.recurs(1), maxRetryAfter: negative }))),
-        "maxRetryAfter must be a finite duration >= 0"
+        'Retry.retry maxRetryAfter must be a finite duration >= 0, got {"seconds":-1}',
+        true
+      )
+      diesWith(
+        yield* Effect.exit(
+          ok.pipe(
+            Retry.retry({ schedule: Schedule.recurs(1), maxRetryAfter: "Infinity" as unknown as Edition.DurationInput })
+          )
+        ),
+        'Retry.retry maxRetryAfter must be a finite duration >= 0, got "Infinity"',
+        true
       )
       diesWith(
         yield* Effect.exit(ok.pipe(Retry.retry({ schedule: "often" as unknown as Schedule.Schedule<number> }))),
         "schedule must be a Schedule"
+      )
+      diesWith(
+        yield* Effect.exit(ok.pipe(Retry.retry(undefined as unknown as Retry.Options<never, number>))),
+        "Retry.retry schedule must be a Schedule, got undefined",
+        true
+      )
+      diesWith(
+        yield* Effect.exit(ok.pipe(Retry.retry(3 as unknown as Retry.Options<never, number>))),
+        "Retry.retry options must be an object, got 3",
+        true
       )
       diesWith(
         yield* Effect.exit(
