@@ -154,6 +154,49 @@ describe("Retry.retry", () => {
     })
   )
 
+  it.effect("options that passed for a schedule are not taken for other values with the same schedule", () =>
+    Effect.gen(function* () {
+      const schedule = Schedule.recurs(3)
+      let runs = 0
+      const limited = Effect.suspend(() => {
+        runs++
+        return runs === 1 ? Effect.fail(new LimiterRejected(2_000)) : Effect.succeed("ok")
+      })
+      // 2 s is within maxRetryAfter 5 s: retried after it.
+      const fiber = yield* Edition.forkChild(limited.pipe(Retry.retry({ schedule, maxRetryAfter: "5 seconds" })))
+      yield* TestClock.adjust("2 seconds")
+      assert.strictEqual(yield* Fiber.join(fiber), "ok")
+      assert.strictEqual(runs, 2)
+      // The same schedule without maxRetryAfter: the default 1 s, not the 5 s resolved before.
+      runs = 0
+      const again = yield* Edition.forkChild(Effect.exit(limited.pipe(Retry.retry({ schedule }))))
+      yield* TestClock.adjust("2 seconds")
+      assert.isTrue(Exit.isFailure(yield* Fiber.join(again)))
+      assert.strictEqual(runs, 1)
+      // A bad value after good ones with the same schedule is still refused, and good ones pass after it.
+      diesWith(
+        yield* Effect.exit(limited.pipe(Retry.retry({ schedule, maxRetryAfter: "-1 seconds" }))),
+        'Retry.retry maxRetryAfter must be a finite duration >= 0, got "-1 seconds"',
+        true
+      )
+      diesWith(
+        yield* Effect.exit(
+          limited.pipe(Retry.retry({ schedule, while: 3 as unknown as (e: LimiterRejected) => boolean }))
+        ),
+        "Retry.retry while must be a function of the error, got 3",
+        true
+      )
+      const fake = { name: "fake" } as unknown as RetryBudget.RetryBudget
+      diesWith(
+        yield* Effect.exit(limited.pipe(Retry.retry({ schedule, budget: fake }))),
+        'Retry.retry budget must be a RetryBudget or a service key (Context.Tag, Context.Key) of one, got {"name":"fake"}',
+        true
+      )
+      runs = 1
+      assert.strictEqual(yield* limited.pipe(Retry.retry({ schedule })), "ok")
+    })
+  )
+
   describe("rejections", () => {
     it.effect("a LimiterRejectedError is retried only after its retryAfterMillis", () =>
       Effect.gen(function* () {
