@@ -19,7 +19,7 @@ export const DEFAULT_NAME = "default"
 export const Name = Edition.refine(Schema.String, (s) => s.length > 0, "a non-empty string")
 
 /** A finite number >= 0: a ratio, a rate. */
-export const FiniteNumber = Edition.refine(Schema.Number, (n) => Number.isFinite(n) && n >= 0, "a finite number >= 0")
+export const NonNegative = Edition.refine(Schema.Number, (n) => Number.isFinite(n) && n >= 0, "a finite number >= 0")
 
 /** A value that `guard` accepts (a Schedule, a RetryBudget, a function), refused as not `rule`. */
 export const Guarded = (guard: (u: unknown) => boolean, rule: string) => Edition.refine(Schema.Unknown, guard, rule)

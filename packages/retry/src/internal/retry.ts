@@ -25,8 +25,10 @@ export interface Resolved<E, X, I> {
   readonly maxRetryAfterMillis: number
 }
 
+const SCHEDULE_RULE = "a Schedule"
+
 const OptionsSchema = Schema.Struct({
-  schedule: Schema.optional(Guarded(Schedule.isSchedule, "a Schedule")),
+  schedule: Schema.optional(Guarded(Schedule.isSchedule, SCHEDULE_RULE)),
   budget: Schema.optional(Guarded(isBudgetOrTag, "a RetryBudget or a service key (Context.Tag, Context.Key) of one")),
   while: Schema.optional(Guarded((u) => typeof u === "function", "a function of the error")),
   maxRetryAfter: Schema.optional(OptionRules.FiniteMillis)
@@ -40,7 +42,7 @@ export const resolve = <E, X, I>(
   return Edition.Result.flatMap(OptionRules.decode(OptionsSchema, options, invalid), (o) =>
     // The schema has checked each value given; these are the same values, as their types say.
     o.schedule === undefined
-      ? Edition.Result.fail(invalid(broken("schedule", "a Schedule", undefined)))
+      ? Edition.Result.fail(invalid(broken("schedule", SCHEDULE_RULE, undefined)))
       : Edition.Result.succeed({
           schedule: options.schedule,
           budget: options.budget,

@@ -7,7 +7,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as RB from "../RetryBudget.js"
 import type { InvalidRetryOptions } from "./errors.js"
-import { DEFAULT_NAME, FiniteNumber, invalidOf, Name } from "./options.js"
+import { DEFAULT_NAME, invalidOf, Name, NonNegative } from "./options.js"
 
 type RetryBudget = RB.RetryBudget
 type Options = RB.Options
@@ -69,8 +69,8 @@ const Window = Edition.refine(
 
 const OptionsSchema = Schema.Struct({
   name: Schema.optional(Name),
-  ratio: Schema.optional(FiniteNumber),
-  minPerSecond: Schema.optional(FiniteNumber),
+  ratio: Schema.optional(NonNegative),
+  minPerSecond: Schema.optional(NonNegative),
   window: Schema.optional(Window)
 })
 
