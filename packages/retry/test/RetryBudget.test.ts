@@ -54,6 +54,9 @@ describe("RetryBudget", () => {
       const bad: ReadonlyArray<[unknown, string]> = [
         ["nope", 'RetryBudget options must be an object, got "nope"'],
         [{ name: 3 }, "RetryBudget name must be a non-empty string, got 3"],
+        // null is no option's value (their types say so): refused, not read as the default.
+        [{ name: null }, "RetryBudget name must be a non-empty string, got null"],
+        [{ ratio: null }, 'RetryBudget ratio must be a finite number >= 0, got null (budget "default")'],
         // A message about the name has no budget to name, whichever option comes first.
         [{ ratio: -1, name: "" }, 'RetryBudget name must be a non-empty string, got ""'],
         [{ ratio: "1" }, 'RetryBudget ratio must be a finite number >= 0, got "1" (budget "default")'],

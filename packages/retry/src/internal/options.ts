@@ -30,7 +30,8 @@ export const Worded = <A, I>(schema: OptionRules.Codec<A, I>, rule: string) => E
 /** The name a budget's or a hedging's options give it, when it is a valid one. */
 const validName = (input: unknown): string | undefined => {
   if (typeof input !== "object" || input === null) return undefined
-  const name = (input as { readonly name?: unknown }).name ?? DEFAULT_NAME
+  const given = (input as { readonly name?: unknown }).name
+  const name = given === undefined ? DEFAULT_NAME : given
   return typeof name === "string" && name.length > 0 ? name : undefined
 }
 
