@@ -229,6 +229,61 @@ describe("Hedging", () => {
     })
   )
 
+  it.effect("a bad option's message in full: the owner, the option, the rule, the value as given, the hedging", () =>
+    Effect.gen(function* () {
+      const bad: ReadonlyArray<[unknown, string]> = [
+        [3, "Hedging options must be an object, got 3"],
+        [undefined, "Hedging delay must be a finite duration >= 0 or { percentile }, got undefined"],
+        [{}, 'Hedging delay must be a finite duration >= 0 or { percentile }, got undefined (hedging "default")'],
+        [
+          { name: "search", delay: "soon" },
+          'Hedging delay must be a finite duration >= 0 or { percentile }, got "soon" (hedging "search")'
+        ],
+        [
+          { delay: { percentile: 95, min: { seconds: -1 } } },
+          'Hedging delay.min must be a finite duration >= 0, got {"seconds":-1} (hedging "default")'
+        ],
+        [
+          { delay: { percentile: 95, max: "soon" } },
+          'Hedging delay.max must be a finite duration >= delay.min, got "soon" (hedging "default")'
+        ],
+        [
+          { delay: { percentile: 95, min: "1 second", max: "10 millis" } },
+          'Hedging delay.max must be a finite duration >= delay.min, got "10 millis" (hedging "default")'
+        ],
+        [
+          { delay: { percentile: "95" } },
+          'Hedging delay.percentile must be a number in [1, 100) (95 for p95), got "95" (hedging "default")'
+        ],
+        [
+          { name: "search", delay: "1 second", budget: {} },
+          'Hedging budget must be a RetryBudget, got {} (hedging "search")'
+        ],
+        [
+          { delay: "1 second", maxHedges: "2" },
+          'Hedging maxHedges must be a whole number >= 1, got "2" (hedging "default")'
+        ],
+        // A message about the name has no hedging to name.
+        [{ name: "", delay: "soon" }, 'Hedging name must be a non-empty string, got ""']
+      ]
+      for (const [options, message] of bad) {
+        const error = yield* Effect.flip(Effect.scoped(Hedging.make(options as Hedging.Options)))
+        assert.strictEqual(error.message, message, JSON.stringify(options))
+      }
+    })
+  )
+
+  it.scoped("a percentile delay's max may equal its min; the percentile form is read from `percentile`", () =>
+    Effect.gen(function* () {
+      const hedging = yield* Hedging.make({ delay: { percentile: 95, min: "20 millis", max: "20 millis" } })
+      // Until 32 samples, a percentile delay is its max.
+      assert.deepStrictEqual(yield* hedging.delay, Option.some(Duration.millis(20)))
+      const fixed = yield* Hedging.make({ delay: "30 millis" })
+      assert.deepStrictEqual(yield* fixed.delay, Option.some(Duration.millis(30)))
+      assert.strictEqual(yield* fixed.samples, 0)
+    })
+  )
+
   it.effect("a tag works, and the types infer without casts", () =>
     Effect.gen(function* () {
       class Search extends Edition.KeyClass<Search, Hedging.Hedging>()("Search") {}

@@ -18,12 +18,14 @@ class LookAlike {
   constructor(readonly retryAfterMillis: number) {}
 }
 
-const diesWith = (exit: Exit.Exit<unknown, unknown>, message: string) => {
+/** The effect died with `InvalidRetryOptions`, its message holding `message` (or being it, when `whole`). */
+const diesWith = (exit: Exit.Exit<unknown, unknown>, message: string, whole = false) => {
   assert.isTrue(Exit.isFailure(exit))
   if (Exit.isFailure(exit)) {
     const defect = defectOf(exit.cause) as { _tag?: string; message?: string } | undefined
     assert.strictEqual(defect?._tag, "InvalidRetryOptions")
-    assert.include(defect?.message, message)
+    if (whole) assert.strictEqual(defect?.message, message)
+    else assert.include(defect?.message, message)
   }
 }
 
@@ -96,19 +98,41 @@ describe("Retry.retry", () => {
   it.effect("bad options make the effect die with InvalidRetryOptions naming the option", () =>
     Effect.gen(function* () {
       const ok = Effect.succeed(1)
+      // The whole message: the same rule, words and value display as every constructor's options error.
       diesWith(
         yield* Effect.exit(ok.pipe(Retry.retry({ schedule: Schedule.recurs(1), maxRetryAfter: "-1 seconds" }))),
-        "maxRetryAfter must be a finite duration >= 0"
+        'Retry.retry maxRetryAfter must be a finite duration >= 0, got "-1 seconds"',
+        true
       )
       // A negative duration in Effect 4's object form (Effect 3 has no object form: it fails too).
       const negative = { seconds: -1 } as unknown as Edition.DurationInput
       diesWith(
         yield* Effect.exit(ok.pipe(Retry.retry({ schedule: Schedule.recurs(1), maxRetryAfter: negative }))),
-        "maxRetryAfter must be a finite duration >= 0"
+        'Retry.retry maxRetryAfter must be a finite duration >= 0, got {"seconds":-1}',
+        true
+      )
+      diesWith(
+        yield* Effect.exit(
+          ok.pipe(
+            Retry.retry({ schedule: Schedule.recurs(1), maxRetryAfter: "Infinity" as unknown as Edition.DurationInput })
+          )
+        ),
+        'Retry.retry maxRetryAfter must be a finite duration >= 0, got "Infinity"',
+        true
       )
       diesWith(
         yield* Effect.exit(ok.pipe(Retry.retry({ schedule: "often" as unknown as Schedule.Schedule<number> }))),
         "schedule must be a Schedule"
+      )
+      diesWith(
+        yield* Effect.exit(ok.pipe(Retry.retry(undefined as unknown as Retry.Options<never, number>))),
+        "Retry.retry schedule must be a Schedule, got undefined",
+        true
+      )
+      diesWith(
+        yield* Effect.exit(ok.pipe(Retry.retry(3 as unknown as Retry.Options<never, number>))),
+        "Retry.retry options must be an object, got 3",
+        true
       )
       diesWith(
         yield* Effect.exit(
@@ -127,6 +151,49 @@ describe("Retry.retry", () => {
         ),
         "while must be a function"
       )
+    })
+  )
+
+  it.effect("options that passed for a schedule are not taken for other values with the same schedule", () =>
+    Effect.gen(function* () {
+      const schedule = Schedule.recurs(3)
+      let runs = 0
+      const limited = Effect.suspend(() => {
+        runs++
+        return runs === 1 ? Effect.fail(new LimiterRejected(2_000)) : Effect.succeed("ok")
+      })
+      // 2 s is within maxRetryAfter 5 s: retried after it.
+      const fiber = yield* Edition.forkChild(limited.pipe(Retry.retry({ schedule, maxRetryAfter: "5 seconds" })))
+      yield* TestClock.adjust("2 seconds")
+      assert.strictEqual(yield* Fiber.join(fiber), "ok")
+      assert.strictEqual(runs, 2)
+      // The same schedule without maxRetryAfter: the default 1 s, not the 5 s resolved before.
+      runs = 0
+      const again = yield* Edition.forkChild(Effect.exit(limited.pipe(Retry.retry({ schedule }))))
+      yield* TestClock.adjust("2 seconds")
+      assert.isTrue(Exit.isFailure(yield* Fiber.join(again)))
+      assert.strictEqual(runs, 1)
+      // A bad value after good ones with the same schedule is still refused, and good ones pass after it.
+      diesWith(
+        yield* Effect.exit(limited.pipe(Retry.retry({ schedule, maxRetryAfter: "-1 seconds" }))),
+        'Retry.retry maxRetryAfter must be a finite duration >= 0, got "-1 seconds"',
+        true
+      )
+      diesWith(
+        yield* Effect.exit(
+          limited.pipe(Retry.retry({ schedule, while: 3 as unknown as (e: LimiterRejected) => boolean }))
+        ),
+        "Retry.retry while must be a function of the error, got 3",
+        true
+      )
+      const fake = { name: "fake" } as unknown as RetryBudget.RetryBudget
+      diesWith(
+        yield* Effect.exit(limited.pipe(Retry.retry({ schedule, budget: fake }))),
+        'Retry.retry budget must be a RetryBudget or a service key (Context.Tag, Context.Key) of one, got {"name":"fake"}',
+        true
+      )
+      runs = 1
+      assert.strictEqual(yield* limited.pipe(Retry.retry({ schedule })), "ok")
     })
   )
 

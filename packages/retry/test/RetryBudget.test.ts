@@ -49,6 +49,50 @@ describe("RetryBudget", () => {
     )
   })
 
+  it.effect("a bad option's message in full: the option, the rule, the value as given, the budget", () =>
+    Effect.gen(function* () {
+      const bad: ReadonlyArray<[unknown, string]> = [
+        ["nope", 'RetryBudget options must be an object, got "nope"'],
+        [{ name: 3 }, "RetryBudget name must be a non-empty string, got 3"],
+        // null is no option's value (their types say so): refused, not read as the default.
+        [{ name: null }, "RetryBudget name must be a non-empty string, got null"],
+        [{ ratio: null }, 'RetryBudget ratio must be a finite number >= 0, got null (budget "default")'],
+        // A message about the name has no budget to name, whichever option comes first.
+        [{ ratio: -1, name: "" }, 'RetryBudget name must be a non-empty string, got ""'],
+        [{ ratio: "1" }, 'RetryBudget ratio must be a finite number >= 0, got "1" (budget "default")'],
+        [
+          { name: "payments", minPerSecond: Number.POSITIVE_INFINITY },
+          'RetryBudget minPerSecond must be a finite number >= 0, got Infinity (budget "payments")'
+        ],
+        [
+          { name: "payments", window: { seconds: -1 } },
+          'RetryBudget window must be a finite duration of at least 10 ms, got {"seconds":-1} (budget "payments")'
+        ],
+        [
+          { window: "Infinity" },
+          'RetryBudget window must be a finite duration of at least 10 ms, got "Infinity" (budget "default")'
+        ]
+      ]
+      for (const [options, message] of bad) {
+        const error = yield* Effect.flip(Effect.scoped(RetryBudget.make(options as RetryBudget.Options)))
+        assert.strictEqual(error.message, message, JSON.stringify(options))
+      }
+      // Options of another package's budget built on this one (RedisRetryBudget) are no concern of it.
+      const budget = yield* Effect.scoped(RetryBudget.make({ ratio: 1, url: "redis://x" } as RetryBudget.Options))
+      assert.strictEqual(budget.name, "default")
+    })
+  )
+
+  it.effect("a budget takes a window of exactly 10 ms, and its defaults without options", () =>
+    Effect.gen(function* () {
+      const budget = yield* Effect.scoped(RetryBudget.make({ window: "10 millis", ratio: 0, minPerSecond: 0 }))
+      assert.strictEqual(yield* budget.available, 0)
+      const byDefault = yield* Effect.scoped(RetryBudget.make())
+      // The floor: minPerSecond 10, one second's worth.
+      assert.strictEqual(yield* byDefault.available, 10)
+    })
+  )
+
   describe("with Retry.retry", () => {
     it.scoped("concurrent retries through Retry.retry never overspend the budget", () =>
       Effect.gen(function* () {

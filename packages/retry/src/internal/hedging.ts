@@ -1,3 +1,4 @@
+import { OptionRules } from "@circuitry/core"
 import * as Edition from "@circuitry/core/Edition"
 import { isRejection } from "@circuitry/core/Rejection"
 import * as Cause from "effect/Cause"
@@ -9,12 +10,13 @@ import { dual } from "effect/Function"
 import type * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as H from "../Hedging.js"
 import type * as RB from "../RetryBudget.js"
-import { InvalidRetryOptions } from "./errors.js"
+import type { InvalidRetryOptions } from "./errors.js"
 import { Latencies } from "./latencies.js"
-import { describe, invalid, isOptionsObject, toMillis } from "./options.js"
+import { broken, DEFAULT_NAME, Guarded, invalidOf, Name, Worded } from "./options.js"
 import { isRetryBudget, LocalBudget } from "./retryBudget.js"
 import { type Owner, type Timer, Timers } from "./timers.js"
 
@@ -35,6 +37,10 @@ type Delay =
   | { readonly _tag: "Fixed"; readonly millis: number }
   | { readonly _tag: "Percentile"; readonly quantile: number; readonly min: number; readonly max: number | undefined }
 
+/** The delay's rules that a check after decoding states too. */
+const FIXED_RULE = "a finite duration >= 0 or { percentile }"
+const MAX_RULE = "a finite duration >= delay.min"
+
 /** @internal */
 export interface Resolved {
   readonly name: string
@@ -43,49 +49,62 @@ export interface Resolved {
   readonly budget: RB.RetryBudget | undefined
 }
 
-const resolveDelay = (delay: unknown, name: string): Delay | InvalidRetryOptions => {
-  const fail = (message: string) => invalid(`${message} (hedging "${name}")`)
-  if (typeof delay === "object" && delay !== null && "percentile" in delay) {
-    const d = delay as { readonly percentile: unknown; readonly min?: unknown; readonly max?: unknown }
-    const p = d.percentile
-    if (typeof p !== "number" || !(p >= 1 && p < 100)) {
-      return fail(`Hedging delay.percentile must be a number in [1, 100) (95 for p95), got ${describe(p)}`)
-    }
-    const min = d.min === undefined ? 0 : toMillis(d.min)
-    if (min === undefined) return fail(`Hedging delay.min must be a finite duration >= 0, got ${describe(d.min)}`)
-    const max = d.max === undefined ? undefined : toMillis(d.max)
-    if (d.max !== undefined && (max === undefined || max < min)) {
-      return fail(`Hedging delay.max must be a finite duration >= delay.min, got ${describe(d.max)}`)
-    }
-    return { _tag: "Percentile", quantile: p / 100, min, max }
-  }
-  const millis = toMillis(delay)
-  if (millis === undefined) {
-    return fail(`Hedging delay must be a finite duration >= 0 or { percentile }, got ${describe(delay)}`)
-  }
-  return { _tag: "Fixed", millis }
+/** A fixed delay. Its rule names the other form, for a caller who meant a percentile. */
+const FixedDelay = Worded(OptionRules.FiniteMillis, FIXED_RULE)
+
+/** A percentile of the observed latencies, within `min` and `max` (`max >= min` is checked after decoding). */
+const PercentileDelay = Schema.Struct({
+  percentile: Edition.refine(Schema.Number, (p) => p >= 1 && p < 100, "a number in [1, 100) (95 for p95)"),
+  min: Schema.optional(OptionRules.FiniteMillis),
+  max: Schema.optional(Worded(OptionRules.FiniteMillis, MAX_RULE))
+})
+
+const Budget = Guarded(isRetryBudget, "a RetryBudget")
+
+/**
+ * The options, by the form of their delay: an object with a `percentile` is a percentile delay,
+ * anything else a fixed one. One schema per form, rather than a union of the two, so that a broken
+ * rule is reported in the form the caller meant (a union would report the first form's rule).
+ */
+const WithFixedDelay = Schema.Struct({
+  name: Schema.optional(Name),
+  delay: Schema.optional(FixedDelay),
+  maxHedges: Schema.optional(OptionRules.Whole(1)),
+  budget: Schema.optional(Budget)
+})
+const WithPercentileDelay = Schema.Struct({
+  name: Schema.optional(Name),
+  delay: PercentileDelay,
+  maxHedges: Schema.optional(OptionRules.Whole(1)),
+  budget: Schema.optional(Budget)
+})
+
+/** The delay of `options`, as given, when it is of the percentile form. */
+const percentileDelay = (options: unknown): { readonly percentile: unknown; readonly max?: unknown } | undefined => {
+  const delay = typeof options === "object" && options !== null ? (options as { delay?: unknown }).delay : undefined
+  return typeof delay === "object" && delay !== null && "percentile" in delay ? delay : undefined
 }
 
 /** @internal */
-export const resolve = (options: Options): Resolved | InvalidRetryOptions => {
-  const fail = invalid
-  if (!isOptionsObject(options) || options === undefined) {
-    return fail(`Hedging options must be an object with a delay, got ${describe(options)}`)
+export const resolve = (options: Options): Edition.Result<Resolved, InvalidRetryOptions> => {
+  const invalid = invalidOf("Hedging", options, "hedging")
+  const resolved = (o: { readonly name?: string | undefined; readonly maxHedges?: number | undefined }, delay: Delay) =>
+    Edition.Result.succeed({ name: o.name ?? DEFAULT_NAME, delay, maxHedges: o.maxHedges ?? 1, budget: options.budget })
+  const given = percentileDelay(options)
+  if (given !== undefined) {
+    return Edition.Result.flatMap(OptionRules.decode(WithPercentileDelay, options, invalid), (o) => {
+      const { max, min = 0, percentile } = o.delay
+      if (max !== undefined && max < min) {
+        return Edition.Result.fail(invalid(broken("delay.max", MAX_RULE, given.max)))
+      }
+      return resolved(o, { _tag: "Percentile", quantile: percentile / 100, min, max })
+    })
   }
-  const name = options.name ?? "default"
-  if (typeof name !== "string" || name.length === 0) {
-    return fail(`Hedging name must be a non-empty string, got ${describe(name)}`)
-  }
-  const delay = resolveDelay(options.delay, name)
-  if (delay instanceof InvalidRetryOptions) return delay
-  const maxHedges = options.maxHedges ?? 1
-  if (typeof maxHedges !== "number" || !Number.isInteger(maxHedges) || maxHedges < 1) {
-    return fail(`Hedging maxHedges must be a whole number >= 1, got ${describe(maxHedges)} (hedging "${name}")`)
-  }
-  if (options.budget !== undefined && !isRetryBudget(options.budget)) {
-    return fail(`Hedging budget must be a RetryBudget, got ${describe(options.budget)} (hedging "${name}")`)
-  }
-  return { name, delay, maxHedges, budget: options.budget }
+  return Edition.Result.flatMap(OptionRules.decode(WithFixedDelay, options, invalid), (o) =>
+    o.delay === undefined
+      ? Edition.Result.fail(invalid(broken("delay", FIXED_RULE, undefined)))
+      : resolved(o, { _tag: "Fixed", millis: o.delay })
+  )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -304,11 +323,10 @@ class HedgingImpl implements Hedging {
 // ---------------------------------------------------------------------------------------------
 
 /** @internal */
-export const make = (options: Options): Effect.Effect<Hedging, InvalidRetryOptions, Scope.Scope> => {
-  const resolved = resolve(options)
-  if (resolved instanceof InvalidRetryOptions) return Effect.fail(resolved)
-  return Effect.map(Timers.make, (timers) => new HedgingImpl(resolved, timers))
-}
+export const make = (options: Options): Effect.Effect<Hedging, InvalidRetryOptions, Scope.Scope> =>
+  Effect.flatMap(Edition.fromResult(resolve(options)), (resolved) =>
+    Effect.map(Timers.make, (timers) => new HedgingImpl(resolved, timers))
+  )
 
 /** @internal */
 export const layer = <I>(tag: Edition.Key<I, Hedging>, options: Options): Layer.Layer<I, InvalidRetryOptions> =>

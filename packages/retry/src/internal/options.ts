@@ -1,22 +1,53 @@
-/** Checks used by the validation of every constructor's options. */
+/**
+ * How the package checks its options: each constructor's options are a `Schema.Struct` of optional
+ * fields made of `@circuitry/core`'s `OptionRules` and the few rules below, decoded once into the
+ * package's one options error, `InvalidRetryOptions`. Its message reads
+ * `"<owner> <option> must be <rule>, got <value>"` (`"RetryBudget ratio must be a finite number >= 0,
+ * got -1"`), then, for a budget or a hedging whose name is valid, the instance it is about
+ * (`(budget "payments")`). What a schema cannot say about one field (an option that is required, a
+ * bound set by another option) is checked after decoding, in the same words.
+ */
+import { OptionRules } from "@circuitry/core"
+import * as Edition from "@circuitry/core/Edition"
+import * as Schema from "effect/Schema"
 import { InvalidRetryOptions } from "./errors.js"
 
-/** @internal */
-export const invalid = (message: string): InvalidRetryOptions => new InvalidRetryOptions({ message })
+/** The name of a budget or a hedging not given one. */
+export const DEFAULT_NAME = "default"
 
-/** Milliseconds of a duration input; undefined when it is not a finite duration >= 0 (core's rule). */
-export { millis as toMillis } from "@circuitry/core/OptionRules"
+/** A non-empty string: a name that shows in metrics. */
+export const Name = Edition.refine(Schema.String, (s) => s.length > 0, "a non-empty string")
 
-/** A finite number >= `min`. */
-export const isAtLeast = (n: unknown, min: number): n is number =>
-  typeof n === "number" && Number.isFinite(n) && n >= min
+/** A finite number >= 0: a ratio, a rate. */
+export const NonNegative = Edition.refine(Schema.Number, (n) => Number.isFinite(n) && n >= 0, "a finite number >= 0")
 
-/** An object or undefined (options must be one object). */
-export const isOptionsObject = (o: unknown): o is object | undefined =>
-  o === undefined || (typeof o === "object" && o !== null)
+/** A value that `guard` accepts (a Schedule, a RetryBudget, a function), refused as not `rule`. */
+export const Guarded = (guard: (u: unknown) => boolean, rule: string) => Edition.refine(Schema.Unknown, guard, rule)
 
-export const describe = (u: unknown): string => {
-  if (typeof u === "string") return JSON.stringify(u)
-  if (typeof u === "number" || typeof u === "bigint" || typeof u === "boolean") return String(u)
-  return u === null ? "null" : typeof u
+/** `schema`, its broken rules worded as `rule`: a rule of core's in the words of this package's message. */
+export const Worded = <A, I>(schema: OptionRules.Codec<A, I>, rule: string) => Edition.refine(schema, () => true, rule)
+
+/** The name a budget's or a hedging's options give it, when it is a valid one. */
+const validName = (input: unknown): string | undefined => {
+  if (typeof input !== "object" || input === null) return undefined
+  const given = (input as { readonly name?: unknown }).name
+  const name = given === undefined ? DEFAULT_NAME : given
+  return typeof name === "string" && name.length > 0 ? name : undefined
 }
+
+/**
+ * The error a broken rule of `input` fails with: `"<owner> <message>"`, then `(<instance> "<name>")`
+ * when an `instance` is given and `input` names one validly (a message about the name itself, or
+ * about options that are not an object, has no such end).
+ */
+export const invalidOf =
+  (owner: string, input: unknown, instance?: string) =>
+  (message: string): InvalidRetryOptions => {
+    const name = instance === undefined ? undefined : validName(input)
+    const about = name === undefined ? "" : ` (${instance} "${name}")`
+    return new InvalidRetryOptions({ message: `${owner} ${message}${about}` })
+  }
+
+/** The words of a broken rule, for a check made after decoding: `"<option> must be <rule>, got <value>"`. */
+export const broken = (option: string, rule: string, value: unknown): string =>
+  `${option} must be ${rule}, got ${OptionRules.show(value)}`

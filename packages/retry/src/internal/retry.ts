@@ -1,13 +1,15 @@
+import { OptionRules } from "@circuitry/core"
 import * as Edition from "@circuitry/core/Edition"
 import { isRejection } from "@circuitry/core/Rejection"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import type * as R from "../Retry.js"
 import type * as RB from "../RetryBudget.js"
-import { InvalidRetryOptions } from "./errors.js"
-import { describe, invalid, isOptionsObject, toMillis } from "./options.js"
+import type { InvalidRetryOptions } from "./errors.js"
+import { broken, Guarded, invalidOf } from "./options.js"
 import { isBudgetOrTag, isRetryBudget, LocalBudget } from "./retryBudget.js"
 
 type RetryBudget = RB.RetryBudget
@@ -23,29 +25,68 @@ export interface Resolved<E, X, I> {
   readonly maxRetryAfterMillis: number
 }
 
+const SCHEDULE_RULE = "a Schedule"
+
+const OptionsSchema = Schema.Struct({
+  schedule: Schema.optional(Guarded(Schedule.isSchedule, SCHEDULE_RULE)),
+  budget: Schema.optional(Guarded(isBudgetOrTag, "a RetryBudget or a service key (Context.Tag, Context.Key) of one")),
+  while: Schema.optional(Guarded((u) => typeof u === "function", "a function of the error")),
+  maxRetryAfter: Schema.optional(OptionRules.FiniteMillis)
+})
+
 /** @internal */
-export const resolve = <E, X, I>(options: R.Options<E, X, I>): Resolved<E, X, I> | InvalidRetryOptions => {
-  const fail = invalid
-  if (!isOptionsObject(options) || options === undefined) {
-    return fail(`Retry.retry options must be an object with a schedule, got ${describe(options)}`)
+export const resolve = <E, X, I>(
+  options: R.Options<E, X, I>
+): Edition.Result<Resolved<E, X, I>, InvalidRetryOptions> => {
+  const invalid = invalidOf("Retry.retry", options)
+  return Edition.Result.flatMap(OptionRules.decode(OptionsSchema, options, invalid), (o) =>
+    // The schema has checked each value given; these are the same values, as their types say.
+    o.schedule === undefined
+      ? Edition.Result.fail(invalid(broken("schedule", SCHEDULE_RULE, undefined)))
+      : Edition.Result.succeed({
+          schedule: options.schedule,
+          budget: options.budget,
+          while: options.while,
+          maxRetryAfterMillis: o.maxRetryAfter ?? DEFAULT_MAX_RETRY_AFTER_MILLIS
+        })
+  )
+}
+
+/**
+ * The options last resolved for each schedule, and the `maxRetryAfter` they were resolved from. A
+ * retry is often applied once per call (`self.pipe(Retry.retry({ schedule, budget }))` in a
+ * handler), to the same values each time, and decoding them costs about a microsecond (the bench's
+ * first attempt with a budget went from 0.4x to 1.2x `Effect.retry` on Effect 4 without this), so
+ * values that passed last time for the same schedule are not decoded again: the same schedule,
+ * budget and `while` (by identity) and the same `maxRetryAfter` (by `===`). An entry leaves with
+ * its schedule.
+ */
+const lastResolved = new WeakMap<
+  object,
+  { readonly resolved: Resolved<any, any, any>; readonly maxRetryAfter: unknown }
+>()
+
+/** `resolve`, skipped for the values that passed last time for the same schedule. */
+const resolveCached = <E, X, I>(
+  options: R.Options<E, X, I>
+): Edition.Result<Resolved<E, X, I>, InvalidRetryOptions> => {
+  const last = typeof options === "object" && options !== null ? lastResolved.get(options.schedule) : undefined
+  if (
+    last !== undefined &&
+    last.resolved.budget === options.budget &&
+    last.resolved.while === options.while &&
+    last.maxRetryAfter === options.maxRetryAfter
+  ) {
+    return Edition.Result.succeed(last.resolved)
   }
-  if (!Schedule.isSchedule(options.schedule)) {
-    return fail(`Retry.retry schedule must be a Schedule, got ${describe(options.schedule)}`)
+  const resolved = resolve(options)
+  if (Edition.Result.isSuccess(resolved)) {
+    lastResolved.set(options.schedule, {
+      resolved: Edition.Result.successOf(resolved),
+      maxRetryAfter: options.maxRetryAfter
+    })
   }
-  if (options.budget !== undefined && !isBudgetOrTag(options.budget)) {
-    return fail(
-      `Retry.retry budget must be a RetryBudget or a service key (Context.Tag, Context.Key) of one, got ${describe(options.budget)}`
-    )
-  }
-  if (options.while !== undefined && typeof options.while !== "function") {
-    return fail(`Retry.retry while must be a function of the error, got ${describe(options.while)}`)
-  }
-  const maxRetryAfterMillis =
-    options.maxRetryAfter === undefined ? DEFAULT_MAX_RETRY_AFTER_MILLIS : toMillis(options.maxRetryAfter)
-  if (maxRetryAfterMillis === undefined) {
-    return fail(`Retry.retry maxRetryAfter must be a finite duration >= 0, got ${describe(options.maxRetryAfter)}`)
-  }
-  return { schedule: options.schedule, budget: options.budget, while: options.while, maxRetryAfterMillis }
+  return resolved
 }
 
 /**
@@ -106,9 +147,9 @@ export const retry: typeof R.retry = dual(
   <A, E, R, X, I>(self: Effect.Effect<A, E, R>, options: R.Options<E, X, I>): Effect.Effect<A, E, R | I> => {
     // Validated once, when the combinator is applied; a bad option is a defect of every call,
     // since the contract's error channel is the effect's own.
-    const resolved = resolve(options)
-    if (resolved instanceof InvalidRetryOptions) return Effect.die(resolved)
-    const o = resolved as Resolved<E, X, unknown>
+    const resolved = resolveCached(options)
+    if (Edition.Result.isFailure(resolved)) return Effect.die(Edition.Result.failureOf(resolved))
+    const o = Edition.Result.successOf(resolved) as Resolved<E, X, unknown>
     const budget = o.budget
     if (budget === undefined || isRetryBudget(budget)) return run(self, o, budget)
     return Effect.flatMap(Edition.service(budget as Edition.Key<I, RetryBudget>), (b) => run(self, o, b))

@@ -1,11 +1,13 @@
+import { OptionRules } from "@circuitry/core"
 import * as Edition from "@circuitry/core/Edition"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as RB from "../RetryBudget.js"
-import { InvalidRetryOptions } from "./errors.js"
-import { describe, invalid, isAtLeast, isOptionsObject, toMillis } from "./options.js"
+import type { InvalidRetryOptions } from "./errors.js"
+import { DEFAULT_NAME, invalidOf, Name, NonNegative } from "./options.js"
 
 type RetryBudget = RB.RetryBudget
 type Options = RB.Options
@@ -55,40 +57,39 @@ export interface Resolved {
   readonly windowMillis: number
 }
 
+/** The window is kept as this many buckets: a deposit lasts between 9/10 of the window and all of it. */
+const BUCKETS = 10
+
+/** A window of at least one millisecond per bucket. */
+const Window = Edition.refine(
+  OptionRules.FiniteMillis,
+  (ms) => ms >= BUCKETS,
+  `a finite duration of at least ${BUCKETS} ms`
+)
+
+const OptionsSchema = Schema.Struct({
+  name: Schema.optional(Name),
+  ratio: Schema.optional(NonNegative),
+  minPerSecond: Schema.optional(NonNegative),
+  window: Schema.optional(Window)
+})
+
 /** @internal */
-export const resolve = (options: Options | undefined): Resolved | InvalidRetryOptions => {
-  const fail = invalid
-  if (!isOptionsObject(options)) return fail(`RetryBudget options must be an object, got ${describe(options)}`)
-  const o = options ?? {}
-  const name = o.name ?? "default"
-  if (typeof name !== "string" || name.length === 0) {
-    return fail(`RetryBudget name must be a non-empty string, got ${describe(name)}`)
-  }
-  const ratio = o.ratio ?? 0.1
-  if (!isAtLeast(ratio, 0)) {
-    return fail(`RetryBudget ratio must be a finite number >= 0, got ${describe(ratio)} (budget "${name}")`)
-  }
-  const minPerSecond = o.minPerSecond ?? 10
-  if (!isAtLeast(minPerSecond, 0)) {
-    return fail(
-      `RetryBudget minPerSecond must be a finite number >= 0, got ${describe(minPerSecond)} (budget "${name}")`
-    )
-  }
-  const windowMillis = toMillis(o.window ?? "10 seconds")
-  if (windowMillis === undefined || windowMillis < BUCKETS) {
-    return fail(
-      `RetryBudget window must be a finite duration of at least 10 ms, got ${describe(o.window)} (budget "${name}")`
-    )
-  }
-  return { name, ratio, minPerSecond, windowMillis }
-}
+export const resolve = (options: Options | undefined): Edition.Result<Resolved, InvalidRetryOptions> =>
+  Edition.Result.map(
+    OptionRules.decode(OptionsSchema, options, invalidOf("RetryBudget", options, "budget")),
+    (o): Resolved => ({
+      name: o.name ?? DEFAULT_NAME,
+      ratio: o.ratio ?? 0.1,
+      minPerSecond: o.minPerSecond ?? 10,
+      windowMillis: o.window ?? 10_000
+    })
+  )
 
 // ---------------------------------------------------------------------------------------------
 // the budget
 // ---------------------------------------------------------------------------------------------
 
-/** The window is kept as this many buckets: a deposit lasts between 9/10 of the window and all of it. */
-const BUCKETS = 10
 /** Sums of floating-point tokens: a balance this close to a whole token is that token. */
 const EPSILON = 1e-9
 
@@ -206,11 +207,10 @@ export class LocalBudget implements RetryBudget {
 }
 
 /** @internal */
-export const make = (options?: Options): Effect.Effect<RetryBudget, InvalidRetryOptions, Scope.Scope> => {
-  const resolved = resolve(options)
-  if (resolved instanceof InvalidRetryOptions) return Effect.fail(resolved)
-  return Effect.clockWith((clock) => Effect.sync(() => new LocalBudget(resolved, Edition.nowUnsafe(clock))))
-}
+export const make = (options?: Options): Effect.Effect<RetryBudget, InvalidRetryOptions, Scope.Scope> =>
+  Effect.flatMap(Edition.fromResult(resolve(options)), (resolved) =>
+    Effect.clockWith((clock) => Effect.sync(() => new LocalBudget(resolved, Edition.nowUnsafe(clock))))
+  )
 
 /** @internal */
 export const layer = <I>(tag: Edition.Key<I, RetryBudget>, options?: Options): Layer.Layer<I, InvalidRetryOptions> =>
