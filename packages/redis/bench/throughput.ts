@@ -12,6 +12,7 @@
  * the concurrent modes also run the store in 64 fibers that loop, as the raw rounds do with 64 async
  * loops, to show what the fiber forked per call costs apart from the store (not the goal's figure).
  */
+import * as Edition from "@circuitry/core/Edition"
 import { Effect, Exit, Scope } from "effect"
 import { Redis } from "ioredis"
 import { RedisStore } from "../src/index.js"
@@ -76,7 +77,7 @@ const main = async () => {
   const scope = Effect.runSync(Scope.make())
   // deadline and liveness well above any reply time here: the bench measures the path, not timeouts
   const store = await Effect.runPromise(
-    Scope.extend(RedisStore.make({ url, prefix: prefix + "store:", deadline: "5 seconds" }), scope)
+    Edition.inScope(RedisStore.make({ url, prefix: prefix + "store:", deadline: "5 seconds" }), scope)
   )
   const rawKey = (i: number) => `${prefix}raw:k${i % keyCount}`
   const storeKey = (i: number) => `k${i % keyCount}`
