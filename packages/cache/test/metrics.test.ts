@@ -6,7 +6,7 @@
 import { CircuitBreaker, Policy } from "@circuitry/breaker"
 import { Cache, CacheStore, LayeredStore, MemoryStore } from "@circuitry/cache"
 import * as Edition from "@circuitry/core/Edition"
-import { assert, describe, it, metricSeries, TestClock, yieldNow } from "@circuitry/testkit"
+import { assert, counterCount, describe, it, metricSeries, TestClock, yieldNow } from "@circuitry/testkit"
 import { Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { makeTestStore } from "./testStore.js"
 
@@ -329,6 +329,44 @@ describe("metrics: circuitry_cache_l2_write_failures_total, a layered store's ba
       const interrupting: CacheStore.CacheStore<CacheStore.CacheError> = { ...l2, set: () => Effect.interrupt }
       const store = yield* LayeredStore.make(yield* MemoryStore.make(), interrupting, { l2Writes: "background" })
       yield* moves(Effect.andThen(store.set("k", "v"), settle), {})
+    })
+  )
+})
+
+describe("metrics: the public counters", () => {
+  it.scoped("read the series the cache updates, by their labels", () =>
+    Effect.gen(function* () {
+      const { cache, store } = yield* guarded
+      const loading = yield* Cache.make(cache, { maxConcurrentLoads: 1, maxQueuedLoads: 0 })
+      const l2 = yield* makeTestStore()
+      const layered = yield* LayeredStore.make(yield* MemoryStore.make(), l2, { l2Writes: "background" })
+      l2.failing = true
+      const read = Effect.all([
+        counterCount(Cache.operationsTotal, { operation: "get", outcome: "miss" }),
+        counterCount(Cache.operationsTotal, { operation: "set", outcome: "success" }),
+        counterCount(Cache.lookupsTotal, { outcome: "load" }),
+        counterCount(Cache.lookupsTotal, { outcome: "hit" }),
+        counterCount(Cache.loadsTotal, { outcome: "success" }),
+        counterCount(Cache.loadsTotal, { outcome: "rejected", reason: "queue-full" }),
+        counterCount(LayeredStore.l2WriteFailuresTotal, { operation: "delete" })
+      ])
+      const before = yield* read
+      // three guarded misses and loads (k, held, turned-away), two write-backs, one rejection
+      yield* loading.getOrLoad("k", Effect.succeed("v"))
+      yield* loading.getOrLoad("k", Effect.succeed("v")) // a hit
+      const gate = yield* Deferred.make<void>()
+      const held = yield* Edition.forkChild(loading.getOrLoad("held", Effect.as(Deferred.await(gate), "h")))
+      yield* settle
+      yield* Effect.exit(loading.getOrLoad("turned-away", Effect.succeed("x")))
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(held)
+      yield* Effect.andThen(layered.delete("k"), settle)
+      const after = yield* read
+      assert.deepStrictEqual(
+        after.map((n, i) => n - before[i]!),
+        [3, 2, 3, 1, 2, 1, 1]
+      )
+      assert.strictEqual(store.calls.set, 2)
     })
   )
 })

@@ -6,44 +6,49 @@
  * cache's name, so the series below are all the series the cache package can ever put in the
  * registry (33), however many caches a process makes and releases: none belongs to a cache, so
  * none has to leave the registry with one. Which cache did what is the breaker's to say
- * (`circuitry_breaker_calls_total{breaker}` counts a guard's shed reads and its repairs by name).
- * Each series is made once, here; it enters the registry on its first update.
+ * (`circuitry_breaker_calls_total{breaker}` counts a guard's shed operations and its repairs by
+ * name). Each series is made once, here; it enters the registry on its first update.
+ *
+ * Each series updates a copy of its counter of its own (same name, help and kind, so the same
+ * series in the registry as the public counter with those labels). On Effect 4 a counter keeps the
+ * key of the last labels it was updated with, and builds it again (sorting and serialising the
+ * labels, about 1 µs) when the labels change: series sharing one counter, as a guard's `get` hit
+ * and miss would, paid that on nearly every update. On Effect 3 a copy costs nothing.
  */
 import * as Edition from "@circuitry/core/Edition"
 import * as Metric from "effect/Metric"
+import * as Specs from "./metricSpecs.js"
 
 /** @internal */
-export const operationsTotal: Edition.Counter = Metric.counter("circuitry_cache_operations_total", {
+export const operationsTotal: Edition.Counter = Metric.counter(Specs.operations.name, {
   incremental: true,
-  description:
-    "Operations on a guarded cache store, by operation and outcome: hit or miss (get), success (the others), " +
-    "shed (refused by the open circuit) or error (the store failed); shed and error returned the fallback"
+  description: Specs.operations.description
 })
 
 /** @internal */
-export const lookupsTotal: Edition.Counter = Metric.counter("circuitry_cache_lookups_total", {
+export const lookupsTotal: Edition.Counter = Metric.counter(Specs.lookups.name, {
   incremental: true,
-  description:
-    "getOrLoad lookups, by outcome: hit (served from the cache), load (started the key's load), " +
-    "coalesced (joined the key's load in flight)"
+  description: Specs.lookups.description
 })
 
 /** @internal */
-export const loadsTotal: Edition.Counter = Metric.counter("circuitry_cache_loads_total", {
+export const loadsTotal: Edition.Counter = Metric.counter(Specs.loads.name, {
   incremental: true,
-  description:
-    "Loads getOrLoad started, by how they ended: success, failure, rejected (by the load cap's line, " +
-    "with a reason: queue-full or wait-exceeded), interrupted"
+  description: Specs.loads.description
 })
 
 /** @internal */
-export const l2WriteFailuresTotal: Edition.Counter = Metric.counter("circuitry_cache_l2_write_failures_total", {
+export const l2WriteFailuresTotal: Edition.Counter = Metric.counter(Specs.l2WriteFailures.name, {
   incremental: true,
-  description: "Background L2 writes of a layered cache store that failed, by operation: set, touch, delete"
+  description: Specs.l2WriteFailures.description
 })
 
 /** Adds to one series. */
 type Count = (by: number) => void
+
+/** One series: the metric of `spec` with these labels, over a copy of its counter (see above). */
+const series = (spec: Specs.Spec, attributes: Record<string, string>): Count =>
+  Edition.counterSeries(Metric.counter(spec.name, { incremental: true, description: spec.description }), attributes)
 
 /** The operations a guard counts (`getEntry` counts as `get`). @internal */
 export type Operation = "get" | "set" | "touch" | "delete" | "keys" | "size" | "ping"
@@ -55,8 +60,7 @@ export interface OperationSeries<A> {
   readonly error: Count
 }
 
-const operation = (name: Operation, outcome: string): Count =>
-  Edition.counterSeries(operationsTotal, { operation: name, outcome })
+const operation = (name: Operation, outcome: string): Count => series(Specs.operations, { operation: name, outcome })
 
 const fallbacks = (name: Operation) => ({ shed: operation(name, "shed"), error: operation(name, "error") })
 
@@ -84,12 +88,12 @@ export const operations = {
   ping: answered("ping")
 }
 
-const lookup = (outcome: string): Count => Edition.counterSeries(lookupsTotal, { outcome })
+const lookup = (outcome: string): Count => series(Specs.lookups, { outcome })
 
 /** @internal */
 export const lookups = { hit: lookup("hit"), load: lookup("load"), coalesced: lookup("coalesced") }
 
-const load = (outcome: string): Count => Edition.counterSeries(loadsTotal, { outcome })
+const load = (outcome: string): Count => series(Specs.loads, { outcome })
 
 /** @internal */
 export const loads = {
@@ -98,12 +102,12 @@ export const loads = {
   interrupted: load("interrupted"),
   /** By the rejection's `reason`. */
   rejected: {
-    "queue-full": Edition.counterSeries(loadsTotal, { outcome: "rejected", reason: "queue-full" }),
-    "wait-exceeded": Edition.counterSeries(loadsTotal, { outcome: "rejected", reason: "wait-exceeded" })
+    "queue-full": series(Specs.loads, { outcome: "rejected", reason: "queue-full" }),
+    "wait-exceeded": series(Specs.loads, { outcome: "rejected", reason: "wait-exceeded" })
   }
 }
 
-const l2Failure = (operation: string): Count => Edition.counterSeries(l2WriteFailuresTotal, { operation })
+const l2Failure = (operation: string): Count => series(Specs.l2WriteFailures, { operation })
 
 /** @internal */
 export const l2WriteFailures = { set: l2Failure("set"), touch: l2Failure("touch"), delete: l2Failure("delete") }
