@@ -16,6 +16,7 @@ import { InvalidCacheOptions, Store } from "./CacheStore.js"
 import * as internal from "./internal/cache.js"
 import * as guardInternal from "./internal/guard.js"
 import * as limiter from "./internal/limiter.js"
+import * as metrics from "./internal/metrics.js"
 import type * as MemoryStore from "./MemoryStore.js"
 
 /**
@@ -349,3 +350,45 @@ export const layer = (
       Context.make(Cache, cache).pipe(Context.add(CacheBreaker, breaker))
     )
   )
+
+/**
+ * The operations of a guarded store (`guard`, and the store `layer` guards), a counter tagged
+ * `operation` (`get`, `set`, `touch`, `delete`, `keys`, `size`, `ping`; `getEntry` is a `get`) and
+ * `outcome`: `hit` or `miss` for a `get` the store answered, `success` for the others, and the two
+ * that returned the fallback, `shed` (refused by the open circuit) and `error` (the store failed).
+ * Interruptions are not counted. A write that reached the store while the circuit was open is a
+ * `success` here and a `repair` in the breaker's `callsTotal`.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const operationsTotal: Edition.Counter = metrics.operationsTotal
+
+/**
+ * `getOrLoad`'s lookups, a counter tagged `outcome`: `hit` (served from the cache), `load` (the
+ * key's load started for it), `coalesced` (it joined the key's load in flight). A caller whose
+ * load was interrupted before it ended looks up again, and is counted again.
+ *
+ * @since 0.2.0
+ * @category metrics
+ * @example
+ * ```ts
+ * import { Cache } from "@circuitry/cache"
+ * import { Effect, Metric } from "effect"
+ *
+ * // getOrLoad calls the cache answered (on Effect 4, Metric.withAttributes(Cache.lookupsTotal, { outcome: "hit" }))
+ * export const hits = Effect.map(Metric.value(Metric.tagged(Cache.lookupsTotal, "outcome", "hit")), (s) => s.count)
+ * ```
+ */
+export const lookupsTotal: Edition.Counter = metrics.lookupsTotal
+
+/**
+ * The loads `getOrLoad` started, once each however many callers joined them, a counter tagged
+ * `outcome`: `success`, `failure` (the load failed or died), `rejected` (turned away by the load
+ * cap's line, never run; tagged `reason` too, `queue-full` or `wait-exceeded`, as the
+ * `LoadRejected`), `interrupted` (its fiber was interrupted before the load ended).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const loadsTotal: Edition.Counter = metrics.loadsTotal

@@ -8,6 +8,7 @@ import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { CacheStore } from "./CacheStore.js"
 import * as internal from "./internal/layeredStore.js"
+import * as metrics from "./internal/metrics.js"
 
 /**
  * @since 0.1.0
@@ -17,7 +18,8 @@ export interface Options {
   /**
    * `"await"` (default): writes return once both layers answered. `"background"`: L2 writes run
    * in fibers of the store's scope and are not awaited; closing the scope interrupts those still
-   * running. A failing background write is logged (guard L2 with `Cache.guard` to keep that quiet).
+   * running. A failing background write is logged and counted in `l2WriteFailuresTotal` (guard L2
+   * with `Cache.guard` to keep that quiet: a guarded store never fails).
    */
   readonly l2Writes?: "await" | "background" | undefined
   /**
@@ -59,3 +61,13 @@ export const make: <E1, E2>(
   l2: CacheStore<E2>,
   options?: Options
 ) => Effect.Effect<CacheStore<E1 | E2>, never, Scope.Scope> = internal.make
+
+/**
+ * Background L2 writes (`l2Writes: "background"`) that failed, a counter tagged `operation`
+ * (`set`, `touch`, `delete`). Each is also logged. An awaited L2 write's failure is its caller's,
+ * and an L2 behind `Cache.guard` never fails (its fallbacks are in `Cache.operationsTotal`).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const l2WriteFailuresTotal: Edition.Counter = metrics.l2WriteFailuresTotal

@@ -5,6 +5,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { CacheEntry, CacheStore } from "../CacheStore.js"
+import * as Metrics from "./metrics.js"
 
 /** @internal */
 export type ErrorReport = Data.TaggedEnum<{
@@ -134,24 +135,33 @@ export const guard = <E>(
 ): CacheStore<never> => {
   const reporter = new Reporter(breaker, options?.onError ?? logReport)
 
-  /** The outcome handlers of one operation, made once: the hot path allocates no closures. */
-  const handlers = <A>(operation: string, fallback: A) => ({
-    onSuccess: (a: A): Effect.Effect<A> =>
-      reporter.episode === undefined ? Effect.succeed(a) : Effect.as(reporter.succeeded, a),
+  /**
+   * The outcome handlers of one operation, made once: the hot path allocates no closures. Each
+   * outcome adds to its series of `circuitry_cache_operations_total`; an interruption to none.
+   */
+  const handlers = <A>(operation: Metrics.Operation, fallback: A, series: Metrics.OperationSeries<A>) => ({
+    onSuccess: (a: A): Effect.Effect<A> => {
+      series.ok(a)
+      return reporter.episode === undefined ? Effect.succeed(a) : Effect.as(reporter.succeeded, a)
+    },
     onFailure: (cause: Cause.Cause<unknown>): Effect.Effect<A> => {
       if (Edition.hasInterruptsOnly(cause)) return Effect.failCause(cause) as Effect.Effect<never>
-      if (isShed(cause)) return Effect.succeed(fallback)
+      if (isShed(cause)) {
+        series.shed(1)
+        return Effect.succeed(fallback)
+      }
+      series.error(1)
       return Effect.as(reporter.failed(operation, cause), fallback)
     }
   })
-  const onGet = handlers<Option.Option<string>>("get", Option.none())
-  const onGetEntry = handlers<Option.Option<CacheEntry>>("get", Option.none())
-  const onKeys = handlers<ReadonlyArray<string>>("keys", [])
-  const onSize = handlers("size", 0)
-  const onPing = handlers("ping", false)
-  const onSet = handlers("set", false)
-  const onTouch = handlers("touch", false)
-  const onDelete = handlers("delete", false)
+  const onGet = handlers<Option.Option<string>>("get", Option.none(), Metrics.operations.get)
+  const onGetEntry = handlers<Option.Option<CacheEntry>>("get", Option.none(), Metrics.operations.get)
+  const onKeys = handlers<ReadonlyArray<string>>("keys", [], Metrics.operations.keys)
+  const onSize = handlers<number>("size", 0, Metrics.operations.size)
+  const onPing = handlers<boolean>("ping", false, Metrics.operations.ping)
+  const onSet = handlers<boolean>("set", false, Metrics.operations.set)
+  const onTouch = handlers<boolean>("touch", false, Metrics.operations.touch)
+  const onDelete = handlers<boolean>("delete", false, Metrics.operations.delete)
 
   const read = <A>(effect: Effect.Effect<A, E>, on: ReturnType<typeof handlers<A>>): Effect.Effect<A> =>
     Effect.matchCauseEffect(breaker.execute(effect), on)

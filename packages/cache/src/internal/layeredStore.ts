@@ -6,6 +6,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { CacheEntry, CacheStore, WriteOptions } from "../CacheStore.js"
+import * as Metrics from "./metrics.js"
 import { decodeLayered } from "./options.js"
 
 /** @internal */
@@ -50,7 +51,7 @@ export const make = <E1, E2>(
     const pending = new Map<string, number>()
 
     const l2Write = <A>(
-      operation: string,
+      operation: keyof typeof Metrics.l2WriteFailures,
       key: string,
       write: Effect.Effect<A, E2>
     ): Effect.Effect<A | undefined, E2> => {
@@ -61,10 +62,11 @@ export const make = <E1, E2>(
         else pending.set(key, n - 1)
       })
       const job = Effect.matchCauseEffect(write, {
-        onFailure: (cause) =>
-          Edition.hasInterruptsOnly(cause)
-            ? Effect.void
-            : Effect.logWarning(`LayeredStore: background L2 ${operation} of "${key}" failed`, cause),
+        onFailure: (cause) => {
+          if (Edition.hasInterruptsOnly(cause)) return Effect.void
+          Metrics.l2WriteFailures[operation](1)
+          return Effect.logWarning(`LayeredStore: background L2 ${operation} of "${key}" failed`, cause)
+        },
         onSuccess: () => Effect.void
       }).pipe(Effect.ensuring(settle))
       // Counted and forked in one uninterruptible step, so the count never outlives its fiber.
@@ -122,7 +124,7 @@ export const make = <E1, E2>(
       })
 
     const writeBoth = <A>(
-      operation: string,
+      operation: keyof typeof Metrics.l2WriteFailures,
       key: string,
       w1: Effect.Effect<A, E1>,
       w2: Effect.Effect<A, E2>

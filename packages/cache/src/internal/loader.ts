@@ -6,6 +6,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import type { CacheStore, WriteOptions } from "../CacheStore.js"
 import { type Bounds, Limiter, LoadRejected } from "./limiter.js"
+import * as Metrics from "./metrics.js"
 
 /** @internal */
 export interface LoadCallOptions<E> extends WriteOptions {
@@ -54,9 +55,11 @@ const lookup = <E, R>(
   load: Effect.Effect<string, E, R>,
   options: LoadCallOptions<E> | undefined
 ): Effect.Effect<string, E, R> =>
-  Effect.flatMap(cache.get(key), (hit) =>
-    Option.isSome(hit) ? Effect.succeed(hit.value) : joinOrLead(cache, loader, key, load, options)
-  )
+  Effect.flatMap(cache.get(key), (hit) => {
+    if (Option.isNone(hit)) return joinOrLead(cache, loader, key, load, options)
+    Metrics.lookups.hit(1)
+    return Effect.succeed(hit.value)
+  })
 
 /**
  * Joins the key's load in flight, or runs it on behalf of every fiber that asks meanwhile. The
@@ -78,6 +81,7 @@ const joinOrLead = <E, R>(
     Effect.flatMap(Deferred.make<Option.Option<Exit.Exit<string, unknown>>>(), (flight: Flight) => {
       const current = loader.flights.get(key)
       if (current !== undefined) {
+        Metrics.lookups.coalesced(1)
         return restore(
           Effect.flatMap(Deferred.await(current), (result) =>
             Option.isSome(result)
@@ -88,6 +92,9 @@ const joinOrLead = <E, R>(
         )
       }
       loader.flights.set(key, flight)
+      Metrics.lookups.load(1)
+      /** Whether the load cap turned this load away (then it is counted as rejected, not as failed). */
+      let rejected = false
       const land = Effect.sync(() => {
         if (loader.flights.get(key) === flight) loader.flights.delete(key)
       })
@@ -98,15 +105,25 @@ const joinOrLead = <E, R>(
           : Effect.catchIf(
               loader.permits.withPermit(load, key),
               (e): e is LoadRejected => e instanceof LoadRejected,
-              (rejection) =>
-                options?.onRejected === undefined ? Effect.die(rejection) : Effect.fail(options.onRejected(rejection))
+              (rejection) => {
+                rejected = true
+                Metrics.loads.rejected[rejection.reason](1)
+                return options?.onRejected === undefined
+                  ? Effect.die(rejection)
+                  : Effect.fail(options.onRejected(rejection))
+              }
             )
       return Effect.flatMap(Effect.exit(restore(limited)), (exit) => {
         if (Exit.isFailure(exit) && Edition.hasInterruptsOnly(exit.cause)) {
+          Metrics.loads.interrupted(1)
           return land.pipe(Effect.andThen(Deferred.succeed(flight, Option.none())), Effect.andThen(exit))
         }
         const told = Deferred.succeed(flight, Option.some(exit))
-        if (Exit.isFailure(exit)) return land.pipe(Effect.andThen(told), Effect.andThen(exit))
+        if (Exit.isFailure(exit)) {
+          if (!rejected) Metrics.loads.failure(1)
+          return land.pipe(Effect.andThen(told), Effect.andThen(exit))
+        }
+        Metrics.loads.success(1)
         const writeBack = CircuitBreaker.repairing(cache.set(key, exit.value, options))
         return told.pipe(Effect.andThen(Effect.exit(restore(writeBack))), Effect.andThen(land), Effect.as(exit.value))
       })
