@@ -13,6 +13,7 @@
  * store, each path costs at most 2x the in-memory breaker's.
  */
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
+import * as Edition from "@circuitry/core/Edition"
 import { Effect, Exit, Scope } from "effect"
 import { Redis } from "ioredis"
 import { RedisBreakerStore } from "../src/index.js"
@@ -56,9 +57,9 @@ interface Paths {
 const tripsAtOnce = { policy: Policy.consecutiveFailures(1), openFor: "1 minute" } as const
 
 const paths = (breaker: CircuitBreaker.CircuitBreaker, tripping: CircuitBreaker.CircuitBreaker): Paths => {
-  const failing = Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), breaker))
-  const cycle = Effect.zipRight(
-    Effect.either(CircuitBreaker.withBreaker(Effect.fail("boom"), tripping)),
+  const failing = Edition.result(CircuitBreaker.withBreaker(Effect.fail("boom"), breaker))
+  const cycle = Effect.andThen(
+    Edition.result(CircuitBreaker.withBreaker(Effect.fail("boom"), tripping)),
     tripping.reset
   )
   return {
@@ -72,16 +73,16 @@ const main = async () => {
   const raw = new Redis(url)
   try {
     const make = (name: string, options: CircuitBreaker.Options) =>
-      Effect.runPromise(Scope.extend(CircuitBreaker.make({ name, ...options }), scope))
+      Effect.runPromise(Edition.inScope(CircuitBreaker.make({ name, ...options }), scope))
     const memory = paths(await make("memory", neverTrips), await make("memory-cycle", tripsAtOnce))
     const store = await Effect.runPromise(
-      Scope.extend(RedisBreakerStore.make({ url, prefix, deadline: "5 seconds" }), scope)
+      Edition.inScope(RedisBreakerStore.make({ url, prefix, deadline: "5 seconds" }), scope)
     )
     const makeShared = (name: string, options: CircuitBreaker.Options) =>
       Effect.runPromise(
         CircuitBreaker.make({ name, ...options }).pipe(
           Effect.provideService(BreakerStore.BreakerStore, store),
-          Scope.extend(scope)
+          Edition.inScope(scope)
         )
       )
     const shared = paths(await makeShared("shared", neverTrips), await makeShared("shared-cycle", tripsAtOnce))

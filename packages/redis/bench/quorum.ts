@@ -11,6 +11,7 @@
  * - trip: Redis commands for one member's trip below the quorum (report and count).
  */
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
+import * as Edition from "@circuitry/core/Edition"
 import { Effect, Exit, Scope } from "effect"
 import { Redis } from "ioredis"
 import { spawn } from "node:child_process"
@@ -72,7 +73,7 @@ const main = async () => {
           sharing: { quorum, quorumWindow: "1 minute" }
         }).pipe(Effect.provideService(BreakerStore.BreakerStore, store))
       )
-    const fail = (b: CircuitBreaker.CircuitBreaker) => Effect.runPromise(Effect.either(b.execute(Effect.fail("boom"))))
+    const fail = (b: CircuitBreaker.CircuitBreaker) => Effect.runPromise(Edition.result(b.execute(Effect.fail("boom"))))
 
     // open: every round on a circuit name of its own, so that no round sees another's trips
     const openMillis: Array<number> = []
