@@ -150,6 +150,14 @@ export const Is = <A>(is: (u: unknown) => u is A, rule: string): Codec<A> => S.d
 export const Text: Codec<string> = S.withMessage(Schema.String, "a string")
 
 /**
+ * A string of at least one character (a name that shows in metrics and messages).
+ *
+ * @since 0.2.0
+ * @category strings
+ */
+export const NonEmptyText: Codec<string> = S.refine(Schema.String, (s) => s.length > 0, "a non-empty string")
+
+/**
  * A boolean.
  *
  * @since 0.2.0

@@ -7,7 +7,7 @@
  * milliseconds), with the rule in words beside it, so a message never drifts from the check.
  */
 import * as Edition from "@circuitry/core/Edition"
-import { decoder, FiniteMillis, show, type Codec } from "@circuitry/core/OptionRules"
+import { decoder, FiniteMillis, NonEmptyText, show, type Codec } from "@circuitry/core/OptionRules"
 import * as Schema from "effect/Schema"
 
 export { show }
@@ -93,10 +93,7 @@ export const duration = (min: number | "> 0"): Rule<number> =>
   )
 
 /** A non-empty string. */
-export const nonEmptyString: Rule<string> = rule(
-  Edition.refine(Schema.String, (s) => s.length >= 1, "a non-empty string"),
-  () => "a non-empty string"
-)
+export const nonEmptyString: Rule<string> = rule(NonEmptyText, () => "a non-empty string")
 
 /** The rules the breaker's options use, made once. */
 export const atLeastOne: Rule<number> = wholeNumber(1)

@@ -48,7 +48,7 @@ export const decode = <A, I>(
   )
 
 const NameOptions = Schema.Struct({
-  name: Schema.optional(Edition.refine(Schema.String, (name) => name.length > 0, "a non-empty string"))
+  name: Schema.optional(OptionRules.NonEmptyText)
 })
 
 /**

@@ -16,7 +16,7 @@ import type * as H from "../Hedging.js"
 import type * as RB from "../RetryBudget.js"
 import type { InvalidRetryOptions } from "./errors.js"
 import { Latencies } from "./latencies.js"
-import { broken, DEFAULT_NAME, Guarded, invalidOf, Name, Worded } from "./options.js"
+import { broken, DEFAULT_NAME, invalidOf, Name, Worded } from "./options.js"
 import { isRetryBudget, LocalBudget } from "./retryBudget.js"
 import { type Owner, type Timer, Timers } from "./timers.js"
 
@@ -59,7 +59,7 @@ const PercentileDelay = Schema.Struct({
   max: Schema.optional(Worded(OptionRules.FiniteMillis, MAX_RULE))
 })
 
-const Budget = Guarded(isRetryBudget, "a RetryBudget")
+const Budget = OptionRules.Is(isRetryBudget, "a RetryBudget")
 
 /**
  * The options, by the form of their delay: an object with a `percentile` is a percentile delay,

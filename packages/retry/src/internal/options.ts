@@ -16,13 +16,10 @@ import { InvalidRetryOptions } from "./errors.js"
 export const DEFAULT_NAME = "default"
 
 /** A non-empty string: a name that shows in metrics. */
-export const Name = Edition.refine(Schema.String, (s) => s.length > 0, "a non-empty string")
+export const Name = OptionRules.NonEmptyText
 
 /** A finite number >= 0: a ratio, a rate. */
 export const NonNegative = Edition.refine(Schema.Number, (n) => Number.isFinite(n) && n >= 0, "a finite number >= 0")
-
-/** A value that `guard` accepts (a Schedule, a RetryBudget, a function), refused as not `rule`. */
-export const Guarded = (guard: (u: unknown) => boolean, rule: string) => Edition.refine(Schema.Unknown, guard, rule)
 
 /** `schema`, its broken rules worded as `rule`: a rule of core's in the words of this package's message. */
 export const Worded = <A, I>(schema: OptionRules.Codec<A, I>, rule: string) => Edition.refine(schema, () => true, rule)

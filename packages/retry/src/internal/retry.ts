@@ -9,7 +9,7 @@ import * as Schema from "effect/Schema"
 import type * as R from "../Retry.js"
 import type * as RB from "../RetryBudget.js"
 import type { InvalidRetryOptions } from "./errors.js"
-import { broken, Guarded, invalidOf } from "./options.js"
+import { broken, invalidOf } from "./options.js"
 import { isBudgetOrTag, isRetryBudget, LocalBudget } from "./retryBudget.js"
 
 type RetryBudget = RB.RetryBudget
@@ -28,9 +28,13 @@ export interface Resolved<E, X, I> {
 const SCHEDULE_RULE = "a Schedule"
 
 const OptionsSchema = Schema.Struct({
-  schedule: Schema.optional(Guarded(Schedule.isSchedule, SCHEDULE_RULE)),
-  budget: Schema.optional(Guarded(isBudgetOrTag, "a RetryBudget or a service key (Context.Tag, Context.Key) of one")),
-  while: Schema.optional(Guarded((u) => typeof u === "function", "a function of the error")),
+  schedule: Schema.optional(OptionRules.Is(Schedule.isSchedule, SCHEDULE_RULE)),
+  budget: Schema.optional(
+    OptionRules.Is(isBudgetOrTag, "a RetryBudget or a service key (Context.Tag, Context.Key) of one")
+  ),
+  while: Schema.optional(
+    OptionRules.Is((u): u is (error: unknown) => boolean => typeof u === "function", "a function of the error")
+  ),
   maxRetryAfter: Schema.optional(OptionRules.FiniteMillis)
 })
 

@@ -221,4 +221,5 @@ export const budgetOf = <I>(budget: RetryBudget | Edition.Key<I, RetryBudget>): 
   isRetryBudget(budget) ? Effect.succeed(budget) : Edition.service(budget)
 
 /** @internal */
-export const isBudgetOrTag = (u: unknown): boolean => isRetryBudget(u) || Edition.isKey(u)
+export const isBudgetOrTag = (u: unknown): u is RetryBudget | Edition.Key<unknown, RetryBudget> =>
+  isRetryBudget(u) || Edition.isKey(u)
