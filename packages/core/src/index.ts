@@ -11,6 +11,11 @@ export * as Heap from "./Heap.js"
 /**
  * @since 0.2.0
  */
+export * as MetricSeries from "./MetricSeries.js"
+
+/**
+ * @since 0.2.0
+ */
 export * as OptionRules from "./OptionRules.js"
 
 /**

@@ -12,7 +12,6 @@ import * as Effect from "effect/Effect"
 import type * as EffectFiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
-import * as MetricLabel from "effect/MetricLabel"
 import type * as Option from "effect/Option"
 import type * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
@@ -24,6 +23,7 @@ import * as Intervals from "effect/ScheduleIntervals"
 import * as Schema from "effect/Schema"
 import type * as SchemaAST from "effect/SchemaAST"
 import type * as Scope from "effect/Scope"
+import * as MetricSeries from "./metricSeries.effect3.js"
 /**
  * The Effect major this build of circuitry is for.
  *
@@ -231,16 +231,14 @@ export type Counter = Metric.Metric.Counter<number>
 
 /**
  * Adds to one series of a counter (the counter with these attributes, tags on Effect 3), from
- * synchronous code. Make it once per series: each call builds the series' key.
+ * synchronous code; the series stays in the registry (for series of fixed labels: a series
+ * labelled by an owner's name belongs to a `MetricSeries` owner). Make it once per series.
  *
  * @since 0.2.0
  * @category metrics
  */
-export const counterSeries = (counter: Counter, attributes: Record<string, string>): ((by: number) => void) => {
-  // Metric caches its hook per tag array: the array is made once, here.
-  const tags = Object.entries(attributes).map(([key, value]) => MetricLabel.make(key, value))
-  return (by) => counter.unsafeUpdate(by, tags)
-}
+export const counterSeries: (counter: Counter, attributes: Record<string, string>) => (by: number) => void =
+  MetricSeries.counterSeries
 
 /**
  * Steps a schedule as `Effect.retry` does, one input after another: the delay before the next

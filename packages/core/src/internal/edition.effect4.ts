@@ -19,6 +19,7 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as SchemaAST from "effect/SchemaAST"
 import type * as Scope from "effect/Scope"
+import * as MetricSeries from "./metricSeries.effect4.js"
 /**
  * The Effect major this build of circuitry is for.
  *
@@ -217,20 +218,16 @@ export const offerUnsafe = <A>(queue: Queue.Enqueue<A>, value: A): boolean => Qu
  */
 export type Counter = Metric.Counter<number>
 
-/** Metrics updated from synchronous code go to the default `Metric.MetricRegistry`, as on Effect 3. */
-const defaultRegistry = Context.empty()
-
 /**
  * Adds to one series of a counter (the counter with these attributes, tags on Effect 3), from
- * synchronous code. Make it once per series: each call builds the series' key.
+ * synchronous code; the series stays in the registry (for series of fixed labels: a series
+ * labelled by an owner's name belongs to a `MetricSeries` owner). Make it once per series.
  *
  * @since 0.2.0
  * @category metrics
  */
-export const counterSeries = (counter: Counter, attributes: Record<string, string>): ((by: number) => void) => {
-  const series = Metric.withAttributes(counter, attributes)
-  return (by) => series.updateUnsafe(by, defaultRegistry)
-}
+export const counterSeries: (counter: Counter, attributes: Record<string, string>) => (by: number) => void =
+  MetricSeries.counterSeries
 
 /**
  * Steps a schedule as `Effect.retry` does, one input after another: the delay before the next
