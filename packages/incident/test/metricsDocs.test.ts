@@ -1,8 +1,9 @@
 /**
  * docs/observability.md's table of metrics is the one the sources declare: every
- * `Metric.<type>("circuitry_...")` / `MetricKey.<type>("circuitry_...")` in packages/*\/src has a
- * row with its type, and every row names a declared metric. A counter's row promises it only goes
- * up, so each declared counter must be `incremental: true` (a Prometheus and OpenTelemetry counter).
+ * `Metric.<type>("circuitry_...")` / `MetricKey.<type>("circuitry_...")` /
+ * `MetricSeries.<type>(spec)` in packages/*\/src has a row with its type, and every row names a
+ * declared metric. A counter's row promises it only goes up, so each declared counter must be
+ * `incremental: true` (a Prometheus and OpenTelemetry counter; MetricSeries' counters are).
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
@@ -27,11 +28,14 @@ const declared = (): Map<string, Declared> => {
     const src = path.join(root, "packages", folder, "src")
     if (!fs.existsSync(src)) continue
     // A metric's name and help declared once as a spec object (`export const calls: Spec = { name:
-    // "circuitry_..." }`, the breaker's metricSpecs.ts), which a major's file names as `Specs.calls.name`.
+    // "circuitry_..." }`), which a constructor names (`MetricSeries.counter(Specs.calls)`,
+    // `MetricSeries.counter(CALLS)`, `Metric.counter(Specs.calls.name, ...)`).
     const specNames = new Map<string, string>()
     for (const file of sources(src)) {
       const code = fs.readFileSync(file, "utf8")
-      for (const m of code.matchAll(/\bconst ([a-z][A-Za-z0-9]*)(?::[^=]*)? = \{\s*name: "(circuitry_[a-z0-9_]+)"/g)) {
+      for (const m of code.matchAll(
+        /\bconst ([A-Za-z_][A-Za-z0-9_]*)(?::[^=]*)? = \{\s*name: "(circuitry_[a-z0-9_]+)"/g
+      )) {
         specNames.set(m[1]!, m[2]!)
       }
     }
@@ -39,14 +43,14 @@ const declared = (): Map<string, Declared> => {
       const code = fs.readFileSync(file, "utf8")
       const pattern =
         /\b(?:Metric|MetricKey)\.(counter|gauge|histogram|summary|frequency)\(\s*(?:"(circuitry_[a-z0-9_]+)"|Specs\.([a-z][A-Za-z0-9]*)\.name)/g
-      // A metric declared as a spec (`const X = { name: "circuitry_..." }`) that a constructor of the
-      // limiter's series takes (`Series.counter(X)`): the same declaration, one per major underneath.
-      const specs = new Map(
-        [...code.matchAll(/\bconst ([A-Z_]+) = \{\s*name: "(circuitry_[a-z0-9_]+)"/g)].map((m) => [m[1]!, m[2]!])
-      )
-      const bySpec = [...code.matchAll(/\bSeries\.(counter|gauge|histogram)\(([A-Z_]+)\)/g)].flatMap((m) => {
-        const name = specs.get(m[2]!)
-        // The series' counters are incremental (metrics.effect3.ts and metrics.effect4.ts make them so).
+      // A metric made by core's MetricSeries from a spec: inline, a spec of Specs, or a spec constant.
+      // Its counters are incremental (MetricSeries makes them so).
+      const bySpec = [
+        ...code.matchAll(
+          /\b(?:Metric)?Series\.(counter|gauge|histogram)\(\s*(?:\{\s*name:\s*"(circuitry_[a-z0-9_]+)"|(?:Specs\.)?([A-Za-z_][A-Za-z0-9_]*)\s*\))/g
+        )
+      ].flatMap((m) => {
+        const name = m[2] ?? specNames.get(m[3]!)
         return name === undefined ? [] : [{ type: m[1]!, name, incremental: m[1] === "counter" }]
       })
       for (const spec of bySpec) {

@@ -1,6 +1,6 @@
 /**
  * The cache's metrics, declared once: names and help texts. metrics.ts makes the public counters
- * from them, and a copy of its counter for each series.
+ * from them.
  */
 
 /** A metric's name and help text. @internal */

@@ -1,7 +1,7 @@
 import * as Edition from "@circuitry/core/Edition"
+import * as MetricSeries from "@circuitry/core/MetricSeries"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
-import * as Metric from "effect/Metric"
 import type * as Types from "effect/Types"
 import * as Virtual from "#virtual"
 import { InvalidChaosOptions } from "./errors.js"
@@ -130,8 +130,8 @@ const processRandom: Random.Random = ((globalThis as Record<symbol, Random.Rando
 ] ??= Random.make(0))
 
 /** @internal */
-export const faultsTotal: Edition.Counter = Metric.counter("circuitry_chaos_faults_total", {
-  incremental: true,
+export const faultsTotal: Edition.Counter = MetricSeries.counter({
+  name: "circuitry_chaos_faults_total",
   description: "Faults that applied to a call, by kind: latency, fail, stall"
 })
 

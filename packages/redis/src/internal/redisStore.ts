@@ -1,10 +1,10 @@
 import type * as CacheStore from "@circuitry/cache/CacheStore"
 import { CacheError, invalidTtl, ttlMillis } from "@circuitry/cache/CacheStore"
 import * as Edition from "@circuitry/core/Edition"
+import * as MetricSeries from "@circuitry/core/MetricSeries"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { Cluster } from "ioredis"
@@ -43,8 +43,8 @@ export const resolve = (o: options.Options | undefined): Effect.Effect<Resolved,
 export const ENVELOPE = "cy1:"
 
 /** @internal */
-export const invalidValues: Edition.Counter = Metric.counter("circuitry_redis_invalid_values_total", {
-  incremental: true,
+export const invalidValues: Edition.Counter = MetricSeries.counter({
+  name: "circuitry_redis_invalid_values_total",
   description: "Values under a RedisStore prefix that the store did not write, read as misses"
 })
 const countInvalidValue = Edition.counterSeries(invalidValues, {})
