@@ -122,6 +122,21 @@ export const OneOf = <const L extends ReadonlyArray<string>>(...values: L): Code
   S.declare((u): u is L[number] => values.includes(u as string), values.map((v) => JSON.stringify(v)).join(" or "))
 
 /**
+ * `schema`, whatever it refuses read as not `rule`: a rule of this module in the words of a
+ * package's message (`Worded(FiniteMillis, "a duration such as \"50 millis\"")`).
+ *
+ * @since 0.2.0
+ * @category rules
+ * @example
+ * ```ts
+ * import { OptionRules } from "@circuitry/core"
+ *
+ * const Delay = OptionRules.Worded(OptionRules.FiniteMillis, "a fixed delay (a finite duration)")
+ * ```
+ */
+export const Worded = <A, I>(schema: Codec<A, I>, rule: string): Codec<A, I> => S.refine(schema, () => true, rule)
+
+/**
  * A value that `is` accepts (a function, a value made by a package's own constructor), refused as
  * not `rule`: for an option no other rule states.
  *
@@ -172,11 +187,19 @@ const at = (input: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
     input
   )
 
+/** An option's path as a reader writes it: `sharing.quorum`, `breakers[0]`; `options` for the whole. */
+const pathOf = (path: ReadonlyArray<PropertyKey>): string =>
+  path.length === 0
+    ? "options"
+    : path.map((key, i) => (typeof key === "number" ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`)).join("")
+
 /**
  * Decodes `input` with `schema`. The first broken rule becomes `error(message)`, where the
  * message reads `"<option> must be <rule>, got <value>"` (the rule is the schema's `message`
- * annotation, as on the schemas of this module; `<option>` is the path). `undefined` reads as no
- * options (`{}`); anything else that is not an object is refused as a whole.
+ * annotation, as on the schemas of this module; `<option>` is the path, `breakers[0].name` into
+ * an array). A required key that is missing reads `"<option> must be given, got undefined"` on
+ * both majors. `undefined` reads as no options (`{}`); anything else that is not an object is
+ * refused as a whole.
  *
  * @since 0.2.0
  * @category decoding
@@ -202,8 +225,7 @@ export const decode = <A, I, E>(
     return Edition.Result.fail(error(`options must be an object, got ${show(input)}`))
   }
   return Edition.Result.mapError(S.decodeObject(schema)(input), ({ message, path }) => {
-    const option = path.length === 0 ? "options" : path.map(String).join(".")
-    return error(`${option} must be ${message}, got ${show(at(input, path))}`)
+    return error(`${pathOf(path)} must be ${message}, got ${show(at(input, path))}`)
   })
 }
 

@@ -124,4 +124,44 @@ describe("OptionRules", () => {
     assert.strictEqual(check({ isFailure: "yes" }), 'isFailure must be a function, got "yes"')
     assert.strictEqual(check({ isFailure: null }), "isFailure must be a function, got null")
   })
+
+  it("Worded: whatever the rule refuses reads in the given words; what it takes is unchanged", () => {
+    const Delays = Schema.Struct({
+      delay: Schema.optional(OptionRules.Worded(OptionRules.FiniteMillis, "a fixed delay (a finite duration)"))
+    })
+    const check = (input: unknown) =>
+      Result.match(
+        OptionRules.decode(Delays, input, (m) => m),
+        { onFailure: (m) => m, onSuccess: (a) => JSON.stringify(a) }
+      )
+    assert.strictEqual(check({ delay: "2 seconds" }), '{"delay":2000}')
+    assert.strictEqual(check({ delay: -1 }), "delay must be a fixed delay (a finite duration), got -1")
+    assert.strictEqual(check({ delay: "soon" }), 'delay must be a fixed delay (a finite duration), got "soon"')
+    assert.strictEqual(
+      check({ delay: Number.POSITIVE_INFINITY }),
+      "delay must be a fixed delay (a finite duration), got Infinity"
+    )
+  })
+
+  it("a missing required key reads the same on both majors: must be given", () => {
+    const Required = Schema.Struct({ name: OptionRules.NonEmptyText })
+    assert.deepStrictEqual(
+      OptionRules.decode(Required, {}, (m) => m),
+      Result.fail("name must be given, got undefined")
+    )
+  })
+
+  it("a path into an array reads as an index: breakers[0], pools[1].size", () => {
+    const Lists = Schema.Struct({
+      breakers: Schema.optional(Schema.Array(OptionRules.NonEmptyText)),
+      pools: Schema.optional(Schema.Array(Schema.Struct({ size: OptionRules.Whole(1) })))
+    })
+    const check = (input: unknown) =>
+      Result.match(
+        OptionRules.decode(Lists, input, (m) => m),
+        { onFailure: (m) => m, onSuccess: () => "valid" }
+      )
+    assert.strictEqual(check({ breakers: [""] }), 'breakers[0] must be a non-empty string, got ""')
+    assert.strictEqual(check({ pools: [{ size: 2 }, { size: 0 }] }), "pools[1].size must be a whole number >= 1, got 0")
+  })
 })

@@ -152,15 +152,15 @@ describe("HealthRoute sources", () => {
       const cases: Array<[unknown, string]> = [
         [
           { breakers: [{ name: "fake" }], registries: [] },
-          'HealthRoute: breakers.0 must be a CircuitBreaker or a Context.Tag of one, got {"name":"fake"}'
+          'HealthRoute: breakers[0] must be a CircuitBreaker or a Context.Tag of one, got {"name":"fake"}'
         ],
         [
           { breakers: [UsersDb, "users-db"], registries: [] },
-          'HealthRoute: breakers.1 must be a CircuitBreaker or a Context.Tag of one, got "users-db"'
+          'HealthRoute: breakers[1] must be a CircuitBreaker or a Context.Tag of one, got "users-db"'
         ],
         [
           { registries: [Databases, { breakers: 1 }] },
-          'HealthRoute: registries.1 must be a BreakerRegistry or a Context.Tag of one, got {"breakers":1}'
+          'HealthRoute: registries[1] must be a BreakerRegistry or a Context.Tag of one, got {"breakers":1}'
         ],
         [{ breakers: UsersDb }, "HealthRoute: breakers must be an array, got a function"],
         [{ registries: "all" }, 'HealthRoute: registries must be an array, got "all"'],

@@ -30,8 +30,8 @@ const aFunction = (what: string) =>
 /**
  * Decodes `input` by `schema`; a broken rule is its message, prefixed by `prefix`. Each of
  * `required` is made present (as undefined when not given): a missing key is then refused by its
- * own rule (`"duration must be a finite duration > 0, got undefined"`), where decoding would say
- * `"is missing"` on Effect 3 and `"present"` on Effect 4.
+ * own rule (`"duration must be a finite duration > 0, got undefined"`), which says more than
+ * core's reading of a missing key (`"duration must be given, got undefined"`).
  */
 const decode = <A, I>(
   prefix: string,

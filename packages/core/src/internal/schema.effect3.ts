@@ -53,5 +53,7 @@ export const decodeObject =
   (input) =>
     Either.mapLeft(Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })(input), (parseError) => {
       const issue = ParseResult.ArrayFormatter.formatErrorSync(parseError)[0]
-      return { path: issue?.path ?? [], message: issue?.message ?? "valid" }
+      // A missing key: in the words of Effect 4's reading (schema.effect4.ts), not "is missing".
+      const message = issue?._tag === "Missing" ? "given" : issue?.message
+      return { path: issue?.path ?? [], message: message ?? "valid" }
     })

@@ -95,7 +95,7 @@ const firstIssue = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>):
     case "Forbidden":
       return { path, message: messageOf(issue.annotations) ?? "valid" }
     case "MissingKey":
-      return { path, message: messageOf(issue.annotations as { readonly message?: unknown } | undefined) ?? "present" }
+      return { path, message: messageOf(issue.annotations as { readonly message?: unknown } | undefined) ?? "given" }
     case "OneOf":
       return { path, message: astMessage(issue.ast) ?? "valid" }
   }
