@@ -290,6 +290,9 @@ export interface RouterOptions<R = never, B extends Breakers = [], G extends Reg
  * application's routes; with `authorize`, the operations too. It keeps no history (see `make`).
  * `Router` is the major's: an `HttpRouter.HttpRouter<never, R>` on Effect 3; on Effect 4 a route
  * layer (`HttpRouter.addAll`) to merge with the application's and serve with `HttpRouter.serve`.
+ * Its options are checked where it is built: a bad one (a `path` not starting with `/`, a
+ * `refreshSeconds` that is not a finite number > 0, an entry that is not a breaker) throws
+ * `InvalidPlatformOptions`, naming the option; `make` fails with it instead.
  *
  * @since 0.1.0
  * @category routes

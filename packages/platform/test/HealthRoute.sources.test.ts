@@ -108,8 +108,12 @@ describe("HealthRoute sources", () => {
       expectTypeOf(HealthRoute.health).toEqualTypeOf<
         Effect.Effect<HealthRoute.Health, never, BreakerRegistry.BreakerRegistry>
       >()
-      // @ts-expect-error a value that is not a breaker is not a source
-      HealthRoute.router({ breakers: [{ name: "fake" }] })
+      // a value that is not a breaker is not a source: refused by the types, and thrown at run time
+      assert.throws(
+        // @ts-expect-error a value that is not a breaker is not a source
+        () => HealthRoute.router({ breakers: [{ name: "fake" }] }),
+        HealthRoute.InvalidPlatformOptions
+      )
     }).pipe(Effect.provide(clientLayer))
   )
 
@@ -179,4 +183,39 @@ describe("HealthRoute sources", () => {
       }
     })
   )
+
+  // What the route's own options must be, in make (a typed failure) and router (thrown where it is built).
+  const routeCases: Array<[unknown, string]> = [
+    [{ path: "health" }, 'HealthRoute: path must be a path starting with "/", got "health"'],
+    [{ refreshSeconds: Number.NaN }, "HealthRoute: refreshSeconds must be a finite number of seconds > 0, got NaN"],
+    [{ refreshSeconds: 0 }, "HealthRoute: refreshSeconds must be a finite number of seconds > 0, got 0"],
+    [{ refreshSeconds: "5" }, 'HealthRoute: refreshSeconds must be a finite number of seconds > 0, got "5"'],
+    [{ title: 5 }, "HealthRoute: title must be a string, got 5"],
+    [{ events: null }, "HealthRoute: events must be a string, got null"],
+    [{ authorize: "ops" }, 'HealthRoute: authorize must be a function, got "ops"'],
+    [{ breakers: [1] }, "HealthRoute: breakers[0] must be a CircuitBreaker or a Context.Tag of one, got 1"]
+  ]
+
+  it.scoped("make refuses a bad path, refresh, title, events or authorize, naming the option", () =>
+    Effect.gen(function* () {
+      for (const [options, message] of routeCases) {
+        const error = yield* Effect.flip(HealthRoute.make(options as HealthRoute.MakeOptions<never, [], []>))
+        assert.instanceOf(error, HealthRoute.InvalidPlatformOptions)
+        assert.strictEqual(error.message, message)
+      }
+      // what the types allow is taken
+      yield* HealthRoute.make({ path: "/ops/breakers", refreshSeconds: 0.5, title: "Ops", registries: [] })
+    })
+  )
+
+  it("router throws the same error where it is built, and builds from good options", () => {
+    for (const [options, message] of routeCases) {
+      assert.throws(
+        () => HealthRoute.router(options as HealthRoute.RouterOptions<never, [], []>),
+        HealthRoute.InvalidPlatformOptions,
+        message
+      )
+    }
+    assert.isDefined(HealthRoute.router({ path: "/ops/breakers", refreshSeconds: 2, title: "Ops", registries: [] }))
+  })
 })

@@ -142,7 +142,16 @@ const build = <R>(
 }
 
 /** @internal */
-export const router = <R>(options?: Given<R>): Router<unknown> => build(options, Sources.list(options), undefined)
+export const router = <R>(options?: Given<R>): Router<unknown> => {
+  // No error channel: a bad option is thrown where the route is built (make fails with it instead).
+  Edition.Result.match(Options.decodeRoute(options), {
+    onFailure: (error) => {
+      throw error
+    },
+    onSuccess: () => undefined
+  })
+  return build(options, Sources.list(options), undefined)
+}
 
 /** @internal */
 export const make = <R>(options?: Given<R>): Effect.Effect<Router<unknown>, InvalidPlatformOptions, unknown> =>

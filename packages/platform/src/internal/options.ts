@@ -49,9 +49,29 @@ const source = (is: (u: unknown) => boolean, what: string) =>
 
 const anArray = OptionRules.Is((u): u is ReadonlyArray<unknown> => Array.isArray(u), "an array")
 
-const HealthOptions = Schema.Struct({
+/** What a route serves under: a path from the root. */
+const RoutePath = OptionRules.Is(
+  (u): u is `/${string}` => typeof u === "string" && u.startsWith("/"),
+  'a path starting with "/"'
+)
+
+const Seconds = Edition.refine(Schema.Number, (n) => Number.isFinite(n) && n > 0, "a finite number of seconds > 0")
+
+/** The options `router` and `make` share: where the route is, how its views refresh, who may operate. */
+const RouteFields = {
   breakers: Schema.optional(anArray),
   registries: Schema.optional(anArray),
+  path: Schema.optional(RoutePath),
+  refreshSeconds: Schema.optional(Seconds),
+  title: Schema.optional(OptionRules.Text),
+  events: Schema.optional(OptionRules.Text),
+  authorize: Schema.optional(Fn<(...args: never) => unknown>())
+}
+
+const RouteOptions = Schema.Struct(RouteFields)
+
+const HealthOptions = Schema.Struct({
+  ...RouteFields,
   history: Schema.optional(
     Schema.Struct({
       samples: Schema.optional(OptionRules.Whole(1)),
@@ -66,6 +86,14 @@ const HealthSources = Schema.Struct({
   breakers: Schema.optional(Schema.Array(source(CircuitBreaker.isCircuitBreaker, "a CircuitBreaker"))),
   registries: Schema.optional(Schema.Array(source(isRegistry, "a BreakerRegistry")))
 })
+
+/**
+ * `HealthRoute.router`'s options: those it shares with `make`, and what it is handed to show.
+ *
+ * @internal
+ */
+export const decodeRoute = (input: unknown): Edition.Result<unknown, InvalidPlatformOptions> =>
+  Edition.Result.flatMap(decode("HealthRoute", RouteOptions, input), () => decode("HealthRoute", HealthSources, input))
 
 /**
  * `HealthRoute.make`'s options: what it is handed to show (its types say it; a value from elsewhere
