@@ -1,10 +1,14 @@
 /**
- * The limiter's metrics, through Effect's `Metric`. Each limiter (and partition, and outcome) makes
- * its series on first use and updates them directly (series.ts); the public `Metric` values below
- * are the same metrics, so they read the same series. A limiter's series leave the registry when it
- * is released: dropped by its `LimiterRegistry`, or its scope closed.
+ * The limiter's metrics, through Effect's `Metric`. Each limiter owns a `MetricSeries.Owner`
+ * (core's MetricSeries, made on the limiter's first update) in the registry of the fiber that made
+ * it; each of its series (per partition, per outcome) is made on first use and updated with no
+ * lookup. The public `Metric` values below are the same metrics, so they read the same series. A
+ * limiter's series leave the registry when it is released: dropped by its `LimiterRegistry`, or
+ * its scope closed.
  */
-import * as Series from "./series.js"
+// Imported as `Series`: incident's test/metricsDocs.test.ts finds a metric made from a spec by
+// `Series.<kind>(SPEC)`, and checks docs/observability.md lists it.
+import * as Series from "@circuitry/core/MetricSeries"
 
 const LIMIT = { name: "circuitry_limiter_limit", description: "The current concurrency limit of a limiter" }
 const IN_FLIGHT = { name: "circuitry_limiter_in_flight", description: "Calls running through a limiter now" }
@@ -15,7 +19,7 @@ const CALLS = {
 const ROUND_TRIP = {
   name: "circuitry_limiter_rtt_millis",
   description: "Round-trip times of calls through a limiter, in milliseconds",
-  exponential: { start: 1, factor: 2, count: 16 }
+  boundaries: Series.exponentialBoundaries({ start: 1, factor: 2, count: 16 })
 }
 
 /** @internal */
@@ -37,29 +41,26 @@ class Tagged {
   private success: Series.Updater | undefined
   private readonly calls: Partial<Record<Outcome, Series.Updater>> = {}
   constructor(
-    private readonly holdings: Series.Holdings,
+    private readonly owner: Series.Owner,
     readonly attributes: ReadonlyArray<readonly [string, string]>
   ) {}
   private counter(outcome: Outcome): Series.Updater {
-    return (this.calls[outcome] ??= this.holdings.series(callsTotal, CALLS.name, [
-      ...this.attributes,
-      ["outcome", outcome]
-    ]))
+    return (this.calls[outcome] ??= this.owner.series(callsTotal, [...this.attributes, ["outcome", outcome]]))
   }
   call(outcome: Outcome, rtt: number | undefined): void {
     ;(outcome === "success" ? (this.success ??= this.counter("success")) : this.counter(outcome)).update(1)
     if (rtt !== undefined) {
-      ;(this.rtt ??= this.holdings.series(roundTrip, ROUND_TRIP.name, this.attributes)).update(rtt)
+      ;(this.rtt ??= this.owner.series(roundTrip, this.attributes)).update(rtt)
     }
   }
   running(n: number): void {
-    ;(this.inFlight ??= this.holdings.series(inFlightGauge, IN_FLIGHT.name, this.attributes)).update(n)
+    ;(this.inFlight ??= this.owner.series(inFlightGauge, this.attributes)).update(n)
   }
 }
 
 /** Built on first use, so that an idle limiter in a big registry costs no metric memory. */
 export class LimiterMetrics {
-  private holdings: Series.Holdings | undefined
+  private owner: Series.Owner | undefined
   private released = false
   private own: Tagged | undefined
   private byPartition: Map<string, Tagged> | undefined
@@ -69,21 +70,21 @@ export class LimiterMetrics {
     private readonly registry: Series.Registry
   ) {}
 
-  private holdingsOf(): Series.Holdings {
-    if (this.holdings === undefined) {
-      this.holdings = new Series.Holdings(this.registry)
+  private ownerOf(): Series.Owner {
+    if (this.owner === undefined) {
+      this.owner = Series.make(this.registry)
       // Released before its first call: it records nowhere.
-      if (this.released) this.holdings.release()
+      if (this.released) this.owner.release()
     }
-    return this.holdings
+    return this.owner
   }
 
   private series(partition: { readonly name: string } | undefined): Tagged {
-    if (partition === undefined) return (this.own ??= new Tagged(this.holdingsOf(), [["limiter", this.name]]))
+    if (partition === undefined) return (this.own ??= new Tagged(this.ownerOf(), [["limiter", this.name]]))
     const map = (this.byPartition ??= new Map())
     let series = map.get(partition.name)
     if (series === undefined) {
-      series = new Tagged(this.holdingsOf(), [
+      series = new Tagged(this.ownerOf(), [
         ["limiter", this.name],
         ["partition", partition.name]
       ])
@@ -102,12 +103,12 @@ export class LimiterMetrics {
   }
 
   limit(limit: number): void {
-    ;(this.limitSeries ??= this.holdingsOf().series(limitGauge, LIMIT.name, [["limiter", this.name]])).update(limit)
+    ;(this.limitSeries ??= this.ownerOf().series(limitGauge, [["limiter", this.name]])).update(limit)
   }
 
   /** Takes this limiter's series out of the registry (those no live limiter of its name holds). */
   release(): void {
     this.released = true
-    this.holdings?.release()
+    this.owner?.release()
   }
 }

@@ -1,5 +1,8 @@
 /** The shedder: the rule of codel.ts on the Effect Clock, fed by the event loop's signal. */
 import * as Edition from "@circuitry/core/Edition"
+// Imported as `Series`: incident's test/metricsDocs.test.ts finds a metric made from a spec by
+// `Series.<kind>(SPEC)`, and checks docs/observability.md lists it.
+import * as Series from "@circuitry/core/MetricSeries"
 import * as Rejection from "@circuitry/core/Rejection"
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -11,7 +14,6 @@ import type * as S from "../Shedder.js"
 import * as Codel from "./codel.js"
 import type { InvalidLimiterOptions } from "./errors.js"
 import { nodeLoop } from "./loopMonitor.js"
-import * as Series from "./series.js"
 import { resolve, RESOLUTION_MILLIS, type Resolved } from "./shedderOptions.js"
 
 /** @internal */
@@ -62,7 +64,7 @@ const SHED = {
 const WAIT = {
   name: "circuitry_shedder_wait_millis",
   description: "How long each request waited before its handler (the sojourn), in milliseconds, loop delay included",
-  exponential: { start: 1, factor: 2, count: 14 }
+  boundaries: Series.exponentialBoundaries({ start: 1, factor: 2, count: 14 })
 }
 const DELAY = {
   name: "circuitry_shedder_loop_delay_millis",
@@ -104,18 +106,18 @@ class ShedderImpl implements S.Shedder {
     private readonly options: Resolved,
     /** The Clock of the fiber that made the shedder: its sampler and every decision read it. */
     private readonly clock: Clock.Clock,
-    /** Its series, taken out of the registry when its scope closes. */
-    readonly holdings: Series.Holdings
+    /** The owner of its series (`Series.scoped`: taken out of the registry when its scope closes). */
+    owner: Series.Owner
   ) {
     this.name = options.name
     this.state = Codel.empty(Edition.nowUnsafe(clock))
     const shedder = ["shedder", options.name] as const
     this.hooks = {
-      standing: holdings.series(shedTotal, SHED.name, [shedder, ["reason", "standing"]]),
-      overdue: holdings.series(shedTotal, SHED.name, [shedder, ["reason", "overdue"]]),
-      waited: holdings.series(waited, WAIT.name, [shedder]),
-      delay: holdings.series(loopDelay, DELAY.name, [shedder]),
-      utilization: holdings.series(loopUtilization, UTILIZATION.name, [shedder])
+      standing: owner.series(shedTotal, [shedder, ["reason", "standing"]]),
+      overdue: owner.series(shedTotal, [shedder, ["reason", "overdue"]]),
+      waited: owner.series(waited, [shedder]),
+      delay: owner.series(loopDelay, [shedder]),
+      utilization: owner.series(loopUtilization, [shedder])
     }
   }
 
@@ -182,8 +184,7 @@ export const make = (options?: S.Options): Effect.Effect<S.Shedder, InvalidLimit
   Effect.gen(function* () {
     const resolved = yield* resolve(options)
     const clock = yield* Effect.clockWith(Effect.succeed)
-    const shedder = new ShedderImpl(resolved, clock, new Series.Holdings(yield* Series.currentRegistry))
-    yield* Effect.addFinalizer(() => Effect.sync(() => shedder.holdings.release()))
+    const shedder = new ShedderImpl(resolved, clock, yield* Series.scoped)
     const read = resolved.loop === "node" ? yield* nodeLoop(RESOLUTION_MILLIS) : resolved.loop
     if (read !== undefined) {
       const sample = Effect.clockWith((clock) =>
