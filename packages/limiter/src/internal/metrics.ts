@@ -6,9 +6,7 @@
  * limiter's series leave the registry when it is released: dropped by its `LimiterRegistry`, or
  * its scope closed.
  */
-// Imported as `Series`: incident's test/metricsDocs.test.ts finds a metric made from a spec by
-// `Series.<kind>(SPEC)`, and checks docs/observability.md lists it.
-import * as Series from "@circuitry/core/MetricSeries"
+import * as MetricSeries from "@circuitry/core/MetricSeries"
 
 const LIMIT = { name: "circuitry_limiter_limit", description: "The current concurrency limit of a limiter" }
 const IN_FLIGHT = { name: "circuitry_limiter_in_flight", description: "Calls running through a limiter now" }
@@ -19,32 +17,32 @@ const CALLS = {
 const ROUND_TRIP = {
   name: "circuitry_limiter_rtt_millis",
   description: "Round-trip times of calls through a limiter, in milliseconds",
-  boundaries: Series.exponentialBoundaries({ start: 1, factor: 2, count: 16 })
+  boundaries: MetricSeries.exponentialBoundaries({ start: 1, factor: 2, count: 16 })
 }
 
 /** @internal */
-export const limitGauge = Series.gauge(LIMIT)
+export const limitGauge = MetricSeries.gauge(LIMIT)
 /** @internal */
-export const inFlightGauge = Series.gauge(IN_FLIGHT)
+export const inFlightGauge = MetricSeries.gauge(IN_FLIGHT)
 /** @internal */
-export const callsTotal = Series.counter(CALLS)
+export const callsTotal = MetricSeries.counter(CALLS)
 /** @internal */
-export const roundTrip = Series.histogram(ROUND_TRIP)
+export const roundTrip = MetricSeries.histogram(ROUND_TRIP)
 
 export type Outcome = "success" | "failure" | "dropped" | "rejected" | "interrupted"
 
 /** The series of one limiter, or of one of its partitions. */
 class Tagged {
-  private inFlight: Series.Updater | undefined
-  private rtt: Series.Updater | undefined
+  private inFlight: MetricSeries.Updater | undefined
+  private rtt: MetricSeries.Updater | undefined
   /** The outcome of nearly every call, in a field of its own (a keyed lookup costs more). */
-  private success: Series.Updater | undefined
-  private readonly calls: Partial<Record<Outcome, Series.Updater>> = {}
+  private success: MetricSeries.Updater | undefined
+  private readonly calls: Partial<Record<Outcome, MetricSeries.Updater>> = {}
   constructor(
-    private readonly owner: Series.Owner,
+    private readonly owner: MetricSeries.Owner,
     readonly attributes: ReadonlyArray<readonly [string, string]>
   ) {}
-  private counter(outcome: Outcome): Series.Updater {
+  private counter(outcome: Outcome): MetricSeries.Updater {
     return (this.calls[outcome] ??= this.owner.series(callsTotal, [...this.attributes, ["outcome", outcome]]))
   }
   call(outcome: Outcome, rtt: number | undefined): void {
@@ -60,19 +58,19 @@ class Tagged {
 
 /** Built on first use, so that an idle limiter in a big registry costs no metric memory. */
 export class LimiterMetrics {
-  private owner: Series.Owner | undefined
+  private owner: MetricSeries.Owner | undefined
   private released = false
   private own: Tagged | undefined
   private byPartition: Map<string, Tagged> | undefined
-  private limitSeries: Series.Updater | undefined
+  private limitSeries: MetricSeries.Updater | undefined
   constructor(
     readonly name: string,
-    private readonly registry: Series.Registry
+    private readonly registry: MetricSeries.Registry
   ) {}
 
-  private ownerOf(): Series.Owner {
+  private ownerOf(): MetricSeries.Owner {
     if (this.owner === undefined) {
-      this.owner = Series.make(this.registry)
+      this.owner = MetricSeries.make(this.registry)
       // Released before its first call: it records nowhere.
       if (this.released) this.owner.release()
     }
