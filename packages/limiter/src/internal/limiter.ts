@@ -13,6 +13,7 @@
  * Clock, and its end, without an effect of its own on the admitted path.
  */
 import * as Edition from "@circuitry/core/Edition"
+import * as MetricSeries from "@circuitry/core/MetricSeries"
 import * as Fiber from "#fiber"
 import type * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
@@ -29,7 +30,6 @@ import { LimiterMetrics, type Outcome } from "./metrics.js"
 import { type Resolved, resolve } from "./options.js"
 import { canBorrow, Partition, shareOut } from "./partition.js"
 import { Call, runningOf, type Slots } from "./running.js"
-import * as Series from "./series.js"
 import { type Admission, GRANTED, Waiters } from "./waiters.js"
 
 export { callsTotal, inFlightGauge, limitGauge, roundTrip } from "./metrics.js"
@@ -79,7 +79,7 @@ class LimiterImpl implements Limiter, Admission, Slots {
   constructor(
     readonly name: string,
     resolved: Resolved,
-    registry: Series.Registry
+    registry: MetricSeries.Registry
   ) {
     this.algorithm = resolved.limit.makeAlgorithm()
     this.state = this.algorithm.initial
@@ -329,7 +329,7 @@ class LimiterImpl implements Limiter, Admission, Slots {
 }
 
 /** A limiter whose series go to `registry` (see `release`). @internal */
-export const unsafeMake = (resolved: Resolved, registry: Series.Registry): Limiter =>
+export const unsafeMake = (resolved: Resolved, registry: MetricSeries.Registry): Limiter =>
   new LimiterImpl(resolved.name, resolved, registry)
 
 /** Whether a limiter has no call running (for the registry's eviction). @internal */
@@ -347,7 +347,7 @@ export const release = (limiter: Limiter): void => (limiter as LimiterImpl).rele
 /** @internal */
 export const make = (options?: Options): Effect.Effect<Limiter, InvalidLimiterOptions, Scope.Scope> =>
   Effect.flatMap(resolve(options), (resolved) =>
-    Effect.flatMap(Series.currentRegistry, (registry) => {
+    Effect.flatMap(MetricSeries.currentRegistry, (registry) => {
       const limiter = unsafeMake(resolved, registry)
       return Effect.as(
         Effect.addFinalizer(() => Effect.sync(() => release(limiter))),

@@ -1,10 +1,12 @@
 /**
- * The limiter's metrics, through Effect's `Metric`. Each limiter (and partition, and outcome) makes
- * its series on first use and updates them directly (series.ts); the public `Metric` values below
- * are the same metrics, so they read the same series. A limiter's series leave the registry when it
- * is released: dropped by its `LimiterRegistry`, or its scope closed.
+ * The limiter's metrics, through Effect's `Metric`. Each limiter owns a `MetricSeries.Owner`
+ * (core's MetricSeries, made on the limiter's first update) in the registry of the fiber that made
+ * it; each of its series (per partition, per outcome) is made on first use and updated with no
+ * lookup. The public `Metric` values below are the same metrics, so they read the same series. A
+ * limiter's series leave the registry when it is released: dropped by its `LimiterRegistry`, or
+ * its scope closed.
  */
-import * as Series from "./series.js"
+import * as MetricSeries from "@circuitry/core/MetricSeries"
 
 const LIMIT = { name: "circuitry_limiter_limit", description: "The current concurrency limit of a limiter" }
 const IN_FLIGHT = { name: "circuitry_limiter_in_flight", description: "Calls running through a limiter now" }
@@ -15,75 +17,72 @@ const CALLS = {
 const ROUND_TRIP = {
   name: "circuitry_limiter_rtt_millis",
   description: "Round-trip times of calls through a limiter, in milliseconds",
-  exponential: { start: 1, factor: 2, count: 16 }
+  boundaries: MetricSeries.exponentialBoundaries({ start: 1, factor: 2, count: 16 })
 }
 
 /** @internal */
-export const limitGauge = Series.gauge(LIMIT)
+export const limitGauge = MetricSeries.gauge(LIMIT)
 /** @internal */
-export const inFlightGauge = Series.gauge(IN_FLIGHT)
+export const inFlightGauge = MetricSeries.gauge(IN_FLIGHT)
 /** @internal */
-export const callsTotal = Series.counter(CALLS)
+export const callsTotal = MetricSeries.counter(CALLS)
 /** @internal */
-export const roundTrip = Series.histogram(ROUND_TRIP)
+export const roundTrip = MetricSeries.histogram(ROUND_TRIP)
 
 export type Outcome = "success" | "failure" | "dropped" | "rejected" | "interrupted"
 
 /** The series of one limiter, or of one of its partitions. */
 class Tagged {
-  private inFlight: Series.Updater | undefined
-  private rtt: Series.Updater | undefined
+  private inFlight: MetricSeries.Updater | undefined
+  private rtt: MetricSeries.Updater | undefined
   /** The outcome of nearly every call, in a field of its own (a keyed lookup costs more). */
-  private success: Series.Updater | undefined
-  private readonly calls: Partial<Record<Outcome, Series.Updater>> = {}
+  private success: MetricSeries.Updater | undefined
+  private readonly calls: Partial<Record<Outcome, MetricSeries.Updater>> = {}
   constructor(
-    private readonly holdings: Series.Holdings,
+    private readonly owner: MetricSeries.Owner,
     readonly attributes: ReadonlyArray<readonly [string, string]>
   ) {}
-  private counter(outcome: Outcome): Series.Updater {
-    return (this.calls[outcome] ??= this.holdings.series(callsTotal, CALLS.name, [
-      ...this.attributes,
-      ["outcome", outcome]
-    ]))
+  private counter(outcome: Outcome): MetricSeries.Updater {
+    return (this.calls[outcome] ??= this.owner.series(callsTotal, [...this.attributes, ["outcome", outcome]]))
   }
   call(outcome: Outcome, rtt: number | undefined): void {
     ;(outcome === "success" ? (this.success ??= this.counter("success")) : this.counter(outcome)).update(1)
     if (rtt !== undefined) {
-      ;(this.rtt ??= this.holdings.series(roundTrip, ROUND_TRIP.name, this.attributes)).update(rtt)
+      ;(this.rtt ??= this.owner.series(roundTrip, this.attributes)).update(rtt)
     }
   }
   running(n: number): void {
-    ;(this.inFlight ??= this.holdings.series(inFlightGauge, IN_FLIGHT.name, this.attributes)).update(n)
+    ;(this.inFlight ??= this.owner.series(inFlightGauge, this.attributes)).update(n)
   }
 }
 
 /** Built on first use, so that an idle limiter in a big registry costs no metric memory. */
 export class LimiterMetrics {
-  private holdings: Series.Holdings | undefined
+  private owner: MetricSeries.Owner | undefined
   private released = false
   private own: Tagged | undefined
   private byPartition: Map<string, Tagged> | undefined
-  private limitSeries: Series.Updater | undefined
+  private limitSeries: MetricSeries.Updater | undefined
   constructor(
     readonly name: string,
-    private readonly registry: Series.Registry
+    private readonly registry: MetricSeries.Registry
   ) {}
 
-  private holdingsOf(): Series.Holdings {
-    if (this.holdings === undefined) {
-      this.holdings = new Series.Holdings(this.registry)
+  private ownerOf(): MetricSeries.Owner {
+    if (this.owner === undefined) {
+      this.owner = MetricSeries.make(this.registry)
       // Released before its first call: it records nowhere.
-      if (this.released) this.holdings.release()
+      if (this.released) this.owner.release()
     }
-    return this.holdings
+    return this.owner
   }
 
   private series(partition: { readonly name: string } | undefined): Tagged {
-    if (partition === undefined) return (this.own ??= new Tagged(this.holdingsOf(), [["limiter", this.name]]))
+    if (partition === undefined) return (this.own ??= new Tagged(this.ownerOf(), [["limiter", this.name]]))
     const map = (this.byPartition ??= new Map())
     let series = map.get(partition.name)
     if (series === undefined) {
-      series = new Tagged(this.holdingsOf(), [
+      series = new Tagged(this.ownerOf(), [
         ["limiter", this.name],
         ["partition", partition.name]
       ])
@@ -102,12 +101,12 @@ export class LimiterMetrics {
   }
 
   limit(limit: number): void {
-    ;(this.limitSeries ??= this.holdingsOf().series(limitGauge, LIMIT.name, [["limiter", this.name]])).update(limit)
+    ;(this.limitSeries ??= this.ownerOf().series(limitGauge, [["limiter", this.name]])).update(limit)
   }
 
   /** Takes this limiter's series out of the registry (those no live limiter of its name holds). */
   release(): void {
     this.released = true
-    this.holdings?.release()
+    this.owner?.release()
   }
 }

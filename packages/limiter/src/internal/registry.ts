@@ -3,6 +3,7 @@
  * `maxLimiters` held (least recently used, idle first, dropped with their metric series).
  */
 import * as Edition from "@circuitry/core/Edition"
+import * as MetricSeries from "@circuitry/core/MetricSeries"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -11,7 +12,6 @@ import type { LimiterRegistry, RegistryOptions } from "../LimiterRegistry.js"
 import { InvalidLimiterOptions } from "./errors.js"
 import * as internal from "./limiter.js"
 import { AnObject, decode } from "./rules.js"
-import * as Series from "./series.js"
 
 const Options = Schema.Struct({
   defaults: Schema.optional(AnObject<Limiter.Options>("an object of limiter options")),
@@ -36,7 +36,7 @@ export const make = (options?: RegistryOptions): Effect.Effect<LimiterRegistry, 
     const entries = new Map<string, Limiter.Limiter>()
     // Series go to the metric registry of the fiber that makes the registry; they leave it with
     // their limiter, and every one still held leaves when the registry's scope closes.
-    const metrics = yield* Series.currentRegistry
+    const metrics = yield* MetricSeries.currentRegistry
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         for (const limiter of entries.values()) internal.release(limiter)

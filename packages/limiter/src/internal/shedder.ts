@@ -1,5 +1,6 @@
 /** The shedder: the rule of codel.ts on the Effect Clock, fed by the event loop's signal. */
 import * as Edition from "@circuitry/core/Edition"
+import * as MetricSeries from "@circuitry/core/MetricSeries"
 import * as Rejection from "@circuitry/core/Rejection"
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -11,7 +12,6 @@ import type * as S from "../Shedder.js"
 import * as Codel from "./codel.js"
 import type { InvalidLimiterOptions } from "./errors.js"
 import { nodeLoop } from "./loopMonitor.js"
-import * as Series from "./series.js"
 import { resolve, RESOLUTION_MILLIS, type Resolved } from "./shedderOptions.js"
 
 /** @internal */
@@ -62,7 +62,7 @@ const SHED = {
 const WAIT = {
   name: "circuitry_shedder_wait_millis",
   description: "How long each request waited before its handler (the sojourn), in milliseconds, loop delay included",
-  exponential: { start: 1, factor: 2, count: 14 }
+  boundaries: MetricSeries.exponentialBoundaries({ start: 1, factor: 2, count: 14 })
 }
 const DELAY = {
   name: "circuitry_shedder_loop_delay_millis",
@@ -74,13 +74,13 @@ const UTILIZATION = {
 }
 
 /** @internal */
-export const shedTotal = Series.counter(SHED)
+export const shedTotal = MetricSeries.counter(SHED)
 /** @internal */
-export const waited = Series.histogram(WAIT)
+export const waited = MetricSeries.histogram(WAIT)
 /** @internal */
-export const loopDelay = Series.gauge(DELAY)
+export const loopDelay = MetricSeries.gauge(DELAY)
 /** @internal */
-export const loopUtilization = Series.gauge(UTILIZATION)
+export const loopUtilization = MetricSeries.gauge(UTILIZATION)
 
 class ShedderImpl implements S.Shedder {
   readonly [TypeId]: typeof TypeId = TypeId
@@ -93,29 +93,29 @@ class ShedderImpl implements S.Shedder {
   /** The whole wait of the request judged last, loop delay included, for its LoadShedError. */
   private lastWaited = 0
   private readonly hooks: {
-    readonly standing: Series.Updater
-    readonly overdue: Series.Updater
-    readonly waited: Series.Updater
-    readonly delay: Series.Updater
-    readonly utilization: Series.Updater
+    readonly standing: MetricSeries.Updater
+    readonly overdue: MetricSeries.Updater
+    readonly waited: MetricSeries.Updater
+    readonly delay: MetricSeries.Updater
+    readonly utilization: MetricSeries.Updater
   }
 
   constructor(
     private readonly options: Resolved,
     /** The Clock of the fiber that made the shedder: its sampler and every decision read it. */
     private readonly clock: Clock.Clock,
-    /** Its series, taken out of the registry when its scope closes. */
-    readonly holdings: Series.Holdings
+    /** The owner of its series (`MetricSeries.scoped`: taken out of the registry when its scope closes). */
+    owner: MetricSeries.Owner
   ) {
     this.name = options.name
     this.state = Codel.empty(Edition.nowUnsafe(clock))
     const shedder = ["shedder", options.name] as const
     this.hooks = {
-      standing: holdings.series(shedTotal, SHED.name, [shedder, ["reason", "standing"]]),
-      overdue: holdings.series(shedTotal, SHED.name, [shedder, ["reason", "overdue"]]),
-      waited: holdings.series(waited, WAIT.name, [shedder]),
-      delay: holdings.series(loopDelay, DELAY.name, [shedder]),
-      utilization: holdings.series(loopUtilization, UTILIZATION.name, [shedder])
+      standing: owner.series(shedTotal, [shedder, ["reason", "standing"]]),
+      overdue: owner.series(shedTotal, [shedder, ["reason", "overdue"]]),
+      waited: owner.series(waited, [shedder]),
+      delay: owner.series(loopDelay, [shedder]),
+      utilization: owner.series(loopUtilization, [shedder])
     }
   }
 
@@ -182,8 +182,7 @@ export const make = (options?: S.Options): Effect.Effect<S.Shedder, InvalidLimit
   Effect.gen(function* () {
     const resolved = yield* resolve(options)
     const clock = yield* Effect.clockWith(Effect.succeed)
-    const shedder = new ShedderImpl(resolved, clock, new Series.Holdings(yield* Series.currentRegistry))
-    yield* Effect.addFinalizer(() => Effect.sync(() => shedder.holdings.release()))
+    const shedder = new ShedderImpl(resolved, clock, yield* MetricSeries.scoped)
     const read = resolved.loop === "node" ? yield* nodeLoop(RESOLUTION_MILLIS) : resolved.loop
     if (read !== undefined) {
       const sample = Effect.clockWith((clock) =>
