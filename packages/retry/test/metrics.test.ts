@@ -130,7 +130,7 @@ describe("metric series", () => {
         const before = { hedging: (yield* hedgingSeries).length, budget: (yield* budgetSeries).length }
         const heldBefore = yield* held
         for (let round = 0; round < 4; round++) {
-          const scopes: Array<Scope.CloseableScope> = []
+          const closes: Array<Effect.Effect<void>> = []
           const calls: Array<Fiber.Fiber<number>> = []
           /** What says each call's hedge was decided: the call's end (won), or its denial. */
           const decided: Array<Effect.Effect<unknown>> = []
@@ -138,7 +138,7 @@ describe("metric series", () => {
           for (let i = round * 500; i < (round + 1) * 500; i++) {
             const name = `churn-hedging-${i}`
             const scope = yield* Scope.make()
-            scopes.push(scope)
+            closes.push(Scope.close(scope, Exit.void))
             const asked = yield* Deferred.make<void>()
             // Every other one has an empty budget of its name: its hedge is denied.
             const budget =
@@ -173,7 +173,7 @@ describe("metric series", () => {
           // 250 started and won, 250 denied (each with its budget's deposits and denials).
           assert.strictEqual((yield* labelledFrom("hedging", "churn-hedging-")).length, 750)
           assert.strictEqual((yield* labelledFrom("budget", "churn-hedging-")).length, 500)
-          for (const scope of scopes) yield* Scope.close(scope, Exit.void)
+          for (const close of closes) yield* close
           assert.deepStrictEqual(yield* labelledFrom("hedging", "churn-hedging-"), [])
           assert.deepStrictEqual(yield* labelledFrom("budget", "churn-hedging-"), [])
         }
