@@ -1,7 +1,6 @@
 import { OptionRules } from "@circuitry/core"
 import * as Edition from "@circuitry/core/Edition"
-// As `Series`: the form docs/observability.md's check reads (`Series.counter(SPEC)`).
-import * as Series from "@circuitry/core/MetricSeries"
+import * as MetricSeries from "@circuitry/core/MetricSeries"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -33,9 +32,9 @@ const RETRIES = {
 }
 
 /** @internal */
-export const depositsTotal = Series.counter(DEPOSITS)
+export const depositsTotal = MetricSeries.counter(DEPOSITS)
 /** @internal */
-export const retriesTotal = Series.counter(RETRIES)
+export const retriesTotal = MetricSeries.counter(RETRIES)
 
 /**
  * One series of an owner's, made on its first update (an idle budget or hedging holds none): after
@@ -44,9 +43,9 @@ export const retriesTotal = Series.counter(RETRIES)
  * @internal
  */
 export class LazySeries {
-  private updater: Series.Updater | undefined = undefined
+  private updater: MetricSeries.Updater | undefined = undefined
   constructor(
-    private readonly owner: Series.Owner,
+    private readonly owner: MetricSeries.Owner,
     private readonly metric: Edition.Counter,
     private readonly attributes: ReadonlyArray<readonly [string, string]>
   ) {}
@@ -61,7 +60,7 @@ class BudgetMetrics {
   readonly deposit: LazySeries
   readonly allowed: LazySeries
   readonly denied: LazySeries
-  constructor(owner: Series.Owner, budget: string) {
+  constructor(owner: MetricSeries.Owner, budget: string) {
     this.deposit = new LazySeries(owner, depositsTotal, [["budget", budget]])
     this.allowed = new LazySeries(owner, retriesTotal, [
       ["budget", budget],
@@ -148,7 +147,7 @@ export class LocalBudget implements RetryBudget {
   private floorAt: number
   private readonly metrics: BudgetMetrics
 
-  constructor(resolved: Resolved, now: number, owner: Series.Owner) {
+  constructor(resolved: Resolved, now: number, owner: MetricSeries.Owner) {
     this.name = resolved.name
     this.ratio = resolved.ratio
     this.minPerSecond = resolved.minPerSecond
@@ -239,7 +238,7 @@ export class LocalBudget implements RetryBudget {
 export const make = (options?: Options): Effect.Effect<RetryBudget, InvalidRetryOptions, Scope.Scope> =>
   Effect.flatMap(Edition.fromResult(resolve(options)), (resolved) =>
     // The budget's series leave the registry when its scope closes (budgets of one name share them).
-    Effect.flatMap(Series.scoped, (owner) =>
+    Effect.flatMap(MetricSeries.scoped, (owner) =>
       Effect.clockWith((clock) => Effect.sync(() => new LocalBudget(resolved, Edition.nowUnsafe(clock), owner)))
     )
   )
