@@ -1,9 +1,10 @@
 import { RedisRetryBudget } from "@circuitry/redis"
 import { Retry, RetryBudget } from "@circuitry/retry"
 import * as Edition from "@circuitry/core/Edition"
-import { assert, describe, it, Result, result, TestClock } from "@circuitry/testkit"
+import { MetricSeries } from "@circuitry/core"
+import { assert, counterCount, describe, it, metricSeries, Result, result, TestClock } from "@circuitry/testkit"
 import { deposits, retryBudgetSuite, withdrawals } from "@circuitry/testkit/conformance/retryBudget"
-import { Effect, Fiber, Option, Schedule } from "effect"
+import { Effect, Exit, Fiber, Option, Schedule, Scope } from "effect"
 import { Redis } from "ioredis"
 import { cleanup, eventually, startServer, uniquePrefix } from "./utils/server.js"
 
@@ -172,6 +173,74 @@ describe("RedisRetryBudget", () => {
       yield* TestClock.adjust("50 millis")
       assert.deepStrictEqual((yield* Fiber.await(fiber))._tag, "Success")
       yield* server.resume
+    })
+  )
+})
+
+/** The retry budget series labelled with a budget name that starts with `prefix` (name and outcome). */
+const budgetSeries = (prefix: string) =>
+  Effect.map(metricSeries, (all) =>
+    all
+      .filter((s) => s.name.startsWith("circuitry_retry_budget_") && s.attributes.budget?.startsWith(prefix) === true)
+      .map(
+        (s) => `${s.attributes.budget} ${s.name}${s.attributes.outcome === undefined ? "" : ` ${s.attributes.outcome}`}`
+      )
+      .sort()
+  )
+const held = Effect.map(MetricSeries.currentRegistry, (registry) => MetricSeries.heldCount(registry))
+
+describe("RedisRetryBudget metric series", () => {
+  it.scoped(
+    "200 budgets of distinct names, made and used in scopes that close, leave none of their series",
+    () =>
+      Effect.gen(function* () {
+        const prefix = yield* scratch()
+        const before = (yield* budgetSeries("")).length
+        const heldBefore = yield* held
+        for (let i = 0; i < 200; i++) {
+          const name = `redis-churn-${i}`
+          yield* Effect.scoped(
+            Effect.gen(function* () {
+              // One floor token in Redis: a retry allowed there, the next denied there.
+              const budget = yield* RedisRetryBudget.make({ name, url: URL, prefix, ratio: 0, minPerSecond: 1 })
+              yield* budget.deposit
+              assert.deepStrictEqual([yield* budget.tryWithdraw, yield* budget.tryWithdraw], [true, false])
+              if (i === 0) {
+                assert.deepStrictEqual(yield* budgetSeries(name), [
+                  `${name} circuitry_retry_budget_deposits_total`,
+                  `${name} circuitry_retry_budget_retries_total allowed`,
+                  `${name} circuitry_retry_budget_retries_total denied`
+                ])
+              }
+            })
+          )
+        }
+        assert.deepStrictEqual(yield* budgetSeries("redis-churn-"), [])
+        assert.strictEqual((yield* budgetSeries("")).length, before)
+        assert.strictEqual(yield* held, heldBefore)
+      }),
+    60_000
+  )
+
+  it.scoped("Redis budgets sharing a name share its series until the last one's scope closes", () =>
+    Effect.gen(function* () {
+      const prefix = yield* scratch()
+      const name = "redis-shared"
+      const options: RedisRetryBudget.Options = { name, url: URL, prefix, ratio: 0, minPerSecond: 100 }
+      const first = yield* Scope.make()
+      const second = yield* Scope.make()
+      const a = yield* RedisRetryBudget.make(options).pipe(Effect.provideService(Scope.Scope, first))
+      const b = yield* RedisRetryBudget.make(options).pipe(Effect.provideService(Scope.Scope, second))
+      assert.isTrue(yield* a.tryWithdraw)
+      assert.isTrue(yield* b.tryWithdraw)
+      const allowed = counterCount(RetryBudget.retriesTotal, { budget: name, outcome: "allowed" })
+      assert.strictEqual(yield* allowed, 2)
+      yield* Scope.close(first, Exit.void)
+      assert.isTrue(yield* b.tryWithdraw)
+      assert.strictEqual(yield* allowed, 3)
+      assert.deepStrictEqual(yield* budgetSeries(name), [`${name} circuitry_retry_budget_retries_total allowed`])
+      yield* Scope.close(second, Exit.void)
+      assert.deepStrictEqual(yield* budgetSeries(name), [])
     })
   )
 })

@@ -1,5 +1,6 @@
 import * as Edition from "@circuitry/core/Edition"
 import { OptionRules } from "@circuitry/core"
+import * as MetricSeries from "@circuitry/core/MetricSeries"
 import { RetryBudget } from "@circuitry/retry"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -181,12 +182,21 @@ export const make = (options?: Options): Effect.Effect<RetryBudget.RetryBudget, 
     })
     yield* Effect.forkScoped(Effect.forever(flush))
 
-    // Decisions made by Redis are counted here; the local budget counts its own.
-    const allowed = Edition.counterSeries(RetryBudget.retriesTotal, { budget: local.name, outcome: "allowed" })
-    const denied = Edition.counterSeries(RetryBudget.retriesTotal, { budget: local.name, outcome: "denied" })
+    // Decisions made by Redis are counted here; the local budget counts its own. Both owners hold
+    // the same series (one name), which leave the registry when the last of them is released, with
+    // the scope; each series is made on its first decision.
+    const owner = yield* MetricSeries.scoped
+    const series = (outcome: string) =>
+      owner.series(RetryBudget.retriesTotal, [
+        ["budget", local.name],
+        ["outcome", outcome]
+      ])
+    let allowed: MetricSeries.Updater | undefined
+    let denied: MetricSeries.Updater | undefined
     const decided = (spent: boolean) =>
       Effect.sync(() => {
-        ;(spent ? allowed : denied)(1)
+        if (spent) (allowed ??= series("allowed")).update(1)
+        else (denied ??= series("denied")).update(1)
         return spent
       })
 

@@ -1,5 +1,6 @@
 import { OptionRules } from "@circuitry/core"
 import * as Edition from "@circuitry/core/Edition"
+import * as MetricSeries from "@circuitry/core/MetricSeries"
 import { isRejection } from "@circuitry/core/Rejection"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
@@ -8,7 +9,6 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import { dual } from "effect/Function"
 import type * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -17,7 +17,7 @@ import type * as RB from "../RetryBudget.js"
 import type { InvalidRetryOptions } from "./errors.js"
 import { Latencies } from "./latencies.js"
 import { broken, DEFAULT_NAME, invalidOf, Name, Worded } from "./options.js"
-import { isRetryBudget, LocalBudget } from "./retryBudget.js"
+import { isRetryBudget, LazySeries, LocalBudget } from "./retryBudget.js"
 import { type Owner, type Timer, Timers } from "./timers.js"
 
 type Hedging = H.Hedging
@@ -111,11 +111,13 @@ export const resolve = (options: Options): Edition.Result<Resolved, InvalidRetry
 // metrics
 // ---------------------------------------------------------------------------------------------
 
-/** @internal */
-export const hedgesTotal = Metric.counter("circuitry_hedging_hedges_total", {
-  incremental: true,
+const HEDGES = {
+  name: "circuitry_hedging_hedges_total",
   description: "Hedges of a call, by outcome: started, won (a hedge's success ended the call), denied (no budget)"
-})
+}
+
+/** @internal */
+export const hedgesTotal = MetricSeries.counter(HEDGES)
 
 type HedgeOutcome = "started" | "won" | "denied"
 
@@ -251,22 +253,24 @@ class HedgingImpl implements Hedging {
   readonly latencies: Latencies | undefined
   readonly maxHedges: number
   readonly budget: RB.RetryBudget | undefined
-  private readonly series: Record<HedgeOutcome, (by: number) => void>
+  /** Its series, held by an owner released when its scope closes (hedgings of one name share them). */
+  private readonly series: Record<HedgeOutcome, LazySeries>
 
   constructor(
     private readonly resolved: Resolved,
-    readonly timers: Timers
+    readonly timers: Timers,
+    owner: MetricSeries.Owner
   ) {
     this.name = resolved.name
     this.maxHedges = resolved.maxHedges
     this.budget = resolved.budget
     this.latencies = resolved.delay._tag === "Percentile" ? new Latencies(resolved.delay.quantile) : undefined
-    const hedging = resolved.name
-    this.series = {
-      started: Edition.counterSeries(hedgesTotal, { hedging, outcome: "started" }),
-      won: Edition.counterSeries(hedgesTotal, { hedging, outcome: "won" }),
-      denied: Edition.counterSeries(hedgesTotal, { hedging, outcome: "denied" })
-    }
+    const series = (outcome: HedgeOutcome) =>
+      new LazySeries(owner, hedgesTotal, [
+        ["hedging", resolved.name],
+        ["outcome", outcome]
+      ])
+    this.series = { started: series("started"), won: series("won"), denied: series("denied") }
   }
 
   /** The delay before the first hedge, in ms; undefined: do not hedge (too few samples, no max). */
@@ -290,7 +294,7 @@ class HedgingImpl implements Hedging {
   }
 
   count(outcome: HedgeOutcome): void {
-    this.series[outcome](1)
+    this.series[outcome].update(1)
   }
 
   execute<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
@@ -325,7 +329,9 @@ class HedgingImpl implements Hedging {
 /** @internal */
 export const make = (options: Options): Effect.Effect<Hedging, InvalidRetryOptions, Scope.Scope> =>
   Effect.flatMap(Edition.fromResult(resolve(options)), (resolved) =>
-    Effect.map(Timers.make, (timers) => new HedgingImpl(resolved, timers))
+    Effect.flatMap(MetricSeries.scoped, (owner) =>
+      Effect.map(Timers.make, (timers) => new HedgingImpl(resolved, timers, owner))
+    )
   )
 
 /** @internal */

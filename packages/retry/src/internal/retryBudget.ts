@@ -1,8 +1,8 @@
 import { OptionRules } from "@circuitry/core"
 import * as Edition from "@circuitry/core/Edition"
+import * as MetricSeries from "@circuitry/core/MetricSeries"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as RB from "../RetryBudget.js"
@@ -22,26 +22,54 @@ export const isRetryBudget = (u: unknown): u is RetryBudget => typeof u === "obj
 // metrics
 // ---------------------------------------------------------------------------------------------
 
-/** @internal */
-export const depositsTotal = Metric.counter("circuitry_retry_budget_deposits_total", {
-  incremental: true,
+const DEPOSITS = {
+  name: "circuitry_retry_budget_deposits_total",
   description: "First attempts recorded by a retry budget (each deposits `ratio` tokens)"
-})
-/** @internal */
-export const retriesTotal = Metric.counter("circuitry_retry_budget_retries_total", {
-  incremental: true,
+}
+const RETRIES = {
+  name: "circuitry_retry_budget_retries_total",
   description: "Retries (and hedges) asked of a retry budget, by outcome: allowed, denied"
-})
+}
 
-/** The series of one budget, made once per budget. */
+/** @internal */
+export const depositsTotal = MetricSeries.counter(DEPOSITS)
+/** @internal */
+export const retriesTotal = MetricSeries.counter(RETRIES)
+
+/**
+ * One series of an owner's, made on its first update (an idle budget or hedging holds none): after
+ * the owner's release it records nowhere, and is never made.
+ *
+ * @internal
+ */
+export class LazySeries {
+  private updater: MetricSeries.Updater | undefined = undefined
+  constructor(
+    private readonly owner: MetricSeries.Owner,
+    private readonly metric: Edition.Counter,
+    private readonly attributes: ReadonlyArray<readonly [string, string]>
+  ) {}
+
+  update(by: number): void {
+    ;(this.updater ??= this.owner.series(this.metric, this.attributes)).update(by)
+  }
+}
+
+/** The series of one budget, held by its owner (released when the budget's scope closes). */
 class BudgetMetrics {
-  readonly deposit: (by: number) => void
-  readonly allowed: (by: number) => void
-  readonly denied: (by: number) => void
-  constructor(budget: string) {
-    this.deposit = Edition.counterSeries(depositsTotal, { budget })
-    this.allowed = Edition.counterSeries(retriesTotal, { budget, outcome: "allowed" })
-    this.denied = Edition.counterSeries(retriesTotal, { budget, outcome: "denied" })
+  readonly deposit: LazySeries
+  readonly allowed: LazySeries
+  readonly denied: LazySeries
+  constructor(owner: MetricSeries.Owner, budget: string) {
+    this.deposit = new LazySeries(owner, depositsTotal, [["budget", budget]])
+    this.allowed = new LazySeries(owner, retriesTotal, [
+      ["budget", budget],
+      ["outcome", "allowed"]
+    ])
+    this.denied = new LazySeries(owner, retriesTotal, [
+      ["budget", budget],
+      ["outcome", "denied"]
+    ])
   }
 }
 
@@ -119,7 +147,7 @@ export class LocalBudget implements RetryBudget {
   private floorAt: number
   private readonly metrics: BudgetMetrics
 
-  constructor(resolved: Resolved, now: number) {
+  constructor(resolved: Resolved, now: number, owner: MetricSeries.Owner) {
     this.name = resolved.name
     this.ratio = resolved.ratio
     this.minPerSecond = resolved.minPerSecond
@@ -128,7 +156,7 @@ export class LocalBudget implements RetryBudget {
     this.floorCapacity = resolved.minPerSecond === 0 ? 0 : Math.max(1, resolved.minPerSecond)
     this.floorTokens = this.floorCapacity
     this.floorAt = now
-    this.metrics = new BudgetMetrics(resolved.name)
+    this.metrics = new BudgetMetrics(owner, resolved.name)
   }
 
   /** The slot of the bucket that holds `now`, emptied first if it held an older bucket. */
@@ -168,7 +196,7 @@ export class LocalBudget implements RetryBudget {
   /** Records one first attempt. */
   unsafeDeposit(now: number): void {
     this.deposits[this.slot(now)]! += 1
-    this.metrics.deposit(1)
+    this.metrics.deposit.update(1)
   }
 
   /** Spends one token if there is one: from the deposits first, then from the floor. */
@@ -178,12 +206,12 @@ export class LocalBudget implements RetryBudget {
     } else {
       this.refill(now)
       if (this.floorTokens + EPSILON < 1) {
-        this.metrics.denied(1)
+        this.metrics.denied.update(1)
         return false
       }
       this.floorTokens -= 1
     }
-    this.metrics.allowed(1)
+    this.metrics.allowed.update(1)
     return true
   }
 
@@ -209,7 +237,10 @@ export class LocalBudget implements RetryBudget {
 /** @internal */
 export const make = (options?: Options): Effect.Effect<RetryBudget, InvalidRetryOptions, Scope.Scope> =>
   Effect.flatMap(Edition.fromResult(resolve(options)), (resolved) =>
-    Effect.clockWith((clock) => Effect.sync(() => new LocalBudget(resolved, Edition.nowUnsafe(clock))))
+    // The budget's series leave the registry when its scope closes (budgets of one name share them).
+    Effect.flatMap(MetricSeries.scoped, (owner) =>
+      Effect.clockWith((clock) => Effect.sync(() => new LocalBudget(resolved, Edition.nowUnsafe(clock), owner)))
+    )
   )
 
 /** @internal */
