@@ -13,6 +13,12 @@
  * On the call path (two updates per closed call): the closed path's updaters are fields, made on
  * first use, so a call costs two `update`s and no lookup (`MetricSeries` updates a series through
  * its registry entry's hooks directly, not through `Metric.withAttributes`).
+ *
+ * Against this file's previous version (its own series class, the same technique), from
+ * packages/bench, alternating (`src/child.ts in-fiber`, `memory circuitry-consecutive-used` on
+ * Effect 4's loader): the closed call the same (1.67x the floor guard, 4 runs each); an idle
+ * breaker 903 B against 1087 B; a used one 4592 B against 3576 B (`MetricSeries`'s bookkeeping:
+ * about 500 B a series over Effect's entry); churn 66.5 B kept per name fed against 57.2 B.
  */
 import * as MetricSeries from "@circuitry/core/MetricSeries"
 import type { Transition } from "./machine.js"
