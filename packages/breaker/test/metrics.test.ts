@@ -118,6 +118,24 @@ describe("metrics", () => {
     })
   )
 
+  it.effect("a breaker used after its release (a caller still holds it) records nowhere, used before it or not", () =>
+    Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      const used = yield* CircuitBreaker.make({ name: "released-used" }).pipe(Effect.provideService(Scope.Scope, scope))
+      const idle = yield* CircuitBreaker.make({ name: "released-idle" }).pipe(Effect.provideService(Scope.Scope, scope))
+      yield* call(used, succeed)
+      yield* Scope.close(scope, Exit.void)
+      for (const breaker of [used, idle]) {
+        yield* call(breaker, succeed)
+        yield* call(breaker, fail)
+        yield* breaker.isolate
+        yield* call(breaker, succeed) // rejected
+      }
+      const left = (yield* breakerSeries).filter((p) => p.attributes["breaker"]?.startsWith("released-"))
+      assert.deepStrictEqual(left, [])
+    })
+  )
+
   it.scoped("call durations go into a histogram in seconds, with buckets from 1 ms to 30 s", () =>
     Effect.gen(function* () {
       const name = "durations"

@@ -21,9 +21,9 @@
  *   A config kept as JSON is read and checked in jsonConfig.ts.
  */
 import * as Edition from "@circuitry/core/Edition"
+import * as MetricSeries from "@circuitry/core/MetricSeries"
 import type * as Runtime from "#runtime"
 import * as Effect from "effect/Effect"
-import * as Metric from "effect/Metric"
 import type * as CB from "../CircuitBreaker.js"
 import type { Breaker } from "./breaker.js"
 import * as Ejection from "./ejection.js"
@@ -43,8 +43,8 @@ export interface Resolved {
 export const FIELDS = ["defaults", "overrides", "maxBreakers", "maxOpen"] as const
 
 /** @internal */
-export const configsTotal = Metric.counter("circuitry_breaker_registry_configs_total", {
-  incremental: true,
+export const configsTotal = MetricSeries.counter({
+  name: "circuitry_breaker_registry_configs_total",
   description: "Values of a breaker registry's live config stream, by outcome: applied, rejected"
 })
 

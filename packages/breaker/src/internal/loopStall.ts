@@ -10,11 +10,11 @@
  * stall itself.
  */
 import * as Edition from "@circuitry/core/Edition"
+import * as MetricSeries from "@circuitry/core/MetricSeries"
 import * as Runtime from "#runtime"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Metric from "effect/Metric"
 
 /** @internal */
 export interface LoopStall {
@@ -42,14 +42,14 @@ const KEPT = 256
 const IDLE_MILLIS = 5 * 60_000
 
 /** @internal */
-export const stallSeconds = Metric.counter("circuitry_event_loop_stall_seconds_total", {
-  incremental: true,
+export const stallSeconds = MetricSeries.counter({
+  name: "circuitry_event_loop_stall_seconds_total",
   description: `Time the event loop lost to stalls (a timer more than ${TOLERANCE_MILLIS} ms late), in seconds`
 })
 
 /** @internal */
-export const deadlineExtensions = Metric.counter("circuitry_deadline_stall_extensions_total", {
-  incremental: true,
+export const deadlineExtensions = MetricSeries.counter({
+  name: "circuitry_deadline_stall_extensions_total",
   description: "Deadlines that reached their Clock time and were carried on for the time the event loop lost to a stall"
 })
 const countStallSeconds = Edition.counterSeries(stallSeconds, {})

@@ -1,6 +1,6 @@
 /**
- * The breaker's metrics, through Effect's `Metric` (so `@effect/opentelemetry` exports them), held
- * by the breaker that records them and dropped when it is released.
+ * The breaker's metrics on Effect 3, through Effect's `Metric` (so `@effect/opentelemetry` exports
+ * them), held by the breaker that records them and dropped when it is released.
  *
  * Why not `Metric.unsafeUpdate(value, tags)`: Effect's global registry keeps every series it has
  * seen forever (about 850 B per breaker name), so a registry with `maxBreakers` fed an unbounded
@@ -13,9 +13,15 @@
  * private map (and that map's buckets), and `test/metrics.test.ts` pins that eviction really drops
  * the series, so an Effect upgrade that changes it fails a test rather than leaking quietly.
  *
- * What a used breaker keeps (measured in `pnpm bench`, memory groups): about 150 B per series for
- * the registry's entry alone, and two series after one call (its outcome's counter, its duration
- * histogram), plus its `breaker` tag and the series themselves: about 700 B over an unused breaker.
+ * Why not core's `MetricSeries`, as on Effect 4 (metrics.effect4.ts): on Effect 3 its series are
+ * Effect's own hooks and keys, plus an owner's bookkeeping. Measured with that file in place of
+ * this one (`#metrics`), alternating, from packages/bench: `NODE_OPTIONS=--conditions=@circuitry/source
+ * node --expose-gc --import ./loader/register.mjs src/child.ts in-fiber` (6 runs each) and
+ * `... src/child.ts memory circuitry-consecutive-used` (and `-rate-used`, `circuitry-churn`), at
+ * load 5-10 on 2 cores: closed call 1.23x the floor guard against 1.12x here (+9%; `ran` alone,
+ * in one process: 35 ns against 8 ns); a used breaker 4039 B against 1539 B (3190 B over an unused
+ * breaker's 848 B against 691 B here; failureRate: 4255 B against 1755 B); churn 64.3 B kept per
+ * name fed against 21.6 B. Past the bounds for adopting it (5% time, 25% memory): this file stays.
  */
 import * as Equal from "effect/Equal"
 import * as Hash from "effect/Hash"

@@ -4,12 +4,12 @@
  * (ejection.ts), and moved in place by a live config (liveConfig.ts).
  */
 import * as Edition from "@circuitry/core/Edition"
+import * as MetricSeries from "@circuitry/core/MetricSeries"
 import * as Runtime from "#runtime"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { identity } from "effect/Function"
-import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Scope from "effect/Scope"
@@ -58,8 +58,8 @@ const yieldToEventLoop: Effect.Effect<void> = Edition.callback<void, never>((res
 const isStream = (u: unknown): u is Stream.Stream<unknown, unknown> => Runtime.isStream(u)
 
 /** @internal */
-export const tripsCapped = Metric.counter("circuitry_breaker_trips_capped_total", {
-  incremental: true,
+export const tripsCapped = MetricSeries.counter({
+  name: "circuitry_breaker_trips_capped_total",
   description: "Trips a breaker registry's maxOpen refused (the breaker stayed closed), once per spell"
 })
 const countTripCapped = Edition.counterSeries(tripsCapped, {})
