@@ -107,15 +107,15 @@ export type Registry = Major.Registry
 export const currentRegistry: Effect.Effect<Registry> = Major.currentRegistry
 
 /**
- * An owner's handle on one series: `update` records a value (adds to a counter, sets a gauge,
- * observes in a histogram). Once its owner is released it records nowhere, so a call that ends
+ * An owner's handle on one series: `updater.update(value)` records a value (adds to a counter,
+ * sets a gauge, observes in a histogram; a method: call it on the updater). Once its owner is released it records nowhere, so a call that ends
  * after its owner was dropped cannot bring a series back.
  *
  * @since 0.2.0
  * @category models
  */
 export interface Updater {
-  readonly update: (value: number) => void
+  update(value: number): void
 }
 
 /**

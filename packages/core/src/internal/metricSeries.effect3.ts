@@ -68,32 +68,62 @@ export const internals = (): { readonly removable: boolean; readonly directUpdat
   directUpdates: true
 })
 
-/** One series of a metric made here (attributes in order: they are its tags). */
-export const series = (
-  registry: Registry,
-  metric: Counter | Gauge | Histogram,
-  attributes: ReadonlyArray<readonly [string, string]>
-): SeriesHandle => {
+const baseOf = (metric: object): UntypedKey => {
   const base = keys.get(metric)
   if (base === undefined)
     throw new Error("MetricSeries: the metric was not made by MetricSeries.counter, gauge or histogram")
-  const key = MetricKey.taggedWithLabels(
-    base,
+  return base
+}
+
+/** A number per metric made here, for the owners' table. */
+const ids = new WeakMap<object, number>()
+let nextId = 0
+
+/** The key of a series in the owners' table: its metric and attributes. */
+export const keyOf = (
+  metric: Counter | Gauge | Histogram,
+  attributes: ReadonlyArray<readonly [string, string]>
+): string => {
+  baseOf(metric)
+  let id = ids.get(metric)
+  if (id === undefined) ids.set(metric, (id = nextId++))
+  return JSON.stringify([id, attributes])
+}
+
+/** One series: its hook in the registry, and its key there (to take it out). */
+class Series implements SeriesHandle {
+  holders = 0
+  /** The hook's own function (Effect 3's hooks are closures that never read `this`). */
+  readonly update: (value: number) => void
+  constructor(
+    readonly key: string,
+    private readonly registry: Registry,
+    private readonly metricKey: UntypedKey,
+    private readonly hook: MetricHook.MetricHook<number, unknown>
+  ) {
+    this.update = hook.update
+  }
+  remove(): void {
+    const map = mapOf(this.registry)
+    if (map === undefined) return
+    // Only while it is this series' hook: a later series under the same key is another owner's.
+    const found = MutableHashMap.get(map, this.metricKey)
+    if (Option.isSome(found) && found.value === this.hook) MutableHashMap.remove(map, this.metricKey)
+  }
+}
+
+/** One series of a metric made here (attributes in order: they are its tags), under `key` (from `keyOf`). */
+export const series = (
+  registry: Registry,
+  metric: Counter | Gauge | Histogram,
+  attributes: ReadonlyArray<readonly [string, string]>,
+  key: string = keyOf(metric, attributes)
+): SeriesHandle => {
+  const metricKey = MetricKey.taggedWithLabels(
+    baseOf(metric),
     attributes.map(([name, value]) => MetricLabel.make(name, value))
   )
-  const hook = registry.get(key) as MetricHook.MetricHook<number, unknown>
-  return {
-    // The hook's own function (Effect 3's hooks are closures that never read `this`): a wrapper
-    // would be one more call on every update.
-    update: hook.update,
-    remove: () => {
-      const map = mapOf(registry)
-      if (map === undefined) return
-      // Only while it is this series' hook: a later series under the same key is another owner's.
-      const found = MutableHashMap.get(map, key)
-      if (Option.isSome(found) && found.value === hook) MutableHashMap.remove(map, key)
-    }
-  }
+  return new Series(key, registry, metricKey, registry.get(metricKey) as MetricHook.MetricHook<number, unknown>)
 }
 
 /**

@@ -92,41 +92,64 @@ export const internals = (): { readonly removable: boolean; readonly directUpdat
 
 const notMadeHere = "MetricSeries: the metric was not made by MetricSeries.counter, gauge or histogram"
 
-/** One series of `metric` (attributes in order). */
+const makerOf = (metric: object): ((attributes: Attributes) => AnyMetric) => {
+  const make = makers.get(metric)
+  if (make === undefined) throw new Error(notMadeHere)
+  return make
+}
+
+/** The key of a series in the owners' table: its key in Effect's registry. */
+export const keyOf = (metric: Counter | Gauge | Histogram, attributes: ReadonlyArray<readonly [string, string]>) => {
+  makerOf(metric)
+  return registryKey(metric as AnyMetric, Object.fromEntries(attributes))
+}
+
+/**
+ * One series: what it needs to find its entry and to make its metric again, no more (a breaker or
+ * a limiter holds a few per name). Its metric is made only when the entry must be made or removed.
+ */
+class Series implements SeriesHandle {
+  holders = 0
+  private entry: Metric.Metric.Metadata<number, unknown> | undefined = undefined
+  constructor(
+    readonly key: string,
+    private readonly registry: Registry,
+    private readonly context: Context.Context<never>,
+    private readonly make: (attributes: Attributes) => AnyMetric,
+    private readonly attributes: Attributes
+  ) {}
+  update(value: number): void {
+    const entry = this.entry
+    if (entry !== undefined && this.registry.get(this.key) === entry) {
+      entry.hooks.update(value, this.context)
+      return
+    }
+    this.make(this.attributes).updateUnsafe(value, this.context)
+    this.entry = this.registry.get(this.key)
+  }
+  remove(): void {
+    this.entry = undefined
+    Metric.removeUnsafe(this.make(this.attributes), this.context)
+  }
+}
+
+/** One series of `metric` (attributes in order), under `key` (from `keyOf`). */
 export const series = (
   registry: Registry,
   metric: Counter | Gauge | Histogram,
-  attributes: ReadonlyArray<readonly [string, string]>
-): SeriesHandle => {
-  const make = makers.get(metric)
-  if (make === undefined) throw new Error(notMadeHere)
-  const context = contextOf(registry)
-  const byName = Object.fromEntries(attributes)
-  const own = make(byName)
-  const key = registryKey(own, byName)
-  let entry: Metric.Metric.Metadata<number, unknown> | undefined
-  return {
-    update: (value) => {
-      if (entry !== undefined && registry.get(key) === entry) {
-        entry.hooks.update(value, context)
-        return
-      }
-      own.updateUnsafe(value, context)
-      entry = registry.get(key)
-    },
-    remove: () => {
-      entry = undefined
-      Metric.removeUnsafe(own, context)
-    }
-  }
-}
+  attributes: ReadonlyArray<readonly [string, string]>,
+  key: string = keyOf(metric, attributes)
+): SeriesHandle => new Series(key, registry, contextOf(registry), makerOf(metric), Object.fromEntries(attributes))
 
 /**
  * Adds to one series of a counter from synchronous code, in the default registry; the series stays
  * there (for series of fixed labels). Make it once per series.
  */
 export const counterSeries = (counter: Counter, attributes: Record<string, string>): ((by: number) => void) => {
-  if (makers.has(counter)) return series(defaultMap, counter, Object.entries(attributes)).update
+  if (makers.has(counter)) {
+    const one = series(defaultMap, counter, Object.entries(attributes))
+    return (by) => one.update(by)
+  }
   // A counter made elsewhere: through `withAttributes`, the slow way, the same series.
   const one = Metric.withAttributes(counter, attributes)
   const context = contextOf(defaultMap)

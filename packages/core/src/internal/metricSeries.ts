@@ -30,34 +30,36 @@ export interface HistogramSpec {
 
 /** One series in a registry, as each major's file makes it. */
 export interface SeriesHandle {
-  readonly update: (value: number) => void
-  /** Takes the series out of its registry (a later update from elsewhere starts it afresh). */
-  readonly remove: () => void
-}
-
-/** An owner's handle on one series. */
-export interface Updater {
-  update: (value: number) => void
-}
-
-/** A series and the live owners that hold it: owners of the same name share their series. */
-interface Held {
+  /** Its key in the owners' table of its registry. */
   readonly key: string
-  readonly series: SeriesHandle
+  /** The live owners that hold it: owners of the same name share their series. */
   holders: number
+  update(value: number): void
+  /** Takes the series out of its registry (a later update from elsewhere starts it afresh). */
+  remove(): void
 }
 
-/** The series held in each registry, by metric and attributes. */
-const heldIn = new WeakMap<Major.Registry, Map<string, Held>>()
-/** A number per metric, for the keys of `heldIn` (two metrics may share a name, if not a kind). */
-const metricIds = new WeakMap<object, number>()
-let nextMetricId = 0
+/** An owner's handle on a series. */
+export interface Updater {
+  update(value: number): void
+}
 
-const noop = (_: number): void => {}
+/** The series held in each registry, by key. */
+const heldIn = new WeakMap<Major.Registry, Map<string, SeriesHandle>>()
+
+/** One owner's hold on a series: recording nowhere once its owner is released. */
+class Hold implements Updater {
+  constructor(public series: SeriesHandle | undefined) {}
+  update(value: number): void {
+    const series = this.series
+    if (series !== undefined) series.update(value)
+  }
+}
+
+const released = new Hold(undefined)
 
 export class Owner {
-  private readonly held: Array<Held> = []
-  private readonly updaters: Array<Updater> = []
+  private readonly holds: Array<Hold> = []
   private released = false
   constructor(readonly registry: Major.Registry) {}
 
@@ -66,35 +68,31 @@ export class Owner {
   }
 
   series(metric: Parameters<typeof Major.series>[1], attributes: ReadonlyArray<readonly [string, string]>): Updater {
-    if (this.released) return { update: noop }
+    if (this.released) return released
     let table = heldIn.get(this.registry)
     if (table === undefined) heldIn.set(this.registry, (table = new Map()))
-    let id = metricIds.get(metric)
-    if (id === undefined) metricIds.set(metric, (id = nextMetricId++))
-    const key = JSON.stringify([id, attributes])
-    let held = table.get(key)
-    if (held === undefined) {
-      held = { key, series: Major.series(this.registry, metric, attributes), holders: 0 }
-      table.set(key, held)
+    const key = Major.keyOf(metric, attributes)
+    let series = table.get(key)
+    if (series === undefined) {
+      series = Major.series(this.registry, metric, attributes, key)
+      table.set(key, series)
     }
-    held.holders++
-    this.held.push(held)
-    // Swapped for a no-op on release rather than checked on each update: an update costs what
-    // updating the series costs, nothing more.
-    const updater: Updater = { update: held.series.update }
-    this.updaters.push(updater)
-    return updater
+    series.holders++
+    const hold = new Hold(series)
+    this.holds.push(hold)
+    return hold
   }
 
   release(): void {
     if (this.released) return
     this.released = true
-    for (const updater of this.updaters.splice(0)) updater.update = noop
     const table = heldIn.get(this.registry)
-    for (const held of this.held.splice(0)) {
-      if (--held.holders > 0) continue
-      held.series.remove()
-      table?.delete(held.key)
+    for (const hold of this.holds.splice(0)) {
+      const series = hold.series!
+      hold.series = undefined
+      if (--series.holders > 0) continue
+      series.remove()
+      table?.delete(series.key)
     }
   }
 }

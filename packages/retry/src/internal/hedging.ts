@@ -16,7 +16,7 @@ import type * as H from "../Hedging.js"
 import type * as RB from "../RetryBudget.js"
 import type { InvalidRetryOptions } from "./errors.js"
 import { Latencies } from "./latencies.js"
-import { broken, DEFAULT_NAME, invalidOf, Name, Worded } from "./options.js"
+import { broken, DEFAULT_NAME, invalidOf, Name } from "./options.js"
 import { isRetryBudget, LazySeries, LocalBudget } from "./retryBudget.js"
 import { type Owner, type Timer, Timers } from "./timers.js"
 
@@ -50,13 +50,13 @@ export interface Resolved {
 }
 
 /** A fixed delay. Its rule names the other form, for a caller who meant a percentile. */
-const FixedDelay = Worded(OptionRules.FiniteMillis, FIXED_RULE)
+const FixedDelay = OptionRules.Worded(OptionRules.FiniteMillis, FIXED_RULE)
 
 /** A percentile of the observed latencies, within `min` and `max` (`max >= min` is checked after decoding). */
 const PercentileDelay = Schema.Struct({
   percentile: Edition.refine(Schema.Number, (p) => p >= 1 && p < 100, "a number in [1, 100) (95 for p95)"),
   min: Schema.optional(OptionRules.FiniteMillis),
-  max: Schema.optional(Worded(OptionRules.FiniteMillis, MAX_RULE))
+  max: Schema.optional(OptionRules.Worded(OptionRules.FiniteMillis, MAX_RULE))
 })
 
 const Budget = OptionRules.Is(isRetryBudget, "a RetryBudget")

@@ -21,9 +21,6 @@ export const Name = OptionRules.NonEmptyText
 /** A finite number >= 0: a ratio, a rate. */
 export const NonNegative = Edition.refine(Schema.Number, (n) => Number.isFinite(n) && n >= 0, "a finite number >= 0")
 
-/** `schema`, its broken rules worded as `rule`: a rule of core's in the words of this package's message. */
-export const Worded = <A, I>(schema: OptionRules.Codec<A, I>, rule: string) => Edition.refine(schema, () => true, rule)
-
 /** The name a budget's or a hedging's options give it, when it is a valid one. */
 const validName = (input: unknown): string | undefined => {
   if (typeof input !== "object" || input === null) return undefined
