@@ -2,6 +2,8 @@
  * Types the two testkit editions share (the same on both majors): each edition re-exports them.
  */
 import type * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
+import type * as Effect from "effect/Effect"
 
 /** One log call as a test reads it: the level by Effect 4's names ("Warn", not Effect 3's "Warning"). */
 export interface LogEntry {
@@ -16,4 +18,16 @@ export interface MetricSeries {
   readonly name: string
   readonly attributes: Readonly<Record<string, string>>
   readonly state: unknown
+}
+
+/**
+ * A Clock that runs on another (`recordingSleeps`) and keeps the wake-up times (epoch ms on that
+ * Clock) of the sleeps started on it and not yet ended: what a test reads to know a timer it is
+ * about to move the TestClock past is set, on both majors.
+ */
+export interface RecordedSleeps {
+  /** The Clock to give the code under test (`withClock`, or around the construction that forks its fibers). */
+  readonly clock: Clock.Clock
+  /** The wake-up times of the sleeps started on `clock` and not yet ended (woken or interrupted). */
+  readonly pending: Effect.Effect<ReadonlyArray<number>>
 }

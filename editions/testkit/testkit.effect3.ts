@@ -27,10 +27,10 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestContext from "effect/TestContext"
 import type { Subscription } from "./fixture.effect3.js"
-import type { LogEntry, MetricSeries } from "./shared.js"
+import type { LogEntry, MetricSeries, RecordedSleeps } from "./shared.js"
 
 export { assert, describe } from "@effect/vitest"
-export type { LogEntry, MetricSeries }
+export type { LogEntry, MetricSeries, RecordedSleeps }
 export * as TestClock from "effect/TestClock"
 
 /**
@@ -103,6 +103,35 @@ export const makeClock = (base: Clock.Clock, millis: () => number): Clock.Clock 
   currentTimeNanos: Effect.sync(() => BigInt(millis()) * 1_000_000n),
   sleep: (duration) => base.sleep(duration)
 })
+
+/**
+ * A Clock on the fiber's own (the TestClock in a test: `TestClock.adjust` still drives it) that keeps
+ * the wake-up times of the sleeps started on it and not yet ended, for a test to wait until a timer
+ * it is about to move the Clock past is set (Effect 4's TestClock keeps its pending sleeps to itself).
+ * Give `clock` to the code under test only: `TestClock.adjust` reads the TestClock from the fiber's Clock.
+ */
+export const recordingSleeps: Effect.Effect<RecordedSleeps> = Effect.clockWith((base) =>
+  Effect.sync(() => {
+    const pending = new Set<{ readonly end: number }>()
+    const clock: Clock.Clock = {
+      [Clock.ClockTypeId]: Clock.ClockTypeId,
+      unsafeCurrentTimeMillis: () => base.unsafeCurrentTimeMillis(),
+      unsafeCurrentTimeNanos: () => base.unsafeCurrentTimeNanos(),
+      currentTimeMillis: Effect.suspend(() => base.currentTimeMillis),
+      currentTimeNanos: Effect.suspend(() => base.currentTimeNanos),
+      sleep: (duration) =>
+        Effect.suspend(() => {
+          const entry = { end: base.unsafeCurrentTimeMillis() + Duration.toMillis(duration) }
+          pending.add(entry)
+          return Effect.ensuring(
+            base.sleep(duration),
+            Effect.sync(() => pending.delete(entry))
+          )
+        })
+    }
+    return { clock, pending: Effect.sync(() => Array.from(pending, (entry) => entry.end).sort((a, b) => a - b)) }
+  })
+)
 
 /** A layer that replaces the default logger with `f` (`Logger.replace` on Effect 3, `Logger.layer` on 4). */
 export const logTo = (f: (entry: LogEntry) => void): Layer.Layer<never> =>

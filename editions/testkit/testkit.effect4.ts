@@ -25,10 +25,10 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import type { Subscription } from "./fixture.effect4.js"
-import type { LogEntry, MetricSeries } from "./shared.js"
+import type { LogEntry, MetricSeries, RecordedSleeps } from "./shared.js"
 
 export { assert, describe } from "@effect/vitest"
-export type { LogEntry, MetricSeries }
+export type { LogEntry, MetricSeries, RecordedSleeps }
 export * as TestClock from "effect/testing/TestClock"
 
 /**
@@ -99,6 +99,36 @@ export const makeClock = (base: Clock.Clock, millis: () => number): Clock.Clock 
   monotonicTimeNanos: base.monotonicTimeNanos,
   sleep: (duration) => base.sleep(duration)
 })
+
+/**
+ * A Clock on the fiber's own (the TestClock in a test: `TestClock.adjust` still drives it) that keeps
+ * the wake-up times of the sleeps started on it and not yet ended, for a test to wait until a timer
+ * it is about to move the Clock past is set (Effect 4's TestClock keeps its pending sleeps to itself).
+ * Give `clock` to the code under test only: `TestClock.adjust` reads the TestClock from the fiber's Clock.
+ */
+export const recordingSleeps: Effect.Effect<RecordedSleeps> = Effect.clockWith((base) =>
+  Effect.sync(() => {
+    const pending = new Set<{ readonly end: number }>()
+    const clock: Clock.Clock = {
+      currentTimeMillisUnsafe: () => base.currentTimeMillisUnsafe(),
+      currentTimeNanosUnsafe: () => base.currentTimeNanosUnsafe(),
+      currentTimeMillis: Effect.suspend(() => base.currentTimeMillis),
+      currentTimeNanos: Effect.suspend(() => base.currentTimeNanos),
+      monotonicTimeNanosUnsafe: () => base.monotonicTimeNanosUnsafe(),
+      monotonicTimeNanos: Effect.suspend(() => base.monotonicTimeNanos),
+      sleep: (duration) =>
+        Effect.suspend(() => {
+          const entry = { end: base.currentTimeMillisUnsafe() + Duration.toMillis(duration) }
+          pending.add(entry)
+          return Effect.ensuring(
+            base.sleep(duration),
+            Effect.sync(() => pending.delete(entry))
+          )
+        })
+    }
+    return { clock, pending: Effect.sync(() => Array.from(pending, (entry) => entry.end).sort((a, b) => a - b)) }
+  })
+)
 
 /** A layer that replaces the default logger with `f` (`Logger.replace` on Effect 3, `Logger.layer` on 4). */
 export const logTo = (f: (entry: LogEntry) => void): Layer.Layer<never> =>

@@ -13,7 +13,6 @@ export default defineProject({
       "test/RedisBreakerStore.test.ts",
       "test/breakerStoreContract.test.ts",
       "test/breakerStoreEdges.test.ts",
-      "test/breakerStoreEdges.effect3.test.ts",
       "test/clocks.test.ts"
     ]
   }

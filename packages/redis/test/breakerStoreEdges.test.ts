@@ -1,13 +1,26 @@
 /**
  * RedisBreakerStore at the edges: the store's own options, its connections' lifetime, several
  * members of one name on one store, what it does with verdicts it did not write, and the resync
- * of names without a verdict. Two tests of it are for Effect 3 only: breakerStoreEdges.effect3.test.ts
- * says why.
+ * of names without a verdict, and a call held to its deadline (and a silent connection to its
+ * liveness) on the TestClock.
  */
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
+import * as Edition from "@circuitry/core/Edition"
 import { RedisBreakerStore } from "@circuitry/redis"
-import { assert, describe, it, logTo, Result, result, yieldNow } from "@circuitry/testkit"
-import { Effect, Exit, Layer, Option, Scope, Stream } from "effect"
+import {
+  assert,
+  describe,
+  it,
+  logTo,
+  poll,
+  recordingSleeps,
+  Result,
+  result,
+  TestClock,
+  withClock,
+  yieldNow
+} from "@circuitry/testkit"
+import { Clock, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
 import { Redis } from "ioredis"
 import { storeOn } from "./utils/members.js"
 import { failureOf, successOf } from "./utils/outcome.js"
@@ -373,6 +386,82 @@ describe("RedisBreakerStore: connections, members and what it did not write", ()
           assert.strictEqual(error.store, "redis")
         }
       }
+    })
+  )
+})
+
+/**
+ * A store on a Clock that records its sleeps, connected (a first load answered) and with nothing
+ * left on its deadline sweeper: the Clock is moved past that load's deadline, so the sweeper's next
+ * sleep is for the next call's deadline alone. `sent` waits until a call started now has been
+ * written and its deadline set: the sweeper sleeps until now + `deadline` to the millisecond (the
+ * liveness watchdog sleeps a quarter of liveness at most, and nothing else of the store sleeps).
+ */
+const heldStore = (options: RedisBreakerStore.Options, deadline: number) =>
+  Effect.gen(function* () {
+    const sleeps = yield* recordingSleeps
+    const store = yield* withClock(storeOn(options), sleeps.clock)
+    const circuit = yield* store.connect("c")
+    assert.isTrue(Option.isNone(yield* circuit.verdict.load)) // connected
+    yield* TestClock.adjust(deadline)
+    const sent = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      waitFor(
+        `the load to be sent, its deadline set to end at ${now + deadline}`,
+        Effect.map(sleeps.pending, (ends) => ends.includes(now + deadline))
+      )
+    )
+    return { circuit, sent }
+  })
+
+describe("RedisBreakerStore: the deadline and liveness, on the Clock", () => {
+  it.scoped("the deadline (or its old name, timeout) is what a call is held to, on the Clock", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer
+      for (const options of [
+        { deadline: "150 millis" },
+        { timeout: "150 millis" }
+      ] as Array<RedisBreakerStore.Options>) {
+        const { circuit, sent } = yield* heldStore({ url: server.url, prefix: "d:", ...options }, 150)
+        yield* server.pause
+        const fiber = yield* Edition.forkChild(result(circuit.verdict.load))
+        yield* sent
+        yield* TestClock.adjust("149 millis")
+        assert.isTrue(Option.isNone(yield* poll(fiber)))
+        yield* TestClock.adjust("1 millis")
+        const outcome = yield* Fiber.join(fiber)
+        yield* server.resume
+        assert.isTrue(Result.isFailure(outcome), JSON.stringify(options))
+        const error = failureOf(outcome)
+        if (error !== undefined) {
+          assert.strictEqual(error.operation, "load")
+          assert.include(error.message, "no reply within the deadline of 150 ms")
+          assert.strictEqual(error.store, "redis")
+        }
+      }
+    })
+  )
+
+  it.scoped("silence past liveness tears the command connection down, with a warning that names the store", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer
+      const warnings: Array<string> = []
+      const { circuit, sent } = yield* heldStore(
+        { url: server.url, deadline: "100 millis", liveness: "200 millis" },
+        100
+      ).pipe(Effect.provide(logTo((entry) => void warnings.push(String(entry.messages[0])))))
+      yield* server.pause
+      const fiber = yield* Edition.forkChild(result(circuit.verdict.load))
+      yield* sent
+      yield* TestClock.adjust("100 millis")
+      assert.isTrue(Result.isFailure(yield* Fiber.join(fiber)))
+      for (let i = 0; i < 5; i++) yield* TestClock.adjust("50 millis")
+      yield* server.resume
+      assert.isTrue(
+        warnings.some((w) => w.startsWith("RedisBreakerStore: no reply for") && w.includes("liveness 200 ms")),
+        JSON.stringify(warnings)
+      )
+      // the connection comes back by itself
+      assert.isTrue(yield* eventually(Effect.map(result(circuit.verdict.load), Result.isSuccess)))
     })
   )
 })

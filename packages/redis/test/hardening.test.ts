@@ -1,13 +1,12 @@
 import { type BreakerStore, CircuitBreaker } from "@circuitry/breaker"
 import * as Edition from "@circuitry/core/Edition"
-import { assert, describe, it, logTo, result, TestClock } from "@circuitry/testkit"
-import { Deferred, Effect, Exit, Fiber, type Scope } from "effect"
+import { assert, describe, it, logTo, recordingSleeps, result, TestClock } from "@circuitry/testkit"
+import { Clock, Deferred, Effect, Exit, Fiber, type Scope } from "effect"
 import { failing, member, OPEN_FOR, tagOf, type Extras } from "./utils/members.js"
 import { eventually, startServer, uniquePrefix } from "./utils/server.js"
-import { openTimeOver } from "./utils/wait.js"
+import { openTimeOver, waitFor } from "./utils/wait.js"
 
 // The breaker side of the hardening issue, on a redis-server of the test's own (paused, killed).
-// One test of it is for Effect 3 only: hardening.effect3.test.ts says why.
 
 /** Two members of a fleet on a server of the test's own, opened by `a` and half-open for both. */
 const halfOpenFleet = (tag: string, extras: Omit<Extras, "asked" | "released" | "store"> = {}) =>
@@ -207,5 +206,63 @@ describe("RedisBreakerStore, breaker side", () => {
       assert.isTrue(stored.length > 0)
       assert.isTrue(yield* eventually(Effect.map(tagOf(observer), (t) => t === "Open")))
     })
+  )
+
+  it.scoped(
+    "an unreachable store is logged once per outage and once on recovery, and shows in the snapshot",
+    () =>
+      Effect.gen(function* () {
+        const logs: Array<{ level: string; message: string; breaker: unknown }> = []
+        const logger = logTo(({ annotations, level, messages }) => {
+          const text = String(messages[0])
+          if (text.includes("shared store")) logs.push({ level, message: text, breaker: annotations.breaker })
+        })
+        yield* Effect.gen(function* () {
+          const server = yield* startServer
+          const prefix = uniquePrefix("outage-log")
+          // the breaker's sleeps, its background writer's included (its store's are not recorded)
+          const sleeps = yield* recordingSleeps
+          const a = yield* member(server.url, prefix, "payments", { breakerClock: sleeps.clock })
+          assert.deepStrictEqual((yield* a.snapshot).store, { connected: true })
+          yield* server.kill
+          // failures the background writer cannot send: one warning, however often it tries
+          for (let i = 0; i < 3; i++) {
+            yield* result(CircuitBreaker.withBreaker(failing, a))
+            yield* a.reset
+          }
+          // the writer tries again each second of the Clock: each time, it has failed and waits the
+          // next (the breaker's only sleep of a second from now: its other timers are of 5 s, 250 ms)
+          const triedAgain = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            waitFor(
+              `the background writer to fail and wait until ${now + 1_000} to try again`,
+              Effect.map(sleeps.pending, (ends) => ends.includes(now + 1_000))
+            )
+          )
+          yield* triedAgain
+          for (let i = 0; i < 5; i++) {
+            yield* TestClock.adjust("1 second")
+            yield* triedAgain
+          }
+          assert.deepStrictEqual((yield* a.snapshot).store, { connected: false })
+          assert.strictEqual(logs.length, 1, JSON.stringify(logs))
+          assert.strictEqual(logs[0].level, "Warn")
+          assert.deepStrictEqual(logs[0].breaker, "payments")
+          assert.include(logs[0].message, `circuit "payments": shared store (redis) unreachable`)
+          yield* server.restart
+          assert.isTrue(
+            yield* eventually(
+              Effect.gen(function* () {
+                yield* TestClock.adjust("1 second")
+                return (yield* a.snapshot).store?.connected === true
+              }),
+              10_000,
+              50
+            )
+          )
+          assert.strictEqual(logs.length, 2, JSON.stringify(logs))
+          assert.include(logs[1].message, `circuit "payments": shared store answers again`)
+        }).pipe(Effect.provide(logger))
+      }),
+    20_000
   )
 })

@@ -5,7 +5,8 @@
 import { BreakerStore, CircuitBreaker, Policy } from "@circuitry/breaker"
 import type * as Edition from "@circuitry/core/Edition"
 import { RedisBreakerStore } from "@circuitry/redis"
-import { Context, Deferred, Effect, Layer, type Scope } from "effect"
+import { withClock } from "@circuitry/testkit"
+import { type Clock, Context, Deferred, Effect, Layer, type Scope } from "effect"
 
 /** The `BreakerStore` of a RedisBreakerStore built with `options`, in the test's scope. */
 export const storeOn = (options: RedisBreakerStore.Options) =>
@@ -29,6 +30,8 @@ export interface Extras {
   readonly store?: (store: BreakerStore.BreakerStoreService) => void
   /** Handed a way to make another breaker on the member's store. */
   readonly another?: (make: Effect.Effect<CircuitBreaker.CircuitBreaker, unknown, Scope.Scope>) => void
+  /** The Clock the member's breaker (its background writer included) runs on; its store runs on the test's. */
+  readonly breakerClock?: Clock.Clock
 }
 
 const done = (event: Deferred.Deferred<void> | undefined) =>
@@ -57,7 +60,9 @@ export const member = (url: string, prefix: string, name: string, extras: Extras
         policy: Policy.consecutiveFailures(1),
         openFor: OPEN_FOR,
         halfOpen: extras.halfOpen
-      }).pipe(Effect.provideService(BreakerStore.BreakerStore, watched))
+      }).pipe(Effect.provideService(BreakerStore.BreakerStore, watched), (make) =>
+        extras.breakerClock === undefined ? make : withClock(make, extras.breakerClock)
+      )
     // another breaker on the same store (and so the same connection), for a test that needs one
     extras.another?.(make("another"))
     return yield* make(name)
