@@ -18,7 +18,9 @@
  * packages/bench, alternating (`src/child.ts in-fiber`, `memory circuitry-consecutive-used` on
  * Effect 4's loader): the closed call the same (1.67x the floor guard, 4 runs each); an idle
  * breaker 903 B against 1087 B; a used one 4592 B against 3576 B (`MetricSeries`'s bookkeeping:
- * about 500 B a series over Effect's entry); churn 66.5 B kept per name fed against 57.2 B.
+ * about 500 B a series over Effect's entry); churn 66.5 B kept per name fed against 57.2 B. Core's
+ * series then became one object each, without closures: `pnpm bench` (docs/benchmarks.md) now has
+ * 3,692 B for a used breaker.
  */
 import * as MetricSeries from "@circuitry/core/MetricSeries"
 import type { Transition } from "./machine.js"
