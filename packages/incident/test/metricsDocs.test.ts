@@ -53,32 +53,30 @@ const declared = (): Map<string, Declared> => {
         const name = m[2] ?? specNames.get(m[3]!)
         return name === undefined ? [] : [{ type: m[1]!, name, incremental: m[1] === "counter" }]
       })
-      for (const spec of bySpec) {
-        const relative = path.relative(root, file)
-        const previous = found.get(spec.name)
-        assert.isUndefined(previous, `${spec.name} is declared twice: ${previous?.file} and ${relative}`)
-        found.set(spec.name, { type: spec.type, incremental: spec.incremental, file: relative })
-      }
-      for (const m of code.matchAll(pattern)) {
-        const name = m[2] ?? specNames.get(m[3]!)
-        assert.isDefined(name, `${path.relative(root, file)}: no spec object named ${m[3]} declares a metric name`)
-        // The options object that follows the name, up to its closing brace.
-        const rest = code.slice(m.index! + m[0].length)
-        const options = /^\s*,\s*\{([^}]*)\}/.exec(rest)?.[1] ?? ""
-        const relative = path.relative(root, file)
+      const relative = path.relative(root, file)
+      const declare = (name: string, here: Declared): void => {
         const previous = found.get(name)
-        const here = { type: m[1]!, incremental: /incremental:\s*true/.test(options), file: relative }
         // The two edition files of one module (x.effect3.ts, x.effect4.ts) declare the same metric,
-        // each for its major: one declaration, which must agree on both.
-        // A module may also make a metric again, with a series' attributes (the breaker's Effect 4
-        // series, one metric each): the same declaration, which must agree with itself.
+        // each for its major (the breaker's: Effect 3's own keys, Effect 4's MetricSeries): one
+        // declaration, which must agree on both.
         const twin = (f: string) => f.replace(/\.effect[34]\.ts$/, "")
         if (previous !== undefined && twin(previous.file) === twin(relative)) {
           assert.deepStrictEqual([here.type, here.incremental], [previous.type, previous.incremental], name)
-          continue
+          return
         }
         assert.isUndefined(previous, `${name} is declared twice: ${previous?.file} and ${relative}`)
         found.set(name, here)
+      }
+      for (const spec of bySpec) {
+        declare(spec.name, { type: spec.type, incremental: spec.incremental, file: relative })
+      }
+      for (const m of code.matchAll(pattern)) {
+        const name = m[2] ?? specNames.get(m[3]!)
+        assert.isDefined(name, `${relative}: no spec object named ${m[3]} declares a metric name`)
+        // The options object that follows the name, up to its closing brace.
+        const rest = code.slice(m.index! + m[0].length)
+        const options = /^\s*,\s*\{([^}]*)\}/.exec(rest)?.[1] ?? ""
+        declare(name, { type: m[1]!, incremental: /incremental:\s*true/.test(options), file: relative })
       }
     }
   }
