@@ -1,9 +1,11 @@
 /**
- * Types the two testkit editions share (the same on both majors): each edition re-exports them.
+ * What the two testkit editions share (the same on both majors): types each edition re-exports, and
+ * the logic of helpers whose only difference is a record each edition builds.
  */
 import type * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
-import type * as Effect from "effect/Effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 
 /** One log call as a test reads it: the level by Effect 4's names ("Warn", not Effect 3's "Warning"). */
 export interface LogEntry {
@@ -31,3 +33,27 @@ export interface RecordedSleeps {
   /** The wake-up times of the sleeps started on `clock` and not yet ended (woken or interrupted). */
   readonly pending: Effect.Effect<ReadonlyArray<number>>
 }
+
+/**
+ * Each edition's `recordingSleeps`: `over(base, sleep)` is the edition's Clock that reads `base`'s
+ * time and sleeps with `sleep` (the Clock record differs between the majors, not this logic).
+ */
+export const recordingSleepsOver = (
+  over: (base: Clock.Clock, sleep: Clock.Clock["sleep"]) => Clock.Clock
+): Effect.Effect<RecordedSleeps> =>
+  Effect.clockWith((base) =>
+    Effect.sync(() => {
+      const pending = new Set<{ readonly end: number }>()
+      const clock = over(base, (duration) =>
+        Effect.flatMap(base.currentTimeMillis, (now) => {
+          const entry = { end: now + Duration.toMillis(duration) }
+          pending.add(entry)
+          return Effect.ensuring(
+            base.sleep(duration),
+            Effect.sync(() => pending.delete(entry))
+          )
+        })
+      )
+      return { clock, pending: Effect.sync(() => Array.from(pending, (entry) => entry.end).sort((a, b) => a - b)) }
+    })
+  )

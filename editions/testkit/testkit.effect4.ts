@@ -25,7 +25,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import type { Subscription } from "./fixture.effect4.js"
-import type { LogEntry, MetricSeries, RecordedSleeps } from "./shared.js"
+import { type LogEntry, type MetricSeries, type RecordedSleeps, recordingSleepsOver } from "./shared.js"
 
 export { assert, describe } from "@effect/vitest"
 export type { LogEntry, MetricSeries, RecordedSleeps }
@@ -106,29 +106,15 @@ export const makeClock = (base: Clock.Clock, millis: () => number): Clock.Clock 
  * it is about to move the Clock past is set (Effect 4's TestClock keeps its pending sleeps to itself).
  * Give `clock` to the code under test only: `TestClock.adjust` reads the TestClock from the fiber's Clock.
  */
-export const recordingSleeps: Effect.Effect<RecordedSleeps> = Effect.clockWith((base) =>
-  Effect.sync(() => {
-    const pending = new Set<{ readonly end: number }>()
-    const clock: Clock.Clock = {
-      currentTimeMillisUnsafe: () => base.currentTimeMillisUnsafe(),
-      currentTimeNanosUnsafe: () => base.currentTimeNanosUnsafe(),
-      currentTimeMillis: Effect.suspend(() => base.currentTimeMillis),
-      currentTimeNanos: Effect.suspend(() => base.currentTimeNanos),
-      monotonicTimeNanosUnsafe: () => base.monotonicTimeNanosUnsafe(),
-      monotonicTimeNanos: Effect.suspend(() => base.monotonicTimeNanos),
-      sleep: (duration) =>
-        Effect.suspend(() => {
-          const entry = { end: base.currentTimeMillisUnsafe() + Duration.toMillis(duration) }
-          pending.add(entry)
-          return Effect.ensuring(
-            base.sleep(duration),
-            Effect.sync(() => pending.delete(entry))
-          )
-        })
-    }
-    return { clock, pending: Effect.sync(() => Array.from(pending, (entry) => entry.end).sort((a, b) => a - b)) }
-  })
-)
+export const recordingSleeps: Effect.Effect<RecordedSleeps> = recordingSleepsOver((base, sleep) => ({
+  currentTimeMillisUnsafe: () => base.currentTimeMillisUnsafe(),
+  currentTimeNanosUnsafe: () => base.currentTimeNanosUnsafe(),
+  currentTimeMillis: Effect.suspend(() => base.currentTimeMillis),
+  currentTimeNanos: Effect.suspend(() => base.currentTimeNanos),
+  monotonicTimeNanosUnsafe: () => base.monotonicTimeNanosUnsafe(),
+  monotonicTimeNanos: Effect.suspend(() => base.monotonicTimeNanos),
+  sleep
+}))
 
 /** A layer that replaces the default logger with `f` (`Logger.replace` on Effect 3, `Logger.layer` on 4). */
 export const logTo = (f: (entry: LogEntry) => void): Layer.Layer<never> =>
