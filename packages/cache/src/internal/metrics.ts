@@ -32,8 +32,7 @@ export const l2WriteFailuresTotal: Edition.Counter = MetricSeries.counter(Specs.
 type Count = (by: number) => void
 
 /** One series of a counter: made once, here; it enters the registry on its first update. */
-const series = (counter: Edition.Counter, attributes: Record<string, string>): Count =>
-  Edition.counterSeries(counter, attributes)
+const series: (counter: Edition.Counter, attributes: Record<string, string>) => Count = Edition.counterSeries
 
 /** The operations a guard counts (`getEntry` counts as `get`). @internal */
 export type Operation = "get" | "set" | "touch" | "delete" | "keys" | "size" | "ping"

@@ -56,7 +56,8 @@ class Hold implements Updater {
   }
 }
 
-const released = new Hold(undefined)
+/** What a released owner hands out: a hold on no series. */
+const nowhere = new Hold(undefined)
 
 export class Owner {
   private readonly holds: Array<Hold> = []
@@ -68,7 +69,7 @@ export class Owner {
   }
 
   series(metric: Parameters<typeof Major.series>[1], attributes: ReadonlyArray<readonly [string, string]>): Updater {
-    if (this.released) return released
+    if (this.released) return nowhere
     let table = heldIn.get(this.registry)
     if (table === undefined) heldIn.set(this.registry, (table = new Map()))
     const key = Major.keyOf(metric, attributes)
